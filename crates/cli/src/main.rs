@@ -1,0 +1,67 @@
+//! `forefront`: keep the foreground app fast while background apps do I/O and CPU work.
+//!
+//! This binary only parses flags and wires the library crates together; each face of the tool
+//! lives in its own module: [`sim_cmd`] (the simulator), [`agent_cmd`] and [`bench_cmd`] (the
+//! real-kernel agent and its benchmark), [`trace_cmd`] and [`report_cmd`] (traces and reports).
+//! Data goes to stdout, logs to stderr; a broken pipe exits 0.
+
+mod agent_cmd;
+mod bench_cmd;
+mod report_cmd;
+mod sim_cmd;
+mod trace_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "forefront", version, about, long_about = None)]
+/// Keep the foreground app fast while background apps do I/O and CPU work.
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a phone's whole stack (CPU, page cache, journal, block layer, flash) under
+    /// foreground-first policies. With no subcommand: the default scenario under every policy.
+    Sim(sim_cmd::SimArgs),
+    /// Run or control the foreground-first agent on this (real) Linux kernel.
+    Agent(agent_cmd::AgentArgs),
+    /// Measure foreground launch/switch latency under real background load on this machine.
+    Bench(bench_cmd::BenchArgs),
+    /// Import, analyse, capture and convert real I/O and syscall traces.
+    Trace(trace_cmd::TraceArgs),
+    /// Render saved run results as a self-contained HTML report.
+    Report(report_cmd::ReportArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(args) => sim_cmd::run(args),
+        Command::Agent(args) => agent_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(args),
+        Command::Trace(args) => trace_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A reader that closed our stdout early (`forefront sim | head`) is not an error.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,1 @@
+//! Run results (owned by the simulator).

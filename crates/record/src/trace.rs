@@ -1,0 +1,1 @@
+//! Records imported from real traces (owned by the trace importers).
