@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "forefront", version, about, long_about = None)]
+#[command(name = "forefront", version)]
 /// Keep the foreground app fast while background apps do I/O and CPU work.
 struct Cli {
     #[command(subcommand)]
