@@ -1,0 +1,358 @@
+//! The block layer: requests with provenance, back-merging, an [`IoScheduler`] (noop, deadline,
+//! CFQ) and the [`BlockQueue`] that hands requests to the device up to its queue depth.
+//!
+//! Life of a request (all times in [`Request::times`]):
+//! `submit` → (merged into a queued request, or) queued in the scheduler or, when the policy
+//! says so, straight in the dispatch queue → dispatched to the device (`dispatched`) → device
+//! service starts (`service_start`, set by the device) → `completed`.
+//!
+//! Merging is generic and done here, not in the schedulers: a new request back-merges into a
+//! queued (not yet dispatched) request of the same op, sync-ness, process and blkio group whose
+//! last sector it continues, up to `max_sectors`. Schedulers only order requests.
+
+pub mod cfq;
+pub mod deadline;
+pub mod noop;
+
+use std::collections::{HashMap, VecDeque};
+
+use forefront_engine::SimTime;
+use serde::{Deserialize, Serialize};
+
+use crate::prov::{Provenance, Tid};
+
+pub type ReqId = u32;
+
+/// Sector size of request addresses (bytes).
+pub const SECTOR: u64 = 512;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReqOp {
+    Read,
+    Write,
+    /// Cache flush (no data): the device drains its write buffer.
+    Flush,
+    Discard,
+}
+
+impl ReqOp {
+    pub fn is_read(self) -> bool {
+        self == ReqOp::Read
+    }
+}
+
+/// Timestamps of a request's life; `None` until reached.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReqTimes {
+    pub submitted: SimTime,
+    pub dispatched: Option<SimTime>,
+    pub service_start: Option<SimTime>,
+    pub completed: Option<SimTime>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub id: ReqId,
+    pub op: ReqOp,
+    /// First sector (512 B).
+    pub sector: u64,
+    pub sectors: u32,
+    /// Sync requests (reads, O_SYNC/fsync writes, journal commits) vs async write-back.
+    pub sync: bool,
+    /// File-system metadata (journal, inode table, bitmaps).
+    pub meta: bool,
+    /// Force unit access: complete only once on stable media.
+    pub fua: bool,
+    /// Flush the device's write cache before this request.
+    pub preflush: bool,
+    pub prov: Provenance,
+    /// I/O priority class as ioprio: 1 RT, 2 best effort, 3 idle.
+    pub ioprio_class: u8,
+    /// I/O priority level 0..=7 within the class (lower is higher priority).
+    pub ioprio_level: u8,
+    /// Set by a policy that boosts a request a task is blocked on (QASIO).
+    pub boosted: bool,
+    /// Requests merged into this one (they complete with it).
+    pub merged: u32,
+    pub times: ReqTimes,
+    /// Tasks blocked on this request, with the time each started waiting.
+    pub waiters: Vec<(Tid, SimTime)>,
+    /// Opaque tag of the submitting layer (the simulator uses it to find pages or journal work).
+    pub tag: u64,
+}
+
+impl Request {
+    pub fn bytes(&self) -> u64 {
+        u64::from(self.sectors) * SECTOR
+    }
+    pub fn end_sector(&self) -> u64 {
+        self.sector + u64::from(self.sectors)
+    }
+    /// Whether the request is still in the host's queues (not yet handed to the device).
+    pub fn is_queued(&self) -> bool {
+        self.times.dispatched.is_none()
+    }
+}
+
+/// Storage for live requests; ids are reused after [`ReqSlab::free`].
+#[derive(Default)]
+pub struct ReqSlab {
+    slots: Vec<Option<Request>>,
+    free: Vec<ReqId>,
+    live: usize,
+}
+
+impl ReqSlab {
+    pub fn insert(&mut self, mut req: Request) -> ReqId {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.slots.push(None);
+                (self.slots.len() - 1) as ReqId
+            }
+        };
+        req.id = id;
+        self.slots[id as usize] = Some(req);
+        self.live += 1;
+        id
+    }
+    pub fn get(&self, id: ReqId) -> &Request {
+        self.slots[id as usize].as_ref().expect("request id is live")
+    }
+    pub fn get_mut(&mut self, id: ReqId) -> &mut Request {
+        self.slots[id as usize].as_mut().expect("request id is live")
+    }
+    pub fn try_get(&self, id: ReqId) -> Option<&Request> {
+        self.slots.get(id as usize).and_then(|s| s.as_ref())
+    }
+    pub fn free(&mut self, id: ReqId) -> Request {
+        let req = self.slots[id as usize].take().expect("request id is live");
+        self.free.push(id);
+        self.live -= 1;
+        req
+    }
+    pub fn live(&self) -> usize {
+        self.live
+    }
+}
+
+/// What a scheduler answers when the block queue asks for the next request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Hand this request to the device (it has been removed from the scheduler).
+    Request(ReqId),
+    /// Nothing now, by choice (e.g. CFQ idling on a sync queue); ask again at this time, or
+    /// earlier if a request arrives or completes.
+    WaitUntil(SimTime),
+    /// Nothing queued (or nothing dispatchable until a completion).
+    Empty,
+}
+
+/// An I/O scheduler orders queued requests; it never merges (the block queue does) and never
+/// drops one: every request given to `add` comes back once from `dispatch` (or is removed by
+/// `remove_merged` when the block queue merges it away).
+pub trait IoScheduler {
+    fn name(&self) -> &'static str;
+    /// A new request is queued.
+    fn add(&mut self, id: ReqId, reqs: &ReqSlab, now: SimTime);
+    /// The block queue merged queued request `id` into another queued request and will not
+    /// dispatch it: forget it. (Back-merges grow an existing request in place and do not call
+    /// this; only requests that were already added are passed here.)
+    fn remove_merged(&mut self, id: ReqId, reqs: &ReqSlab);
+    /// The next request for the device. `in_flight` is how many requests the device holds.
+    fn dispatch(&mut self, reqs: &ReqSlab, in_flight: usize, now: SimTime) -> Dispatch;
+    /// A dispatched request finished on the device.
+    fn completed(&mut self, id: ReqId, reqs: &ReqSlab, now: SimTime);
+    /// A task is now blocked on queued request `id` (QASIO's hint); schedulers that support
+    /// boosting move it ahead of other async requests. Returns whether anything changed.
+    fn boost(&mut self, _id: ReqId, _reqs: &ReqSlab) -> bool {
+        false
+    }
+    /// Requests currently held by the scheduler.
+    fn queued(&self) -> usize;
+}
+
+/// Scheduler choice and tunables, as in a scenario file. Defaults are the kernel's
+/// (`block/cfq-iosched.c`, `block/mq-deadline.c`; see parameters.md [K]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SchedulerConfig {
+    Noop,
+    Deadline(deadline::DeadlineParams),
+    Cfq(cfq::CfqParams),
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig::Cfq(cfq::CfqParams::default())
+    }
+}
+
+impl SchedulerConfig {
+    pub fn build(&self, blkio_weights: &[u32]) -> Box<dyn IoScheduler> {
+        match self {
+            SchedulerConfig::Noop => Box::new(noop::Noop::default()),
+            SchedulerConfig::Deadline(p) => Box::new(deadline::Deadline::new(p.clone())),
+            SchedulerConfig::Cfq(p) => Box::new(cfq::Cfq::new(p.clone(), blkio_weights)),
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            SchedulerConfig::Noop => "noop",
+            SchedulerConfig::Deadline(_) => "deadline",
+            SchedulerConfig::Cfq(_) => "cfq",
+        }
+    }
+    /// Every scheduler with its default tunables (for tests and `sim list`).
+    pub fn all() -> Vec<SchedulerConfig> {
+        vec![
+            SchedulerConfig::Noop,
+            SchedulerConfig::Deadline(Default::default()),
+            SchedulerConfig::Cfq(Default::default()),
+        ]
+    }
+}
+
+/// Where a submitted request goes: the policy's dispatch-insertion seam.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insert {
+    /// Into the I/O scheduler (stock).
+    Scheduler,
+    /// Straight to the tail of the dispatch queue, ahead of everything the scheduler holds
+    /// (FastTrack's I/O Dispatcher).
+    DispatchQueue,
+}
+
+/// The outcome of [`BlockQueue::submit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submitted {
+    Queued(ReqId),
+    /// Back-merged into this queued request; the caller's request was not created.
+    Merged(ReqId),
+}
+
+/// The host side of one block device: merge index, dispatch queue, scheduler, queue depth.
+pub struct BlockQueue {
+    pub sched: Box<dyn IoScheduler>,
+    /// Requests waiting to go to the device ahead of the scheduler (flushes, policy inserts).
+    dispatch_q: VecDeque<ReqId>,
+    /// Back-merge index: end sector → queued request ending there.
+    by_end: HashMap<u64, ReqId>,
+    pub depth: usize,
+    pub max_sectors: u32,
+    in_flight: usize,
+    pub merges: u64,
+}
+
+impl BlockQueue {
+    pub fn new(sched: Box<dyn IoScheduler>, depth: usize, max_sectors: u32) -> Self {
+        BlockQueue {
+            sched,
+            dispatch_q: VecDeque::new(),
+            by_end: HashMap::new(),
+            depth: depth.max(1),
+            max_sectors,
+            in_flight: 0,
+            merges: 0,
+        }
+    }
+
+    /// Queue `req` (or back-merge it). The caller fills provenance and flags.
+    pub fn submit(&mut self, reqs: &mut ReqSlab, mut req: Request, insert: Insert, now: SimTime) -> Submitted {
+        req.times = ReqTimes { submitted: now, ..Default::default() };
+        if matches!(req.op, ReqOp::Read | ReqOp::Write) && !req.fua && !req.preflush {
+            if let Some(&target) = self.by_end.get(&req.sector) {
+                let t = reqs.get(target);
+                let mergeable = t.is_queued()
+                    && t.op == req.op
+                    && t.sync == req.sync
+                    && t.prov.pid == req.prov.pid
+                    && t.prov.blkio_group == req.prov.blkio_group
+                    && !t.fua
+                    && t.sectors + req.sectors <= self.max_sectors;
+                if mergeable {
+                    self.by_end.remove(&req.sector);
+                    let t = reqs.get_mut(target);
+                    t.sectors += req.sectors;
+                    t.merged += 1;
+                    t.meta |= req.meta;
+                    t.prov.fg |= req.prov.fg;
+                    t.waiters.extend(req.waiters.drain(..));
+                    let end = t.end_sector();
+                    self.by_end.insert(end, target);
+                    self.merges += 1;
+                    return Submitted::Merged(target);
+                }
+            }
+        }
+        let end = req.end_sector();
+        let mergeable_kind = matches!(req.op, ReqOp::Read | ReqOp::Write) && !req.fua;
+        let id = reqs.insert(req);
+        if mergeable_kind {
+            self.by_end.insert(end, id);
+        }
+        match insert {
+            Insert::Scheduler => self.sched.add(id, reqs, now),
+            Insert::DispatchQueue => self.dispatch_q.push_back(id),
+        }
+        Submitted::Queued(id)
+    }
+
+    /// Move requests to the device while it has free slots. Returns the requests handed over
+    /// (in order) and, if the scheduler chose to wait, when to call again.
+    pub fn dispatch(&mut self, reqs: &mut ReqSlab, now: SimTime, out: &mut Vec<ReqId>) -> Option<SimTime> {
+        let mut wake = None;
+        while self.in_flight < self.depth {
+            let id = if let Some(id) = self.dispatch_q.pop_front() {
+                id
+            } else {
+                match self.sched.dispatch(reqs, self.in_flight, now) {
+                    Dispatch::Request(id) => id,
+                    Dispatch::WaitUntil(t) => {
+                        wake = Some(t);
+                        break;
+                    }
+                    Dispatch::Empty => break,
+                }
+            };
+            let r = reqs.get_mut(id);
+            debug_assert!(r.times.dispatched.is_none(), "request dispatched twice");
+            r.times.dispatched = Some(now);
+            let end = r.end_sector();
+            if self.by_end.get(&end) == Some(&id) {
+                self.by_end.remove(&end);
+            }
+            self.in_flight += 1;
+            out.push(id);
+        }
+        wake
+    }
+
+    /// The device finished `id`. The caller frees it after waking its waiters.
+    pub fn complete(&mut self, reqs: &mut ReqSlab, id: ReqId, now: SimTime) {
+        debug_assert!(self.in_flight > 0);
+        self.in_flight -= 1;
+        reqs.get_mut(id).times.completed = Some(now);
+        self.sched.completed(id, reqs, now);
+    }
+
+    /// Ask the scheduler to boost queued request `id` (QASIO). Requests in the dispatch queue
+    /// or on the device are already past the scheduler.
+    pub fn boost(&mut self, reqs: &mut ReqSlab, id: ReqId) -> bool {
+        let r = reqs.get_mut(id);
+        if !r.is_queued() || r.boosted {
+            return false;
+        }
+        r.boosted = true;
+        self.sched.boost(id, reqs)
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+    /// Requests in the host's queues (scheduler + dispatch queue).
+    pub fn queued(&self) -> usize {
+        self.sched.queued() + self.dispatch_q.len()
+    }
+}
