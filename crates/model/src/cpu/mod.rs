@@ -1,1 +1,672 @@
-//! (in progress)
+//! CPU: per-core run queues with CFS and task groups, tickless.
+//!
+//! [`CpuSched`] holds every task's scheduling entity and every core's run queue. The simulator
+//! gives a runnable task a *burst* of work (nanoseconds at speed 1.0) with [`CpuSched::wake`];
+//! the scheduler decides who runs where and exposes, per core, the one instant at which it must
+//! be called back ([`CpuSched::deadline`]: the earlier of the running burst's end and its slice's
+//! end). No tick: nothing happens between those instants.
+//!
+//! CFS as in `kernel/sched/fair.c` (3.x–4.x), two levels deep: tasks of the root group and the
+//! group entities of the other task groups compete at the top level by vruntime; tasks inside a
+//! group compete inside it. `vruntime += delta_exec × 1024 / weight` at each level. A slice is
+//! `period × Π(weight / load)` along the path with `period = max(latency, n × min_granularity)`,
+//! floored at `min_granularity`; a woken entity is placed at `max(vruntime, min_vruntime −
+//! latency/2)` (GENTLE_FAIR_SLEEPERS) and preempts the current one when their vruntimes at the
+//! first common level differ by more than `wakeup_granularity × 1024 / weight`. Latency
+//! figures scale with `1 + log2(ncpus)` (`sysctl_sched_tunable_scaling` = log).
+//!
+//! Placement: a woken task goes to its previous core if idle, else to the lowest idle core,
+//! else to the previous core. A core that goes idle pulls a queued task from the busiest core
+//! (new-idle balancing). Not modelled: periodic load balancing between busy cores, PELT load
+//! tracking, SMT, frequency scaling within a run (speed factors are fixed per core).
+
+use std::collections::BTreeSet;
+
+use forefront_engine::SimTime;
+use serde::{Deserialize, Serialize};
+
+use crate::prov::Tid;
+
+pub type GroupId = u16;
+/// The root task group (kernel threads, system tasks not placed elsewhere).
+pub const ROOT_GROUP: GroupId = 0;
+pub const NICE_0_WEIGHT: u64 = 1024;
+
+/// CFS's weight for a nice level (`sched_prio_to_weight`).
+pub fn nice_to_weight(nice: i32) -> u32 {
+    const W: [u32; 40] = [
+        88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+        3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110,
+        87, 70, 56, 45, 36, 29, 23, 18, 15,
+    ];
+    W[(nice.clamp(-20, 19) + 20) as usize]
+}
+
+/// CPU tunables, defaults from the kernel ([K] in parameters.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuParams {
+    /// Relative speed of each core (1.0 = the speed in which compute work is expressed).
+    pub cores: Vec<f64>,
+    /// Base `sched_latency` (ms) before scaling by 1 + log2(ncpus). Kernel default 6 ms.
+    pub sched_latency_ms: f64,
+    /// Base `sched_min_granularity` (ms). Kernel default 0.75 ms.
+    pub min_granularity_ms: f64,
+    /// Base `sched_wakeup_granularity` (ms). Kernel default 1 ms.
+    pub wakeup_granularity_ms: f64,
+    /// Cost of a context switch (µs of work charged to the incoming task).
+    pub context_switch_us: f64,
+}
+
+impl Default for CpuParams {
+    fn default() -> Self {
+        CpuParams {
+            cores: vec![1.0; 4],
+            sched_latency_ms: 6.0,
+            min_granularity_ms: 0.75,
+            wakeup_granularity_ms: 1.0,
+            context_switch_us: 5.0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Not runnable (blocked, sleeping, done, or never woken).
+    Off,
+    Queued(usize),
+    Running(usize),
+}
+
+#[derive(Clone, Debug)]
+struct TaskEnt {
+    group: GroupId,
+    weight: u32,
+    vruntime: u64,
+    state: State,
+    /// Work left in the current burst (ns at speed 1.0).
+    remaining: u64,
+    last_core: usize,
+    /// Start of the current stint on a core, or of the current wait in a queue.
+    since: SimTime,
+    /// Real ns spent running / runnable-but-waiting, over the whole run.
+    run_ns: u64,
+    wait_ns: u64,
+    switches: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct GroupRq {
+    vruntime: u64,
+    /// Queued tasks by (vruntime, tid); the running task is not in it.
+    tree: BTreeSet<(u64, Tid)>,
+    /// Runnable tasks including a running one.
+    nr: u32,
+    load: u64,
+    min_vruntime: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ent {
+    Group(GroupId),
+    Task(Tid),
+}
+
+#[derive(Clone, Debug)]
+struct Core {
+    speed: f64,
+    curr: Option<Tid>,
+    /// Top-level queued entities by (vruntime, entity); the running entity is not in it.
+    top: BTreeSet<(u64, Ent)>,
+    top_load: u64,
+    top_nr: u32,
+    min_vruntime: u64,
+    groups: Vec<GroupRq>,
+    slice_end: SimTime,
+    gen: u64,
+    /// Set when a completed burst awaits the simulator's decision (continue or stop).
+    burst_done: bool,
+    busy_ns: u64,
+}
+
+/// What a core's timer means when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expired {
+    /// The running task finished its burst; call [`CpuSched::continue_burst`] or
+    /// [`CpuSched::stop`] for it.
+    BurstDone(Tid),
+    /// Slice handling only (preemption or extension); nothing for the simulator to do.
+    Nothing,
+}
+
+pub struct CpuSched {
+    pub params: CpuParams,
+    latency: u64,
+    min_gran: u64,
+    wakeup_gran: u64,
+    switch_ns: u64,
+    tasks: Vec<TaskEnt>,
+    group_weights: Vec<u32>,
+    cores: Vec<Core>,
+    /// Cores whose deadline changed since the last [`CpuSched::take_changed`].
+    changed: Vec<usize>,
+    pub preemptions: u64,
+    pub migrations: u64,
+}
+
+impl CpuSched {
+    pub fn new(params: CpuParams, group_weights: Vec<u32>) -> Self {
+        let n = params.cores.len().max(1);
+        let scale = 1.0 + (n as f64).log2();
+        let ms = |v: f64| (v * scale * 1e6) as u64;
+        let cores = params
+            .cores
+            .iter()
+            .map(|&speed| Core {
+                speed,
+                curr: None,
+                top: BTreeSet::new(),
+                top_load: 0,
+                top_nr: 0,
+                min_vruntime: 0,
+                groups: vec![GroupRq::default(); group_weights.len()],
+                slice_end: SimTime::ZERO,
+                gen: 0,
+                burst_done: false,
+                busy_ns: 0,
+            })
+            .collect();
+        CpuSched {
+            latency: ms(params.sched_latency_ms),
+            min_gran: ms(params.min_granularity_ms),
+            wakeup_gran: ms(params.wakeup_granularity_ms),
+            switch_ns: (params.context_switch_us * 1e3) as u64,
+            params,
+            tasks: Vec::new(),
+            group_weights,
+            cores,
+            changed: Vec::new(),
+            preemptions: 0,
+            migrations: 0,
+        }
+    }
+
+    pub fn ncores(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// Register task `tid` (tids must be added in order 0, 1, 2, …).
+    pub fn add_task(&mut self, tid: Tid, group: GroupId, weight: u32) {
+        assert_eq!(tid as usize, self.tasks.len(), "tasks are added in tid order");
+        self.tasks.push(TaskEnt {
+            group,
+            weight: weight.max(1),
+            vruntime: 0,
+            state: State::Off,
+            remaining: 0,
+            last_core: tid as usize % self.cores.len(),
+            since: SimTime::ZERO,
+            run_ns: 0,
+            wait_ns: 0,
+            switches: 0,
+        });
+    }
+
+    pub fn group_of(&self, tid: Tid) -> GroupId {
+        self.tasks[tid as usize].group
+    }
+    pub fn weight_of(&self, tid: Tid) -> u32 {
+        self.tasks[tid as usize].weight
+    }
+    pub fn group_weight(&self, g: GroupId) -> u32 {
+        self.group_weights[g as usize]
+    }
+    /// (running ns, runnable-waiting ns) of a task so far, including the current stint.
+    pub fn times(&self, tid: Tid, now: SimTime) -> (u64, u64) {
+        let t = &self.tasks[tid as usize];
+        match t.state {
+            State::Running(_) => (t.run_ns + now.since(t.since), t.wait_ns),
+            State::Queued(_) => (t.run_ns, t.wait_ns + now.since(t.since)),
+            State::Off => (t.run_ns, t.wait_ns),
+        }
+    }
+    pub fn core_busy_ns(&self, core: usize) -> u64 {
+        self.cores[core].busy_ns
+    }
+    pub fn is_runnable(&self, tid: Tid) -> bool {
+        self.tasks[tid as usize].state != State::Off
+    }
+    pub fn running_on(&self, core: usize) -> Option<Tid> {
+        self.cores[core].curr
+    }
+
+    /// The instant core `core` must be called back with [`CpuSched::expire`], and the generation
+    /// that call must quote (stale timers are ignored).
+    pub fn deadline(&self, core: usize) -> Option<(SimTime, u64)> {
+        let c = &self.cores[core];
+        let tid = c.curr?;
+        if c.burst_done {
+            return None;
+        }
+        let t = &self.tasks[tid as usize];
+        let burst_end = t.since.after((t.remaining as f64 / c.speed).ceil() as u64);
+        Some((burst_end.min(c.slice_end), c.gen))
+    }
+
+    /// Cores whose deadline changed; the caller re-arms their timers.
+    pub fn take_changed(&mut self, out: &mut Vec<usize>) {
+        out.clear();
+        out.append(&mut self.changed);
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    fn touch(&mut self, core: usize) {
+        self.cores[core].gen += 1;
+        self.changed.push(core);
+    }
+
+    /// Move a task to another group (cgroup migration on a foreground change).
+    pub fn set_group(&mut self, tid: Tid, group: GroupId, now: SimTime) {
+        if self.tasks[tid as usize].group == group {
+            return;
+        }
+        self.requeue_with(tid, now, |t| t.group = group);
+    }
+
+    /// Change a task's weight (e.g. a nice change or FTC's promotion).
+    pub fn set_weight(&mut self, tid: Tid, weight: u32, now: SimTime) {
+        if self.tasks[tid as usize].weight == weight {
+            return;
+        }
+        self.requeue_with(tid, now, |t| t.weight = weight.max(1));
+    }
+
+    /// Change a group's weight (its cpu.shares).
+    pub fn set_group_weight(&mut self, g: GroupId, weight: u32, now: SimTime) {
+        // Weights enter load sums: take every queued member out and back in.
+        let members: Vec<Tid> = (0..self.tasks.len() as Tid)
+            .filter(|&t| self.tasks[t as usize].group == g && self.tasks[t as usize].state != State::Off)
+            .collect();
+        for &t in &members {
+            self.dequeue_any(t, now);
+        }
+        self.group_weights[g as usize] = weight.max(1);
+        for &t in &members {
+            let rem = self.tasks[t as usize].remaining;
+            self.wake_inner(t, rem, now);
+        }
+    }
+
+    fn requeue_with(&mut self, tid: Tid, now: SimTime, f: impl FnOnce(&mut TaskEnt)) {
+        let state = self.tasks[tid as usize].state;
+        if state == State::Off {
+            f(&mut self.tasks[tid as usize]);
+            return;
+        }
+        self.dequeue_any(tid, now);
+        f(&mut self.tasks[tid as usize]);
+        let rem = self.tasks[tid as usize].remaining;
+        self.wake_inner(tid, rem, now);
+    }
+
+    /// Take a runnable task off its core entirely, keeping its remaining burst.
+    fn dequeue_any(&mut self, tid: Tid, now: SimTime) {
+        match self.tasks[tid as usize].state {
+            State::Off => {}
+            State::Queued(core) => {
+                self.account_wait(tid, now);
+                self.remove_queued(core, tid);
+                self.tasks[tid as usize].state = State::Off;
+            }
+            State::Running(core) => {
+                self.account_run(core, now);
+                self.cores[core].curr = None;
+                self.cores[core].burst_done = false;
+                self.leave(core, tid);
+                self.tasks[tid as usize].state = State::Off;
+                self.pick_next(core, now);
+            }
+        }
+    }
+
+    /// Make `tid` runnable with a burst of `work` ns (at speed 1.0).
+    pub fn wake(&mut self, tid: Tid, work: u64, now: SimTime) {
+        debug_assert_eq!(self.tasks[tid as usize].state, State::Off, "woken twice");
+        self.wake_inner(tid, work, now);
+    }
+
+    fn wake_inner(&mut self, tid: Tid, work: u64, now: SimTime) {
+        let core = self.select_core(tid);
+        let t = &mut self.tasks[tid as usize];
+        t.remaining = work.max(1);
+        if t.last_core != core {
+            self.migrations += 1;
+        }
+        t.last_core = core;
+        self.enqueue(core, tid, now);
+        if self.cores[core].curr.is_none() {
+            self.pick_next(core, now);
+        } else if self.should_preempt(core, tid) {
+            self.preemptions += 1;
+            self.preempt_current(core, now);
+        }
+    }
+
+    fn select_core(&self, tid: Tid) -> usize {
+        let prev = self.tasks[tid as usize].last_core;
+        let idle = |c: usize| self.cores[c].curr.is_none() && self.cores[c].top.is_empty();
+        if idle(prev) {
+            return prev;
+        }
+        (0..self.cores.len()).find(|&c| idle(c)).unwrap_or(prev)
+    }
+
+    /// The running task `tid` continues with a new burst without leaving the core.
+    pub fn continue_burst(&mut self, tid: Tid, work: u64, now: SimTime) {
+        let State::Running(core) = self.tasks[tid as usize].state else {
+            panic!("continue_burst on a task that is not running");
+        };
+        debug_assert!(self.cores[core].burst_done);
+        self.cores[core].burst_done = false;
+        self.tasks[tid as usize].remaining = work.max(1);
+        self.tasks[tid as usize].since = now;
+        if self.cores[core].slice_end <= now {
+            self.slice_expired(core, now);
+        }
+        self.touch(core);
+    }
+
+    /// The running task `tid` stops (blocked, sleeping or done) after its burst.
+    pub fn stop(&mut self, tid: Tid, now: SimTime) {
+        let State::Running(core) = self.tasks[tid as usize].state else {
+            panic!("stop on a task that is not running");
+        };
+        self.cores[core].curr = None;
+        self.cores[core].burst_done = false;
+        self.leave(core, tid);
+        self.tasks[tid as usize].state = State::Off;
+        self.tasks[tid as usize].remaining = 0;
+        self.pick_next(core, now);
+        if self.cores[core].curr.is_none() {
+            self.newidle_balance(core, now);
+        }
+        self.touch(core);
+    }
+
+    /// Core `core`'s timer fired (with the generation [`CpuSched::deadline`] gave).
+    pub fn expire(&mut self, core: usize, gen: u64, now: SimTime) -> Option<Expired> {
+        if self.cores[core].gen != gen || self.cores[core].burst_done {
+            return None;
+        }
+        let tid = self.cores[core].curr?;
+        self.account_run(core, now);
+        if self.tasks[tid as usize].remaining == 0 {
+            self.cores[core].burst_done = true;
+            self.touch(core);
+            return Some(Expired::BurstDone(tid));
+        }
+        self.slice_expired(core, now);
+        self.touch(core);
+        Some(Expired::Nothing)
+    }
+
+    fn slice_expired(&mut self, core: usize, now: SimTime) {
+        if self.cores[core].top.is_empty() && self.group_queue_empty(core) {
+            let slice = self.slice_of(core, self.cores[core].curr.expect("running"));
+            self.cores[core].slice_end = now.after(slice);
+            return;
+        }
+        self.preempt_current(core, now);
+    }
+
+    fn group_queue_empty(&self, core: usize) -> bool {
+        let Some(tid) = self.cores[core].curr else { return true };
+        let g = self.tasks[tid as usize].group;
+        g == ROOT_GROUP || self.cores[core].groups[g as usize].tree.is_empty()
+    }
+
+    fn preempt_current(&mut self, core: usize, now: SimTime) {
+        let Some(tid) = self.cores[core].curr.take() else { return };
+        self.account_run(core, now);
+        self.cores[core].burst_done = false;
+        self.put_back(core, tid, now);
+        self.pick_next(core, now);
+        self.touch(core);
+    }
+
+    /// Charge the running task for the time since it (re)started; progress its burst.
+    fn account_run(&mut self, core: usize, now: SimTime) {
+        let Some(tid) = self.cores[core].curr else { return };
+        let speed = self.cores[core].speed;
+        let t = &mut self.tasks[tid as usize];
+        let elapsed = now.since(t.since);
+        if elapsed == 0 {
+            return;
+        }
+        t.since = now;
+        t.run_ns += elapsed;
+        let work = ((elapsed as f64) * speed).round() as u64;
+        t.remaining = t.remaining.saturating_sub(work.max(1));
+        let w = u64::from(t.weight);
+        t.vruntime += elapsed * NICE_0_WEIGHT / w;
+        let g = t.group;
+        let c = &mut self.cores[core];
+        c.busy_ns += elapsed;
+        if g != ROOT_GROUP {
+            let gw = u64::from(self.group_weights[g as usize]);
+            c.groups[g as usize].vruntime += elapsed * NICE_0_WEIGHT / gw;
+            let grq = &mut c.groups[g as usize];
+            let left = grq.tree.first().map(|&(v, _)| v).unwrap_or(u64::MAX);
+            grq.min_vruntime = grq.min_vruntime.max(left.min(t.vruntime));
+        }
+        let top_v = if g == ROOT_GROUP { t.vruntime } else { c.groups[g as usize].vruntime };
+        let left = c.top.first().map(|&(v, _)| v).unwrap_or(u64::MAX);
+        c.min_vruntime = c.min_vruntime.max(left.min(top_v));
+    }
+
+    fn account_wait(&mut self, tid: Tid, now: SimTime) {
+        let t = &mut self.tasks[tid as usize];
+        t.wait_ns += now.since(t.since);
+        t.since = now;
+    }
+
+    /// Add a runnable task to core `core`'s queues (not running), with sleeper placement.
+    fn enqueue(&mut self, core: usize, tid: Tid, now: SimTime) {
+        let half = self.latency / 2;
+        let (g, w) = {
+            let t = &self.tasks[tid as usize];
+            (t.group, u64::from(t.weight))
+        };
+        let c = &mut self.cores[core];
+        let t = &mut self.tasks[tid as usize];
+        t.state = State::Queued(core);
+        t.since = now;
+        if g == ROOT_GROUP {
+            t.vruntime = t.vruntime.max(c.min_vruntime.saturating_sub(half));
+            c.top.insert((t.vruntime, Ent::Task(tid)));
+            c.top_load += w;
+            c.top_nr += 1;
+        } else {
+            let gw = u64::from(self.group_weights[g as usize]);
+            let grq = &mut c.groups[g as usize];
+            t.vruntime = t.vruntime.max(grq.min_vruntime.saturating_sub(half));
+            grq.tree.insert((t.vruntime, tid));
+            grq.load += w;
+            grq.nr += 1;
+            if grq.nr == 1 {
+                // The group entity becomes runnable on this core.
+                grq.vruntime = grq.vruntime.max(c.min_vruntime.saturating_sub(half));
+                c.top.insert((grq.vruntime, Ent::Group(g)));
+                c.top_load += gw;
+                c.top_nr += 1;
+            }
+        }
+    }
+
+    /// Remove a queued (not running) task from core `core`.
+    fn remove_queued(&mut self, core: usize, tid: Tid) {
+        let t = &self.tasks[tid as usize];
+        let (g, v, w) = (t.group, t.vruntime, u64::from(t.weight));
+        let c = &mut self.cores[core];
+        if g == ROOT_GROUP {
+            c.top.remove(&(v, Ent::Task(tid)));
+            c.top_load -= w;
+            c.top_nr -= 1;
+        } else {
+            let gw = u64::from(self.group_weights[g as usize]);
+            let grq = &mut c.groups[g as usize];
+            grq.tree.remove(&(v, tid));
+            grq.load -= w;
+            grq.nr -= 1;
+            if grq.nr == 0 {
+                let gv = grq.vruntime;
+                c.top.remove(&(gv, Ent::Group(g)));
+                c.top_load -= gw;
+                c.top_nr -= 1;
+            }
+        }
+    }
+
+    /// The running task `tid` leaves core `core` for good (not runnable any more).
+    fn leave(&mut self, core: usize, tid: Tid) {
+        let t = &self.tasks[tid as usize];
+        let (g, w) = (t.group, u64::from(t.weight));
+        let c = &mut self.cores[core];
+        if g == ROOT_GROUP {
+            c.top_load -= w;
+            c.top_nr -= 1;
+        } else {
+            let gw = u64::from(self.group_weights[g as usize]);
+            let grq = &mut c.groups[g as usize];
+            grq.load -= w;
+            grq.nr -= 1;
+            if grq.nr == 0 {
+                c.top_load -= gw;
+                c.top_nr -= 1;
+            } else {
+                // The group entity stays runnable: it was running (not in the tree); put it back.
+                let gv = grq.vruntime;
+                c.top.insert((gv, Ent::Group(g)));
+            }
+        }
+    }
+
+    /// The running task goes back into the queue (preempted), still runnable.
+    fn put_back(&mut self, core: usize, tid: Tid, now: SimTime) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = State::Queued(core);
+        t.since = now;
+        let (g, v) = (t.group, t.vruntime);
+        let c = &mut self.cores[core];
+        if g == ROOT_GROUP {
+            c.top.insert((v, Ent::Task(tid)));
+        } else {
+            c.groups[g as usize].tree.insert((v, tid));
+            let gv = c.groups[g as usize].vruntime;
+            c.top.insert((gv, Ent::Group(g)));
+        }
+    }
+
+    /// Choose the next task for an idle core: the leftmost top-level entity, then inside it.
+    fn pick_next(&mut self, core: usize, now: SimTime) {
+        debug_assert!(self.cores[core].curr.is_none());
+        let Some(&(v, ent)) = self.cores[core].top.first() else {
+            return;
+        };
+        let c = &mut self.cores[core];
+        c.top.remove(&(v, ent));
+        let tid = match ent {
+            Ent::Task(t) => t,
+            Ent::Group(g) => {
+                let grq = &mut c.groups[g as usize];
+                let &(tv, t) = grq.tree.first().expect("a runnable group has a queued task");
+                grq.tree.remove(&(tv, t));
+                t
+            }
+        };
+        self.account_wait(tid, now);
+        let slice = self.slice_of(core, tid);
+        let c = &mut self.cores[core];
+        c.curr = Some(tid);
+        c.slice_end = now.after(slice);
+        let t = &mut self.tasks[tid as usize];
+        t.state = State::Running(core);
+        t.since = now;
+        t.switches += 1;
+        t.remaining += self.switch_ns;
+        self.touch(core);
+    }
+
+    /// CFS's sched_slice for a task that is (about to be) running on `core`.
+    fn slice_of(&self, core: usize, tid: Tid) -> u64 {
+        let c = &self.cores[core];
+        let t = &self.tasks[tid as usize];
+        let nr_total: u64 = u64::from(c.top_nr.max(1))
+            + if t.group == ROOT_GROUP { 0 } else { u64::from(c.groups[t.group as usize].nr.saturating_sub(1)) };
+        let period = self.latency.max(nr_total * self.min_gran);
+        let mut share = u64::from(t.weight) as f64;
+        if t.group == ROOT_GROUP {
+            share /= c.top_load.max(1) as f64;
+        } else {
+            let grq = &c.groups[t.group as usize];
+            share = share / grq.load.max(1) as f64 * f64::from(self.group_weights[t.group as usize])
+                / c.top_load.max(1) as f64;
+        }
+        ((period as f64 * share) as u64).max(self.min_gran)
+    }
+
+    /// Wake-up preemption test between the woken `tid` and core `core`'s current task.
+    fn should_preempt(&self, core: usize, tid: Tid) -> bool {
+        let Some(curr) = self.cores[core].curr else { return true };
+        let c = &self.cores[core];
+        let (a, b) = (&self.tasks[tid as usize], &self.tasks[curr as usize]);
+        let (va, vb, w) = if a.group == b.group && a.group != ROOT_GROUP {
+            (a.vruntime, b.vruntime, a.weight)
+        } else {
+            let top = |t: &TaskEnt| {
+                if t.group == ROOT_GROUP {
+                    (t.vruntime, t.weight)
+                } else {
+                    (c.groups[t.group as usize].vruntime, self.group_weights[t.group as usize])
+                }
+            };
+            let ((va, wa), (vb, _)) = (top(a), top(b));
+            (va, vb, wa)
+        };
+        let gran = self.wakeup_gran * NICE_0_WEIGHT / u64::from(w.max(1));
+        vb > va && vb - va > gran
+    }
+
+    /// An idle core pulls a queued task from the core with the most queued tasks.
+    fn newidle_balance(&mut self, core: usize, now: SimTime) {
+        let busiest = (0..self.cores.len())
+            .filter(|&c| c != core)
+            .max_by_key(|&c| (self.queued_tasks(c), std::cmp::Reverse(c)));
+        let Some(src) = busiest else { return };
+        if self.queued_tasks(src) == 0 {
+            return;
+        }
+        // The highest-vruntime queued task (it would wait longest where it is).
+        let victim = (0..self.tasks.len() as Tid)
+            .filter(|&t| self.tasks[t as usize].state == State::Queued(src))
+            .max_by_key(|&t| (self.tasks[t as usize].vruntime, std::cmp::Reverse(t)));
+        let Some(tid) = victim else { return };
+        self.account_wait(tid, now);
+        self.remove_queued(src, tid);
+        // Keep the vruntime relative to the new core's clock.
+        let rel = self.tasks[tid as usize].vruntime.saturating_sub(self.cores[src].min_vruntime);
+        self.tasks[tid as usize].vruntime = self.cores[core].min_vruntime + rel;
+        self.tasks[tid as usize].last_core = core;
+        self.migrations += 1;
+        self.enqueue(core, tid, now);
+        self.pick_next(core, now);
+    }
+
+    fn queued_tasks(&self, core: usize) -> usize {
+        self.tasks.iter().filter(|t| t.state == State::Queued(core)).count()
+    }
+}
+
+#[cfg(test)]
+mod tests;
