@@ -1,1 +1,474 @@
-//! (in progress)
+//! The page cache: pages per file with their states, per-app active/inactive LRU lists, dirty
+//! bookkeeping for write-back, and the reclaim victim choice.
+//!
+//! Pages are 4 KiB and live in a slab ([`PageId`]). A page is *uptodate* once read (or fully
+//! written), *dirty* after a buffered write, under *writeback* while a write request holds it, and
+//! *locked* while a read request fills it; `io` names that request so waiters can find it.
+//!
+//! LRU: each app (uid) has its own active and inactive list, stamped with a global access
+//! counter, so the stock global order (oldest inactive page first, whatever its app) and
+//! FastTrack's order (background apps' pages first) are both cheap: a victim search looks only at
+//! the tails of a few lists. A page accessed twice while inactive moves to the active list; the
+//! active list is aged into the inactive one when it outgrows it (`inactive_is_low`).
+//! Only clean, unlocked pages not under writeback are evicted; dirty pages wait for write-back.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use forefront_engine::SimTime;
+
+use crate::block::ReqId;
+use crate::prov::Uid;
+
+pub type FileId = u32;
+pub type PageId = u32;
+pub const PAGE_SIZE: u64 = 4096;
+const NIL: PageId = PageId::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum List {
+    None,
+    Active,
+    Inactive,
+}
+
+#[derive(Clone, Debug)]
+pub struct Page {
+    pub file: FileId,
+    pub index: u32,
+    pub owner: Uid,
+    pub uptodate: bool,
+    pub dirty: bool,
+    pub writeback: bool,
+    pub locked: bool,
+    /// The request filling (locked) or writing (writeback) this page.
+    pub io: Option<ReqId>,
+    pub dirtied_at: SimTime,
+    referenced: bool,
+    stamp: u64,
+    list: List,
+    prev: PageId,
+    next: PageId,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Lru {
+    head: PageId,
+    tail: PageId,
+    len: u32,
+}
+
+impl Lru {
+    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0 };
+}
+
+#[derive(Clone, Copy, Debug)]
+struct AppLru {
+    active: Lru,
+    inactive: Lru,
+}
+
+#[derive(Default, Clone, Debug)]
+pub struct FileCache {
+    pub pages: BTreeMap<u32, PageId>,
+    /// Indices of dirty pages, for write-back in file order.
+    pub dirty: BTreeSet<u32>,
+    /// When the oldest dirty page of this file was dirtied (for dirty_expire).
+    pub dirtied_at: Option<SimTime>,
+}
+
+/// Which pages reclaim looks at first: the policy's reclaim-order seam.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimOrder {
+    /// One global LRU order, whatever the app (stock).
+    Global,
+    /// Background apps' pages first; foreground pages only when no background page is
+    /// reclaimable (FastTrack's Page Reclaimer: BG clean → BG dirty → FG clean → FG dirty).
+    BackgroundFirst,
+}
+
+pub struct PageCache {
+    pages: Vec<Page>,
+    free: Vec<PageId>,
+    pub files: Vec<FileCache>,
+    lrus: BTreeMap<Uid, AppLru>,
+    clock: u64,
+    /// Pages the cache may hold (memory available to it).
+    pub capacity: u64,
+    pub nr_pages: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub evicted: u64,
+    /// Evictions of pages owned by an app that was foreground at the time.
+    pub evicted_fg: u64,
+}
+
+impl PageCache {
+    pub fn new(capacity_pages: u64) -> Self {
+        PageCache {
+            pages: Vec::new(),
+            free: Vec::new(),
+            files: Vec::new(),
+            lrus: BTreeMap::new(),
+            clock: 0,
+            capacity: capacity_pages.max(64),
+            nr_pages: 0,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            evicted: 0,
+            evicted_fg: 0,
+        }
+    }
+
+    pub fn add_file(&mut self) -> FileId {
+        self.files.push(FileCache::default());
+        (self.files.len() - 1) as FileId
+    }
+
+    pub fn page(&self, id: PageId) -> &Page {
+        &self.pages[id as usize]
+    }
+    pub fn page_mut(&mut self, id: PageId) -> &mut Page {
+        &mut self.pages[id as usize]
+    }
+    pub fn lookup(&self, file: FileId, index: u32) -> Option<PageId> {
+        self.files[file as usize].pages.get(&index).copied()
+    }
+    pub fn free_pages(&self) -> u64 {
+        self.capacity.saturating_sub(self.nr_pages)
+    }
+
+    /// Insert a new (not uptodate) page; the caller made room first.
+    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
+        self.clock += 1;
+        let page = Page {
+            file,
+            index,
+            owner,
+            uptodate: false,
+            dirty: false,
+            writeback: false,
+            locked: false,
+            io: None,
+            dirtied_at: SimTime::ZERO,
+            referenced: false,
+            stamp: self.clock,
+            list: List::None,
+            prev: NIL,
+            next: NIL,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.pages[id as usize] = page;
+                id
+            }
+            None => {
+                self.pages.push(page);
+                (self.pages.len() - 1) as PageId
+            }
+        };
+        let prev = self.files[file as usize].pages.insert(index, id);
+        debug_assert!(prev.is_none(), "page inserted twice");
+        self.nr_pages += 1;
+        self.link(id, List::Inactive);
+        id
+    }
+
+    /// A read or write touched the page (mark_page_accessed).
+    pub fn mark_accessed(&mut self, id: PageId) {
+        self.clock += 1;
+        let p = &mut self.pages[id as usize];
+        p.stamp = self.clock;
+        if p.list == List::Inactive && p.referenced {
+            p.referenced = false;
+            self.unlink(id);
+            self.link(id, List::Active);
+        } else {
+            p.referenced = true;
+            let list = p.list;
+            self.unlink(id);
+            self.link(id, list);
+        }
+    }
+
+    pub fn set_dirty(&mut self, id: PageId, now: SimTime) {
+        let p = &mut self.pages[id as usize];
+        if p.dirty {
+            return;
+        }
+        p.dirty = true;
+        p.dirtied_at = now;
+        let (file, index) = (p.file, p.index);
+        self.nr_dirty += 1;
+        let f = &mut self.files[file as usize];
+        f.dirty.insert(index);
+        if f.dirtied_at.is_none() {
+            f.dirtied_at = Some(now);
+        }
+    }
+
+    /// Write-back starts: dirty → writeback under request `req`.
+    pub fn start_writeback(&mut self, id: PageId, req: ReqId) {
+        let p = &mut self.pages[id as usize];
+        debug_assert!(p.dirty && !p.writeback);
+        p.dirty = false;
+        p.writeback = true;
+        p.io = Some(req);
+        let (file, index) = (p.file, p.index);
+        self.nr_dirty -= 1;
+        self.nr_writeback += 1;
+        let f = &mut self.files[file as usize];
+        f.dirty.remove(&index);
+        if f.dirty.is_empty() {
+            f.dirtied_at = None;
+        } else {
+            // Keep the oldest remaining dirty time: pages are written from the file's start, so
+            // take the minimum over the rest only when the oldest one left (approximation: the
+            // file's age is kept until it has no dirty pages).
+        }
+    }
+
+    pub fn end_writeback(&mut self, id: PageId) {
+        let p = &mut self.pages[id as usize];
+        debug_assert!(p.writeback);
+        p.writeback = false;
+        p.io = None;
+        self.nr_writeback -= 1;
+    }
+
+    /// Remove a page (truncate, unlink, eviction). It must be unlocked and not under writeback.
+    pub fn remove(&mut self, id: PageId) {
+        let p = &self.pages[id as usize];
+        debug_assert!(!p.locked && !p.writeback);
+        let (file, index, dirty) = (p.file, p.index, p.dirty);
+        if dirty {
+            self.nr_dirty -= 1;
+            let f = &mut self.files[file as usize];
+            f.dirty.remove(&index);
+            if f.dirty.is_empty() {
+                f.dirtied_at = None;
+            }
+        }
+        self.unlink(id);
+        self.files[file as usize].pages.remove(&index);
+        self.nr_pages -= 1;
+        self.free.push(id);
+    }
+
+    /// Evict up to `want` clean pages in the policy's order; `is_fg(uid)` classifies owners.
+    /// Returns how many were evicted.
+    pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> u64 {
+        let mut freed = 0;
+        // Bounded scan: each pass either evicts, rotates or deactivates one page.
+        let mut budget = want * 32 + 256;
+        while freed < want && budget > 0 {
+            budget -= 1;
+            let Some((uid, from_active)) = self.pick_list(order, &is_fg) else { break };
+            let lru = self.lrus[&uid];
+            if from_active {
+                let id = lru.active.tail;
+                self.unlink(id);
+                self.pages[id as usize].referenced = false;
+                self.link(id, List::Inactive);
+                continue;
+            }
+            let id = lru.inactive.tail;
+            let p = &self.pages[id as usize];
+            if p.dirty || p.writeback || p.locked {
+                // Not reclaimable now: rotate to the head (write-back will clean it).
+                self.clock += 1;
+                self.pages[id as usize].stamp = self.clock;
+                self.unlink(id);
+                self.link(id, List::Inactive);
+                continue;
+            }
+            if p.referenced {
+                // Second chance.
+                self.clock += 1;
+                self.pages[id as usize].referenced = false;
+                self.pages[id as usize].stamp = self.clock;
+                self.unlink(id);
+                self.link(id, List::Active);
+                continue;
+            }
+            if is_fg(p.owner) {
+                self.evicted_fg += 1;
+            }
+            self.remove(id);
+            self.evicted += 1;
+            freed += 1;
+        }
+        freed
+    }
+
+    /// The list to take the next page from: an app's inactive tail, or its active tail when its
+    /// inactive list is too small. Stock: the oldest tail overall. Background-first: the oldest
+    /// among background apps with pages, then foreground ones.
+    fn pick_list(&self, order: ReclaimOrder, is_fg: &impl Fn(Uid) -> bool) -> Option<(Uid, bool)> {
+        let pick = |want_fg: Option<bool>| {
+            let mut best: Option<(u64, Uid, bool)> = None;
+            for (&uid, l) in &self.lrus {
+                if let Some(f) = want_fg {
+                    if is_fg(uid) != f {
+                        continue;
+                    }
+                }
+                let deactivate = l.inactive.len < l.active.len || l.inactive.len == 0;
+                let (tail, active) = if deactivate && l.active.len > 0 {
+                    (l.active.tail, true)
+                } else if l.inactive.len > 0 {
+                    (l.inactive.tail, false)
+                } else {
+                    continue;
+                };
+                let stamp = self.pages[tail as usize].stamp;
+                if best.is_none_or(|(s, _, _)| stamp < s) {
+                    best = Some((stamp, uid, active));
+                }
+            }
+            best.map(|(_, uid, a)| (uid, a))
+        };
+        match order {
+            ReclaimOrder::Global => pick(None),
+            ReclaimOrder::BackgroundFirst => {
+                // Only move to foreground pages when background ones cannot be evicted.
+                if let Some(x) = pick(Some(false)) {
+                    if self.lru_has_clean(x.0) {
+                        return Some(x);
+                    }
+                }
+                pick(Some(true)).or_else(|| pick(Some(false)))
+            }
+        }
+    }
+
+    fn lru_has_clean(&self, uid: Uid) -> bool {
+        let l = self.lrus[&uid];
+        for list in [l.inactive, l.active] {
+            let mut id = list.head;
+            while id != NIL {
+                let p = &self.pages[id as usize];
+                if !p.dirty && !p.writeback && !p.locked {
+                    return true;
+                }
+                id = p.next;
+            }
+        }
+        false
+    }
+
+    fn lru_mut(&mut self, uid: Uid, list: List) -> &mut Lru {
+        let l = self.lrus.entry(uid).or_insert(AppLru { active: Lru::EMPTY, inactive: Lru::EMPTY });
+        match list {
+            List::Active => &mut l.active,
+            List::Inactive => &mut l.inactive,
+            List::None => unreachable!("no list"),
+        }
+    }
+
+    /// Put a page at the head (most recent end) of a list.
+    fn link(&mut self, id: PageId, list: List) {
+        let owner = self.pages[id as usize].owner;
+        let lru = self.lru_mut(owner, list);
+        let old_head = lru.head;
+        lru.head = id;
+        if lru.tail == NIL {
+            lru.tail = id;
+        }
+        lru.len += 1;
+        if old_head != NIL {
+            self.pages[old_head as usize].prev = id;
+        }
+        let p = &mut self.pages[id as usize];
+        p.list = list;
+        p.prev = NIL;
+        p.next = old_head;
+    }
+
+    fn unlink(&mut self, id: PageId) {
+        let (owner, list, prev, next) = {
+            let p = &self.pages[id as usize];
+            (p.owner, p.list, p.prev, p.next)
+        };
+        if list == List::None {
+            return;
+        }
+        if prev != NIL {
+            self.pages[prev as usize].next = next;
+        }
+        if next != NIL {
+            self.pages[next as usize].prev = prev;
+        }
+        let lru = self.lru_mut(owner, list);
+        if lru.head == id {
+            lru.head = next;
+        }
+        if lru.tail == id {
+            lru.tail = prev;
+        }
+        lru.len -= 1;
+        let p = &mut self.pages[id as usize];
+        p.list = List::None;
+        p.prev = NIL;
+        p.next = NIL;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_order_evicts_oldest_first_and_skips_dirty() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        let ids: Vec<PageId> = (0..10).map(|i| pc.insert(f, i, 10 + i % 2)).collect();
+        for &id in &ids {
+            pc.page_mut(id).uptodate = true;
+        }
+        pc.set_dirty(ids[0], SimTime::ZERO);
+        let n = pc.reclaim(3, ReclaimOrder::Global, |_| false);
+        assert_eq!(n, 3);
+        assert!(pc.lookup(f, 0).is_some(), "dirty page kept");
+        assert!(pc.lookup(f, 1).is_none() && pc.lookup(f, 2).is_none() && pc.lookup(f, 3).is_none());
+        assert_eq!(pc.nr_pages, 7);
+    }
+
+    #[test]
+    fn background_first_spares_foreground_pages() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        // Foreground (uid 1) pages are the oldest.
+        for i in 0..5 {
+            pc.insert(f, i, 1);
+        }
+        for i in 5..10 {
+            pc.insert(f, i, 2);
+        }
+        let fg = |u: Uid| u == 1;
+        assert_eq!(pc.reclaim(5, ReclaimOrder::BackgroundFirst, fg), 5);
+        assert_eq!(pc.evicted_fg, 0);
+        assert!((0..5).all(|i| pc.lookup(f, i).is_some()));
+        // Stock order would have taken the foreground pages first.
+        let mut pc2 = PageCache::new(100);
+        let f2 = pc2.add_file();
+        for i in 0..10 {
+            pc2.insert(f2, i, if i < 5 { 1 } else { 2 });
+        }
+        pc2.reclaim(5, ReclaimOrder::Global, fg);
+        assert_eq!(pc2.evicted_fg, 5);
+    }
+
+    #[test]
+    fn twice_accessed_pages_are_activated_and_survive() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        let hot = pc.insert(f, 0, 1);
+        pc.mark_accessed(hot);
+        pc.mark_accessed(hot);
+        for i in 1..6 {
+            pc.insert(f, i, 1);
+        }
+        pc.reclaim(3, ReclaimOrder::Global, |_| false);
+        assert!(pc.lookup(f, 0).is_some(), "the active page survives");
+    }
+}
