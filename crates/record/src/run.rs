@@ -1,1 +1,75 @@
-//! Run results (owned by the simulator).
+//! What a simulation run reports: the stable JSON contract of `forefront sim run --format json`.
+//!
+//! Everything but [`RunStats`] is a pure function of (scenario, policy, device, bg_apps, seed);
+//! `stats` alone holds wall-clock figures.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub scenario: String,
+    pub policy: String,
+    pub device: String,
+    pub scheduler: String,
+    pub seed: u64,
+    pub bg_apps: u32,
+    /// The headline phase (the time the user waits).
+    pub headline: String,
+    pub metrics: Metrics,
+    /// Mean time per headline sample spent in each layer (ms), on the thread that marks it.
+    pub breakdown: BTreeMap<String, f64>,
+    /// Policy hook name → times it changed a decision.
+    pub hooks: BTreeMap<String, u64>,
+    /// Conservation counters checked by the tests.
+    pub invariants: Invariants,
+    pub stats: RunStats,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Mean headline FG latency (ms).
+    pub fg_ms: f64,
+    pub fg_p50_ms: f64,
+    pub fg_p90_ms: f64,
+    pub fg_p99_ms: f64,
+    pub fg_max_ms: f64,
+    /// Every headline sample (ms), in completion order.
+    pub fg_samples_ms: Vec<f64>,
+    /// Bytes read + written by background apps' syscalls per second of simulated time.
+    pub bg_mb_per_s: f64,
+    pub bg_read_mb: f64,
+    pub bg_written_mb: f64,
+    /// Device bytes served (MB) and the share of time it was busy.
+    pub device_read_mb: f64,
+    pub device_written_mb: f64,
+    /// How often the device's command order let a command overtake an older one.
+    pub device_reorders: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Invariants {
+    pub requests_submitted: u64,
+    pub requests_merged: u64,
+    pub requests_completed: u64,
+    /// Requests still queued or on the device when the run ended.
+    pub requests_in_flight: u64,
+    pub bytes_submitted: u64,
+    pub bytes_completed: u64,
+    pub bytes_in_flight: u64,
+    /// Tasks still blocked when the run ended, and whether each has something that will wake it.
+    pub tasks_blocked_at_end: u64,
+    pub tasks_blocked_without_waker: u64,
+    /// Events the engine had to clamp into the present (must be 0).
+    pub time_clamps: u64,
+}
+
+/// Wall-clock figures: the only part of a report that differs between identical runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunStats {
+    pub events: u64,
+    pub wall_ms: f64,
+    pub sim_ms: f64,
+    pub events_per_s: f64,
+}

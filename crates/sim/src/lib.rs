@@ -1,1 +1,181 @@
-//! (in progress)
+//! `forefront sim`'s assembly: a phone built from a [`Scenario`], a device and a [`Policy`],
+//! run to a [`RunReport`].
+//!
+//! ```no_run
+//! use forefront_sim::{run, RunConfig};
+//! let cfg = RunConfig::builtin("launch-update", "android", Some(2), 1).unwrap();
+//! let report = run(&cfg);
+//! println!("{} ms", report.metrics.fg_ms);
+//! ```
+//!
+//! The world ([`world`]) owns the event loop: CPU timers, device completions, block-queue
+//! kicks, timed wake-ups, the flusher and journal timers. Tasks run their programs as CPU
+//! bursts and block on requests, pages, journal handles and commits, write throttling,
+//! congestion, page allocation, the network and IPC; every blocked nanosecond is charged to a
+//! [`Cat`] so the headline phase gets a per-layer breakdown.
+
+mod program;
+pub mod world;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use forefront_model::flash::FlashParams;
+use forefront_policy::Policy;
+use forefront_record::run::{Metrics, RunReport, RunStats};
+use forefront_workload::{LoadError, Scenario};
+
+/// Where a task's time went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cat {
+    CpuRunning = 0,
+    CpuRunnable,
+    /// Waiting for a page or buffer under I/O someone else started (page lock, write-back).
+    PageWait,
+    /// Journal handles and commits.
+    Journal,
+    /// Own requests, by stage.
+    BlockQueue,
+    DeviceQueue,
+    DeviceService,
+    /// Dirty throttling and request-queue congestion.
+    Throttle,
+    /// Page allocation: reclaim waits and the FG-first allocation gate.
+    Alloc,
+    Net,
+    Ipc,
+    Sleep,
+}
+
+impl Cat {
+    pub const COUNT: usize = 12;
+    pub const ALL: [Cat; Cat::COUNT] = [
+        Cat::CpuRunning,
+        Cat::CpuRunnable,
+        Cat::PageWait,
+        Cat::Journal,
+        Cat::BlockQueue,
+        Cat::DeviceQueue,
+        Cat::DeviceService,
+        Cat::Throttle,
+        Cat::Alloc,
+        Cat::Net,
+        Cat::Ipc,
+        Cat::Sleep,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Cat::CpuRunning => "cpu_running",
+            Cat::CpuRunnable => "cpu_runnable",
+            Cat::PageWait => "page_lock_writeback",
+            Cat::Journal => "journal",
+            Cat::BlockQueue => "block_queue",
+            Cat::DeviceQueue => "device_queue",
+            Cat::DeviceService => "device_service",
+            Cat::Throttle => "dirty_throttle",
+            Cat::Alloc => "page_alloc",
+            Cat::Net => "network",
+            Cat::Ipc => "ipc",
+            Cat::Sleep => "sleep",
+        }
+    }
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub scenario: Scenario,
+    pub device: FlashParams,
+    pub policy: Policy,
+    pub bg_apps: u32,
+    pub seed: u64,
+}
+
+impl RunConfig {
+    /// A built-in (or file) scenario on its own device.
+    pub fn builtin(scenario: &str, policy: &str, bg_apps: Option<u32>, seed: u64) -> Result<RunConfig, ConfigError> {
+        let scenario = Scenario::load(scenario)?;
+        let device = forefront_workload::load_device(&scenario.device)?;
+        let policy = Policy::by_name(policy)?;
+        let bg_apps = bg_apps.unwrap_or(scenario.bg_apps);
+        Ok(RunConfig { scenario, device, policy, bg_apps, seed })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Policy(#[from] forefront_policy::UnknownPolicy),
+}
+
+/// Percentile by nearest rank over sorted samples.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Run one simulation.
+pub fn run(cfg: &RunConfig) -> RunReport {
+    let wall = Instant::now();
+    let world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
+    let out = world.run();
+    let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+    let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline).collect();
+    let samples: Vec<f64> = head.iter().map(|s| s.ns as f64 / 1e6).collect();
+    let mut sorted = samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    let n = samples.len().max(1) as f64;
+    let mut breakdown = BTreeMap::new();
+    for c in Cat::ALL {
+        let total: u64 = head.iter().map(|s| s.cats[c as usize]).sum();
+        breakdown.insert(c.name().to_string(), round3(total as f64 / 1e6 / n));
+    }
+    let sim_s = out.sim_end.as_secs_f64().max(1e-9);
+    let mut hooks = out.hooks;
+    hooks.insert("device.read_first_overtakes".into(), if cfg.policy.device_order == forefront_policy::DeviceOrder::ReadFirst { out.dev_reorders } else { 0 });
+    if cfg.policy.device_order == forefront_policy::DeviceOrder::ForegroundFirst {
+        hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
+    }
+    let mb = |b: u64| round3(b as f64 / 1e6);
+    RunReport {
+        scenario: cfg.scenario.name.clone(),
+        policy: cfg.policy.name.clone(),
+        device: cfg.device.name.clone(),
+        scheduler: cfg.scenario.phone.scheduler.name().to_string(),
+        seed: cfg.seed,
+        bg_apps: cfg.bg_apps,
+        headline: cfg.scenario.headline.clone(),
+        metrics: Metrics {
+            fg_ms: round3(samples.iter().sum::<f64>() / n),
+            fg_p50_ms: round3(percentile(&sorted, 50.0)),
+            fg_p90_ms: round3(percentile(&sorted, 90.0)),
+            fg_p99_ms: round3(percentile(&sorted, 99.0)),
+            fg_max_ms: round3(sorted.last().copied().unwrap_or(0.0)),
+            fg_samples_ms: samples.iter().map(|&v| round3(v)).collect(),
+            bg_mb_per_s: round3((out.bg_read + out.bg_written) as f64 / 1e6 / sim_s),
+            bg_read_mb: mb(out.bg_read),
+            bg_written_mb: mb(out.bg_written),
+            device_read_mb: mb(out.dev_read),
+            device_written_mb: mb(out.dev_written),
+            device_reorders: out.dev_reorders,
+        },
+        breakdown,
+        hooks,
+        invariants: out.invariants,
+        stats: RunStats {
+            events: out.events,
+            wall_ms: round3(wall_ms),
+            sim_ms: round3(out.sim_end.as_ms_f64()),
+            events_per_s: (out.events as f64 / (wall_ms / 1e3).max(1e-9)).round(),
+        },
+    }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}

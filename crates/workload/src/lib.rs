@@ -1,1 +1,186 @@
-//! (in progress)
+//! Scenario specs and operations.
+//!
+//! A [`Scenario`] (TOML, `deny_unknown_fields`) names a device, the phone's CPU and memory
+//! settings, the files on flash at the start, and the apps with their threads' operations
+//! ([`Op`]). One app may be a background *template* (`role = "bg"`) that the simulator
+//! instantiates `--bg-apps N` times, substituting `{i}` in its paths. The scenario names its
+//! headline phase: the time the user waits, measured between `phase_begin` and `phase_end`.
+//!
+//! Built-in scenarios and devices are embedded ([`builtin_scenario`], [`builtin_device`]); a
+//! user file is loaded with [`Scenario::from_file`], and every error names the file, the line
+//! and the field:
+//!
+//! ```
+//! let err = forefront_workload::Scenario::parse("x.toml", "name = 'a'\nheadlin = 'b'\n").unwrap_err();
+//! assert!(err.to_string().starts_with("x.toml:2:1"), "{err}");
+//! ```
+
+mod size;
+mod spec;
+
+pub use size::Bytes;
+pub use spec::*;
+
+use std::path::Path;
+
+use forefront_model::flash::FlashParams;
+
+/// A scenario or device file that could not be used; the message names file, line and field.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse { file: String, line: usize, column: usize, message: String },
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+    #[error("{file}: {source}")]
+    Io { file: String, source: std::io::Error },
+    #[error("unknown {kind} `{name}` (known: {known})")]
+    Unknown { kind: &'static str, name: String, known: String },
+}
+
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, LoadError> {
+    toml::from_str(text).map_err(|e| {
+        let (line, column) = match e.span() {
+            Some(span) => line_col(text, span.start),
+            None => (1, 1),
+        };
+        LoadError::Parse { file: file.to_string(), line, column, message: e.message().trim().to_string() }
+    })
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+const SCENARIOS: &[(&str, &str)] = &[
+    ("launch-update", include_str!("../../../scenarios/launch-update.toml")),
+    ("switch-upload", include_str!("../../../scenarios/switch-upload.toml")),
+    ("camera-switch", include_str!("../../../scenarios/camera-switch.toml")),
+];
+
+const DEVICES: &[(&str, &str)] = &[
+    ("galaxy-s5-emmc", include_str!("../../../devices/galaxy-s5-emmc.toml")),
+    ("galaxy-s6-ufs", include_str!("../../../devices/galaxy-s6-ufs.toml")),
+    ("sd-transcend-c2", include_str!("../../../devices/sd-transcend-c2.toml")),
+    ("sd-ridata-c2", include_str!("../../../devices/sd-ridata-c2.toml")),
+    ("sd-sandisk-c4", include_str!("../../../devices/sd-sandisk-c4.toml")),
+    ("sd-kingston-c4", include_str!("../../../devices/sd-kingston-c4.toml")),
+    ("sd-wintec-c6", include_str!("../../../devices/sd-wintec-c6.toml")),
+    ("sd-adata-c6", include_str!("../../../devices/sd-adata-c6.toml")),
+    ("sd-patriot-c10", include_str!("../../../devices/sd-patriot-c10.toml")),
+    ("sd-pny-c10", include_str!("../../../devices/sd-pny-c10.toml")),
+];
+
+/// The default scenario of `forefront sim`.
+pub const DEFAULT_SCENARIO: &str = "launch-update";
+
+pub fn scenario_names() -> impl Iterator<Item = &'static str> {
+    SCENARIOS.iter().map(|(n, _)| *n)
+}
+pub fn device_names() -> impl Iterator<Item = &'static str> {
+    DEVICES.iter().map(|(n, _)| *n)
+}
+
+/// A built-in scenario by name.
+pub fn builtin_scenario(name: &str) -> Result<Scenario, LoadError> {
+    let (_, text) = SCENARIOS.iter().find(|(n, _)| *n == name).ok_or_else(|| LoadError::Unknown {
+        kind: "scenario",
+        name: name.to_string(),
+        known: scenario_names().collect::<Vec<_>>().join(", "),
+    })?;
+    Scenario::parse(&format!("scenarios/{name}.toml"), text)
+}
+
+/// A built-in device, or a device file path.
+pub fn load_device(name_or_path: &str) -> Result<FlashParams, LoadError> {
+    let (file, text) = match DEVICES.iter().find(|(n, _)| *n == name_or_path) {
+        Some((n, t)) => (format!("devices/{n}.toml"), (*t).to_string()),
+        None if Path::new(name_or_path).is_file() => (
+            name_or_path.to_string(),
+            std::fs::read_to_string(name_or_path)
+                .map_err(|source| LoadError::Io { file: name_or_path.to_string(), source })?,
+        ),
+        None => {
+            return Err(LoadError::Unknown {
+                kind: "device",
+                name: name_or_path.to_string(),
+                known: device_names().collect::<Vec<_>>().join(", "),
+            })
+        }
+    };
+    let dev: FlashParams = parse_toml(&file, &text)?;
+    dev.validate().map_err(|message| LoadError::Invalid { file, message })?;
+    Ok(dev)
+}
+
+pub fn builtin_device(name: &str) -> Result<FlashParams, LoadError> {
+    load_device(name)
+}
+
+impl Scenario {
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, LoadError> {
+        let s: Scenario = parse_toml(file, text)?;
+        s.validate().map_err(|message| LoadError::Invalid { file: file.to_string(), message })?;
+        Ok(s)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Scenario, LoadError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
+        Scenario::parse(&file, &text)
+    }
+
+    /// A built-in name or a path to a scenario file.
+    pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
+        if SCENARIOS.iter().any(|(n, _)| *n == name_or_path) {
+            builtin_scenario(name_or_path)
+        } else if Path::new(name_or_path).exists() {
+            Scenario::from_file(Path::new(name_or_path))
+        } else {
+            Err(LoadError::Unknown {
+                kind: "scenario",
+                name: name_or_path.to_string(),
+                known: scenario_names().collect::<Vec<_>>().join(", ") + ", or a path to a .toml file",
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_scenario_and_device_loads() {
+        for n in scenario_names() {
+            let s = builtin_scenario(n).unwrap_or_else(|e| panic!("{e}"));
+            load_device(&s.device).unwrap_or_else(|e| panic!("{n}: {e}"));
+        }
+        for n in device_names() {
+            builtin_device(n).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn unknown_field_names_file_line_and_field() {
+        let text = builtin_scenario("launch-update").map(|_| include_str!("../../../scenarios/launch-update.toml")).unwrap();
+        let bad = text.replacen("headline =", "headlines =", 1);
+        let line = bad.lines().position(|l| l.starts_with("headlines")).unwrap() + 1;
+        let err = Scenario::parse("s.toml", &bad).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("s.toml:{line}:")), "{err}");
+        assert!(err.contains("headlines"), "{err}");
+    }
+
+    #[test]
+    fn bad_op_field_is_located() {
+        let text = "name='x'\ndescription='d'\nheadline='p'\ndevice='galaxy-s5-emmc'\nduration_s=1\n\
+                    [[app]]\nname='a'\nrole='fg'\n[[app.thread]]\nname='main'\n\
+                    ops=[{op='read', path='/f', lenn=4}]\n";
+        let err = Scenario::parse("t.toml", text).unwrap_err().to_string();
+        assert!(err.starts_with("t.toml:11:"), "{err}");
+        assert!(err.contains("lenn"), "{err}");
+    }
+}

@@ -224,6 +224,8 @@ pub struct Txn {
     pub meta: BTreeSet<u64>,
     /// Data write requests the commit must wait for (data=ordered).
     pub ordered: Vec<ReqId>,
+    /// Serial numbers of `ordered` (request ids are reused; a serial tells a live one apart).
+    pub ordered_serials: Vec<u64>,
     /// Extents freed in this transaction, discarded after commit.
     pub freed: Vec<(u64, u64)>,
     /// Handles open on it.

@@ -1,0 +1,1718 @@
+//! The simulated phone: every layer, the tasks, and the event loop that connects them.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
+use forefront_model::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, ReqTimes, Request, Submitted};
+use forefront_model::cpu::{nice_to_weight, CpuSched, Expired, GroupId, ROOT_GROUP};
+use forefront_model::flash::{FlashDevice, FlashParams, Started};
+use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
+use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
+use forefront_model::prov::{Origin, Provenance, Tid, Uid};
+use forefront_policy::{DeviceOrder, Dispatch as DispatchPolicy, Policy, Reclaim};
+use forefront_workload::{Costs, Op, Phone, Role, Scenario};
+
+use crate::program::{compile, Instr};
+use crate::Cat;
+
+pub const FG_GROUP: GroupId = 1;
+pub const BG_GROUP: GroupId = 2;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    Core(u8, u64),
+    DevDone(ReqId),
+    Kick,
+    Wake(Tid, u32),
+    FlusherTimer,
+    CommitTimer,
+}
+
+/// What a task does when its current CPU burst ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum After {
+    Step,
+    Block,
+    Sleep(SimTime),
+    Exit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TState {
+    /// On a core or in a run queue.
+    Runnable,
+    Blocked,
+    Done,
+}
+
+/// What a blocked task waits for (its waker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WaitOn {
+    /// A request it submitted itself: time is split by the request's stage.
+    OwnRequest,
+    /// A request someone else submitted (a locked page, a page under write-back, a buffer).
+    OtherRequest,
+    Journal,
+    Throttle,
+    Congestion,
+    Alloc,
+    Timer,
+    Ipc,
+    Idle,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    on: WaitOn,
+    cat: Cat,
+    since: SimTime,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    User,
+    Flusher,
+    Jbd2,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum MetaKind {
+    Creat,
+    Unlink,
+    Truncate(u64),
+}
+
+/// Progress inside a multi-step operation.
+#[derive(Clone, Debug)]
+enum Exec {
+    None,
+    Read { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64 },
+    Write { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool },
+    Fsync { file: FileId, stage: u8, datasync: bool },
+    Meta { file: FileId, kind: MetaKind, stage: u8 },
+    Flusher { stage: u8 },
+    Jbd2,
+}
+
+struct Task {
+    name: String,
+    app: usize,
+    uid: Uid,
+    pid: u32,
+    kind: Kind,
+    state: TState,
+    after: After,
+    token: u32,
+    prog: Vec<Instr>,
+    pc: usize,
+    loops: Vec<(usize, u32)>,
+    exec: Exec,
+    wait: Option<Wait>,
+    /// Blocked time per category (ns).
+    acc: [u64; Cat::COUNT],
+    phases: Vec<(String, SimTime, [u64; Cat::COUNT], (u64, u64))>,
+    handle: Option<u64>,
+    bg_prio: bool,
+    nice: i32,
+    zero_steps: u32,
+}
+
+struct App {
+    name: String,
+    uid: Uid,
+    role: Role,
+}
+
+/// One headline sample: duration and blocked-time breakdown.
+pub struct Sample {
+    pub app: String,
+    pub phase: String,
+    pub start: SimTime,
+    pub ns: u64,
+    pub cats: [u64; Cat::COUNT],
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Seg {
+    /// Pages `first..first+n` of `file` (read fill or write-back).
+    Pages { file: FileId, first: u32, n: u32, write: bool },
+    Journal,
+    Meta { block: u64 },
+    Other,
+}
+
+pub struct Outcome {
+    pub samples: Vec<Sample>,
+    pub hooks: BTreeMap<String, u64>,
+    pub bg_read: u64,
+    pub bg_written: u64,
+    pub sim_end: SimTime,
+    pub events: u64,
+    pub invariants: forefront_record::run::Invariants,
+    pub dev_read: u64,
+    pub dev_written: u64,
+    pub dev_reorders: u64,
+}
+
+pub struct World {
+    q: EventQueue<Ev>,
+    cpu: CpuSched,
+    pc: PageCache,
+    fs: Fs,
+    jn: Journal,
+    reqs: ReqSlab,
+    req_serial: Vec<u64>,
+    serial: u64,
+    segs: Vec<Vec<Seg>>,
+    bq: BlockQueue,
+    dev: FlashDevice,
+    tasks: Vec<Task>,
+    apps: Vec<App>,
+    policy: Policy,
+    costs: Costs,
+    phone: Phone,
+    paths: HashMap<String, FileId>,
+    fg_uid: Option<Uid>,
+    flusher: Tid,
+    jbd2: Tid,
+    kick_pending: bool,
+    flusher_kicked: bool,
+    jbd2_kicked: bool,
+    throttle_waiters: Vec<Tid>,
+    congestion_waiters: Vec<Tid>,
+    alloc_waiters: Vec<Tid>,
+    chans: BTreeMap<String, (u64, VecDeque<Tid>)>,
+    /// Meta block → (request, serial) while a checkpoint write holds it.
+    meta_io: HashMap<u64, (ReqId, u64)>,
+    net_free_at: SimTime,
+    async_queued: usize,
+    scratch_cores: Vec<usize>,
+    scratch_ids: Vec<ReqId>,
+    scratch_started: Vec<Started>,
+    samples: Vec<Sample>,
+    hooks: BTreeMap<String, u64>,
+    headline: String,
+    fg_tasks_left: usize,
+    end: SimTime,
+    bg_read: u64,
+    bg_written: u64,
+    inv: forefront_record::run::Invariants,
+    dirty_bg_pages: u64,
+    dirty_limit_pages: u64,
+    max_sectors: u32,
+}
+
+const KERNEL_UID: Uid = 0;
+
+impl World {
+    pub fn new(sc: &Scenario, dev: FlashParams, policy: Policy, bg_apps: u32, seed: u64) -> World {
+        let streams = RngStreams::new(seed);
+        let phone = sc.phone.clone();
+        let fg_w = policy.cpu.fg_shares.unwrap_or(phone.fg_cpu_shares);
+        let bg_w = policy.cpu.bg_shares.unwrap_or(phone.bg_cpu_shares);
+        let cpu = CpuSched::new(phone.cpu.clone(), vec![1024, fg_w, bg_w]);
+        let capacity = phone.page_cache_mib * 256;
+        let pc = PageCache::new(capacity);
+        let fs = Fs::new(phone.fs.clone(), dev.capacity_gib << 30, streams.stream("fs.alloc"));
+        let max_sectors = (phone.max_request_kib * 2) as u32;
+        let sched = phone.scheduler.build(&[phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight]);
+        let bq = BlockQueue::new(sched, dev.queue_depth, max_sectors);
+        let mut w = World {
+            q: EventQueue::with_capacity(4096),
+            cpu,
+            pc,
+            fs,
+            jn: Journal::new(),
+            reqs: ReqSlab::default(),
+            req_serial: Vec::new(),
+            serial: 0,
+            segs: Vec::new(),
+            bq,
+            dev: FlashDevice::new(dev),
+            tasks: Vec::new(),
+            apps: Vec::new(),
+            costs: phone.costs.clone(),
+            dirty_bg_pages: (capacity as f64 * phone.dirty_background_ratio / 100.0) as u64,
+            dirty_limit_pages: (capacity as f64 * phone.dirty_ratio / 100.0) as u64,
+            phone,
+            policy,
+            paths: HashMap::new(),
+            fg_uid: None,
+            flusher: 0,
+            jbd2: 1,
+            kick_pending: false,
+            flusher_kicked: false,
+            jbd2_kicked: false,
+            throttle_waiters: Vec::new(),
+            congestion_waiters: Vec::new(),
+            alloc_waiters: Vec::new(),
+            chans: BTreeMap::new(),
+            meta_io: HashMap::new(),
+            net_free_at: SimTime::ZERO,
+            async_queued: 0,
+            scratch_cores: Vec::new(),
+            scratch_ids: Vec::new(),
+            scratch_started: Vec::new(),
+            samples: Vec::new(),
+            hooks: BTreeMap::new(),
+            headline: sc.headline.clone(),
+            fg_tasks_left: 0,
+            end: SimTime::from_secs_f64(sc.duration_s),
+            bg_read: 0,
+            bg_written: 0,
+            inv: Default::default(),
+            max_sectors,
+        };
+        // Kernel threads: the write-back flusher and the jbd2 commit thread (root group, nice 0).
+        w.apps.push(App { name: "kernel".into(), uid: KERNEL_UID, role: Role::System });
+        w.flusher = w.add_task("flush-8:0", 0, Kind::Flusher, Vec::new(), false, 0);
+        w.jbd2 = w.add_task("jbd2/sda-8", 0, Kind::Jbd2, Vec::new(), false, 0);
+        w.tasks[w.flusher as usize].exec = Exec::Flusher { stage: 0 };
+        w.tasks[w.jbd2 as usize].exec = Exec::Jbd2;
+
+        // Apps: the FG app and system apps once, the BG template `bg_apps` times.
+        let mut jitter = streams.stream("workload.start");
+        let mut starts: Vec<(Tid, SimTime)> = Vec::new();
+        let mut next_uid = 10_000;
+        for spec in &sc.apps {
+            let instances: Vec<Option<u32>> = match spec.role {
+                Role::Bg => (0..bg_apps).map(Some).collect(),
+                _ => vec![None],
+            };
+            for inst in instances {
+                let app = w.apps.len();
+                let name = match inst {
+                    Some(i) => format!("{}{}", spec.name, i),
+                    None => spec.name.clone(),
+                };
+                let uid = next_uid;
+                next_uid += 1;
+                w.apps.push(App { name: name.clone(), uid, role: spec.role });
+                let start = if spec.start_jitter_ms > 0.0 {
+                    SimTime::from_secs_f64(jitter.gen_range(0.0..spec.start_jitter_ms) / 1e3)
+                } else {
+                    SimTime::ZERO
+                };
+                for t in &spec.threads {
+                    let mut prog = Vec::new();
+                    compile(&t.ops, inst, &mut prog);
+                    let tid = w.add_task(&format!("{name}:{}", t.name), app, Kind::User, prog, t.background_priority, t.nice);
+                    if spec.role == Role::Fg {
+                        w.fg_tasks_left += 1;
+                    }
+                    starts.push((tid, start));
+                }
+            }
+        }
+        // Files on flash at the start.
+        for f in &sc.files {
+            let owners: Vec<(usize, Option<u32>)> = w
+                .apps
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.name == f.owner || (a.role == Role::Bg && a.name.strip_prefix(&f.owner).is_some_and(|r| r.parse::<u32>().is_ok())))
+                .map(|(i, a)| (i, a.name.strip_prefix(&f.owner).and_then(|r| r.parse().ok())))
+                .collect();
+            for (app, inst) in owners {
+                let path = match inst {
+                    Some(i) => f.path.replace("{i}", &i.to_string()),
+                    None => f.path.clone(),
+                };
+                let uid = w.apps[app].uid;
+                let id = w.create_file(&path, uid);
+                let blocks = f.size.0.div_ceil(BLOCK);
+                w.fs.allocate(id, 0, blocks, &mut Vec::new());
+                w.fs.inodes[id as usize].size = f.size.0;
+                if f.cached {
+                    for idx in 0..blocks.min(w.pc.free_pages()) as u32 {
+                        let p = w.pc.insert(id, idx, uid);
+                        w.pc.page_mut(p).uptodate = true;
+                    }
+                }
+            }
+        }
+        // Initial CPU groups: nobody is foreground until a `foreground` op runs.
+        for tid in 0..w.tasks.len() as Tid {
+            let g = w.group_for(tid);
+            w.cpu.set_group(tid, g, SimTime::ZERO);
+        }
+        for (tid, at) in starts {
+            w.q.schedule(at, Ev::Wake(tid, 0));
+            w.tasks[tid as usize].wait = Some(Wait { on: WaitOn::Timer, cat: Cat::Sleep, since: SimTime::ZERO });
+            w.tasks[tid as usize].state = TState::Blocked;
+        }
+        let wb = SimTime::from_secs_f64(w.phone.writeback_interval_s);
+        w.q.schedule(wb, Ev::FlusherTimer);
+        w.q.schedule(SimTime::from_secs_f64(w.phone.fs.commit_interval_s), Ev::CommitTimer);
+        // Kernel threads start idle (blocked on their wake-up).
+        for k in [w.flusher, w.jbd2] {
+            w.tasks[k as usize].state = TState::Blocked;
+            w.tasks[k as usize].wait = Some(Wait { on: WaitOn::Idle, cat: Cat::Sleep, since: SimTime::ZERO });
+        }
+        w
+    }
+
+    fn add_task(&mut self, name: &str, app: usize, kind: Kind, prog: Vec<Instr>, bg_prio: bool, nice: i32) -> Tid {
+        let tid = self.tasks.len() as Tid;
+        let uid = self.apps[app].uid;
+        self.cpu.add_task(tid, ROOT_GROUP, nice_to_weight(nice));
+        self.tasks.push(Task {
+            name: name.to_string(),
+            app,
+            uid,
+            pid: app as u32,
+            kind,
+            state: TState::Blocked,
+            after: After::Step,
+            token: 0,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            exec: Exec::None,
+            wait: None,
+            acc: [0; Cat::COUNT],
+            phases: Vec::new(),
+            handle: None,
+            bg_prio,
+            nice,
+            zero_steps: 0,
+        });
+        tid
+    }
+
+    fn create_file(&mut self, path: &str, uid: Uid) -> FileId {
+        let id = self.pc.add_file();
+        self.fs.create(id, path, uid);
+        self.paths.insert(path.to_string(), id);
+        id
+    }
+
+    fn group_for(&self, tid: Tid) -> GroupId {
+        let t = &self.tasks[tid as usize];
+        match self.apps[t.app].role {
+            Role::System => ROOT_GROUP,
+            _ if Some(t.uid) == self.fg_uid && !t.bg_prio => FG_GROUP,
+            _ => BG_GROUP,
+        }
+    }
+
+    fn is_fg_uid(&self, uid: Uid) -> bool {
+        Some(uid) == self.fg_uid
+    }
+
+    /// Whether work of task `tid` counts as foreground. Stock Android knows only cgroups (the FG
+    /// group); a classifying policy uses the FG app's UID (App Status Detector).
+    fn task_is_fg(&self, tid: Tid) -> bool {
+        let t = &self.tasks[tid as usize];
+        if self.policy.classify_io {
+            self.is_fg_uid(t.uid)
+        } else {
+            self.cpu.group_of(tid) == FG_GROUP
+        }
+    }
+
+    fn hook(&mut self, name: &'static str) {
+        *self.hooks.entry(name.to_string()).or_insert(0) += 1;
+    }
+
+    // ---------------------------------------------------------------- event loop
+
+    pub fn run(mut self) -> Outcome {
+        while let Some((now, ev)) = self.q.pop() {
+            if now > self.end || self.fg_tasks_left == 0 {
+                break;
+            }
+            match ev {
+                Ev::Core(core, gen) => {
+                    if let Some(Expired::BurstDone(tid)) = self.cpu.expire(core as usize, gen, now) {
+                        self.after_burst(tid);
+                    }
+                }
+                Ev::DevDone(id) => self.device_done(id),
+                Ev::Kick => {
+                    self.kick_pending = false;
+                    self.dispatch();
+                }
+                Ev::Wake(tid, token) => {
+                    if self.tasks[tid as usize].token == token {
+                        self.wake(tid);
+                    }
+                }
+                Ev::FlusherTimer => {
+                    self.wake_flusher();
+                    let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);
+                    self.q.schedule(t, Ev::FlusherTimer);
+                }
+                Ev::CommitTimer => {
+                    let interval = (self.phone.fs.commit_interval_s * 1e9) as u64;
+                    if let Some(s) = self.jn.running.started {
+                        if now.since(s) >= interval && !self.jn.running.is_empty() {
+                            self.jn.commit_requested = self.jn.commit_requested.max(self.jn.running.id);
+                            self.wake_jbd2();
+                        }
+                    }
+                    self.q.schedule(now.after(interval / 5), Ev::CommitTimer);
+                }
+            }
+            self.rearm();
+        }
+        self.finish()
+    }
+
+    fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    fn rearm(&mut self) {
+        let mut cores = std::mem::take(&mut self.scratch_cores);
+        self.cpu.take_changed(&mut cores);
+        for &c in &cores {
+            if let Some((t, gen)) = self.cpu.deadline(c) {
+                self.q.schedule(t, Ev::Core(c as u8, gen));
+            }
+        }
+        self.scratch_cores = cores;
+    }
+
+    fn finish(self) -> Outcome {
+        let mut inv = self.inv.clone();
+        inv.requests_in_flight = self.reqs.live() as u64;
+        let mut bytes = 0;
+        for id in 0..self.req_serial.len() as ReqId {
+            if let Some(r) = self.reqs.try_get(id) {
+                bytes += r.bytes();
+            }
+        }
+        inv.bytes_in_flight = bytes;
+        inv.time_clamps = self.q.clamped();
+        for t in &self.tasks {
+            if t.state == TState::Blocked {
+                inv.tasks_blocked_at_end += 1;
+                if t.wait.is_none() {
+                    inv.tasks_blocked_without_waker += 1;
+                }
+            }
+        }
+        Outcome {
+            samples: self.samples,
+            hooks: self.hooks,
+            bg_read: self.bg_read,
+            bg_written: self.bg_written,
+            sim_end: self.q.now().min(self.end),
+            events: self.q.popped(),
+            invariants: inv,
+            dev_read: self.dev.served_bytes_read,
+            dev_written: self.dev.served_bytes_written,
+            dev_reorders: self.dev.reorders,
+        }
+    }
+
+    // ---------------------------------------------------------------- tasks and CPU
+
+    /// Register that `tid` waits; the caller returns `After::Block`.
+    fn block_on(&mut self, tid: Tid, on: WaitOn, cat: Cat) {
+        let now = self.now();
+        let t = &mut self.tasks[tid as usize];
+        debug_assert!(t.wait.is_none(), "{} waits twice", t.name);
+        t.wait = Some(Wait { on, cat, since: now });
+    }
+
+    /// Wake `tid` from whatever it waits for (no-op if it does not wait).
+    fn wake(&mut self, tid: Tid) {
+        self.wake_split(tid, None);
+    }
+
+    fn wake_split(&mut self, tid: Tid, times: Option<ReqTimes>) {
+        let now = self.now();
+        let t = &mut self.tasks[tid as usize];
+        let Some(w) = t.wait.take() else { return };
+        t.token = t.token.wrapping_add(1);
+        match (w.on, times) {
+            (WaitOn::OwnRequest, Some(rt)) => {
+                let d = rt.dispatched.unwrap_or(now).max(w.since).min(now);
+                let s = rt.service_start.unwrap_or(now).max(d).min(now);
+                t.acc[Cat::BlockQueue as usize] += d.since(w.since);
+                t.acc[Cat::DeviceQueue as usize] += s.since(d);
+                t.acc[Cat::DeviceService as usize] += now.since(s);
+            }
+            _ => t.acc[w.cat as usize] += now.since(w.since),
+        }
+        if t.state == TState::Blocked {
+            t.state = TState::Runnable;
+            t.after = After::Step;
+            let work = (self.costs.wakeup_us * 1e3) as u64;
+            self.cpu.wake(tid, work, now);
+        }
+    }
+
+    /// The task's CPU burst ended: carry out what it planned, then step its program.
+    fn after_burst(&mut self, tid: Tid) {
+        let now = self.now();
+        let after = std::mem::replace(&mut self.tasks[tid as usize].after, After::Step);
+        if self.settle(tid, after, now) {
+            return;
+        }
+        loop {
+            let (cost, after) = self.step(tid);
+            if cost > 0 {
+                self.tasks[tid as usize].zero_steps = 0;
+                self.tasks[tid as usize].after = after;
+                self.cpu.continue_burst(tid, cost, now);
+                return;
+            }
+            let t = &mut self.tasks[tid as usize];
+            t.zero_steps += 1;
+            if t.zero_steps > 100_000 {
+                // A program that loops without doing anything: end the thread rather than hang.
+                t.wait = None;
+                self.settle(tid, After::Exit, now);
+                return;
+            }
+            if self.settle(tid, after, now) {
+                return;
+            }
+        }
+    }
+
+    /// Apply `after` for a task whose burst is over; true if it left the CPU.
+    fn settle(&mut self, tid: Tid, after: After, now: SimTime) -> bool {
+        match after {
+            After::Step => false,
+            After::Block => {
+                if self.tasks[tid as usize].wait.is_some() {
+                    self.tasks[tid as usize].state = TState::Blocked;
+                    self.cpu.stop(tid, now);
+                    true
+                } else {
+                    false // woken during its last burst
+                }
+            }
+            After::Sleep(until) => {
+                let t = &mut self.tasks[tid as usize];
+                t.wait = Some(Wait { on: WaitOn::Timer, cat: t.wait.map_or(Cat::Sleep, |w| w.cat), since: now });
+                t.state = TState::Blocked;
+                let token = t.token;
+                self.cpu.stop(tid, now);
+                self.q.schedule(until, Ev::Wake(tid, token));
+                true
+            }
+            After::Exit => {
+                let t = &mut self.tasks[tid as usize];
+                t.state = TState::Done;
+                if self.apps[t.app].role == Role::Fg {
+                    self.fg_tasks_left -= 1;
+                }
+                self.cpu.stop(tid, now);
+                true
+            }
+        }
+    }
+
+    fn us(&self, us: f64) -> u64 {
+        (us * 1e3) as u64
+    }
+
+    /// Advance `tid` by one step: returns CPU work to do first (ns) and what follows it.
+    fn step(&mut self, tid: Tid) -> (u64, After) {
+        match self.tasks[tid as usize].kind {
+            Kind::Flusher => return self.step_flusher(tid),
+            Kind::Jbd2 => return self.step_jbd2(tid),
+            Kind::User => {}
+        }
+        if !matches!(self.tasks[tid as usize].exec, Exec::None) {
+            return self.continue_op(tid);
+        }
+        // Fetch the next instruction.
+        let t = &mut self.tasks[tid as usize];
+        let Some(instr) = t.prog.get(t.pc).cloned() else {
+            return (0, After::Exit);
+        };
+        t.pc += 1;
+        match instr {
+            Instr::LoopStart { times, .. } => {
+                t.loops.push((t.pc, times));
+                (0, After::Step)
+            }
+            Instr::LoopEnd { start } => {
+                let (body, left) = t.loops.pop().expect("balanced loops");
+                debug_assert_eq!(body, start + 1);
+                if left == 0 {
+                    t.loops.push((body, 0));
+                    t.pc = body;
+                } else if left > 1 {
+                    t.loops.push((body, left - 1));
+                    t.pc = body;
+                }
+                (0, After::Step)
+            }
+            Instr::Op(op) => self.start_op(tid, op),
+        }
+    }
+
+    fn file_of(&mut self, path: &str, uid: Uid) -> FileId {
+        match self.paths.get(path) {
+            Some(&id) => id,
+            None => self.create_file(path, uid),
+        }
+    }
+
+    fn is_bg_app(&self, tid: Tid) -> bool {
+        self.apps[self.tasks[tid as usize].app].role == Role::Bg
+    }
+
+    fn start_op(&mut self, tid: Tid, op: Op) -> (u64, After) {
+        let now = self.now();
+        let uid = self.tasks[tid as usize].uid;
+        let sys = self.us(self.costs.syscall_us);
+        let set = |w: &mut World, e: Exec| w.tasks[tid as usize].exec = e;
+        match op {
+            Op::Open { path } | Op::Close { path } | Op::Stat { path } => {
+                self.file_of(&path, uid);
+                (sys, After::Step)
+            }
+            Op::Creat { path } => {
+                let file = self.file_of(&path, uid);
+                self.fs.inodes[file as usize].unlinked = false;
+                set(self, Exec::Meta { file, kind: MetaKind::Creat, stage: 0 });
+                (sys, After::Step)
+            }
+            Op::Unlink { path } => match self.paths.remove(&path) {
+                Some(file) => {
+                    set(self, Exec::Meta { file, kind: MetaKind::Unlink, stage: 0 });
+                    (sys, After::Step)
+                }
+                None => (sys, After::Step), // ENOENT
+            },
+            Op::Truncate { path, size } => {
+                let file = self.file_of(&path, uid);
+                set(self, Exec::Meta { file, kind: MetaKind::Truncate(size.0), stage: 0 });
+                (sys, After::Step)
+            }
+            Op::Read { path, offset, len, chunk } => {
+                let file = self.file_of(&path, uid);
+                let size = self.fs.inodes[file as usize].size;
+                let end = (offset.0 + len.0).min(size);
+                if offset.0 >= end {
+                    return (sys, After::Step);
+                }
+                let call_end = end.min(offset.0 + chunk.0);
+                set(self, Exec::Read { file, pos: offset.0, end, chunk: chunk.0, call_end });
+                (sys, After::Step)
+            }
+            Op::Write { path, offset, len, chunk } => {
+                let file = self.file_of(&path, uid);
+                let start = offset.map_or(self.fs.inodes[file as usize].size, |o| o.0);
+                let end = start + len.0;
+                if len.0 == 0 {
+                    return (sys, After::Step);
+                }
+                let call_end = end.min(start + chunk.0);
+                set(self, Exec::Write { file, pos: start, end, chunk: chunk.0, call_end, meta_done: false });
+                (sys, After::Step)
+            }
+            Op::Fsync { ref path } | Op::Fdatasync { ref path } => {
+                let datasync = matches!(op, Op::Fdatasync { .. });
+                let path = path.clone();
+                let file = self.file_of(&path, uid);
+                set(self, Exec::Fsync { file, stage: 0, datasync });
+                (sys, After::Step)
+            }
+            Op::Compute { ms } => (((ms * 1e6) as u64).max(1), After::Step),
+            Op::Sleep { ms } => (0, After::Sleep(now.after((ms * 1e6) as u64))),
+            Op::NetRecv { bytes } => {
+                let ns = (bytes.0 as f64 / (self.phone.net_mb_s * 1e6) * 1e9) as u64;
+                let done = self.net_free_at.max(now).after(ns);
+                self.net_free_at = done;
+                self.tasks[tid as usize].wait = None;
+                self.block_on(tid, WaitOn::Timer, Cat::Net);
+                let token = self.tasks[tid as usize].token;
+                self.q.schedule(done, Ev::Wake(tid, token));
+                (sys, After::Block)
+            }
+            Op::Wait { chan } => {
+                let c = self.chans.entry(chan).or_default();
+                if c.0 > 0 {
+                    c.0 -= 1;
+                    (sys, After::Step)
+                } else {
+                    c.1.push_back(tid);
+                    self.block_on(tid, WaitOn::Ipc, Cat::Ipc);
+                    (sys, After::Block)
+                }
+            }
+            Op::Signal { chan } => {
+                let c = self.chans.entry(chan).or_default();
+                if let Some(w) = c.1.pop_front() {
+                    self.wake(w);
+                } else {
+                    c.0 += 1;
+                }
+                (sys, After::Step)
+            }
+            Op::PhaseBegin { name } => {
+                let times = self.cpu.times(tid, now);
+                let t = &mut self.tasks[tid as usize];
+                let acc = t.acc;
+                t.phases.push((name, now, acc, times));
+                (0, After::Step)
+            }
+            Op::PhaseEnd { name } => {
+                let times = self.cpu.times(tid, now);
+                let t = &mut self.tasks[tid as usize];
+                if let Some(pos) = t.phases.iter().rposition(|p| p.0 == name) {
+                    let (phase, start, acc0, (run0, wait0)) = t.phases.remove(pos);
+                    let mut cats = [0u64; Cat::COUNT];
+                    for (i, c) in cats.iter_mut().enumerate() {
+                        *c = t.acc[i] - acc0[i];
+                    }
+                    cats[Cat::CpuRunning as usize] = times.0 - run0;
+                    cats[Cat::CpuRunnable as usize] = times.1 - wait0;
+                    let app = self.apps[t.app].name.clone();
+                    self.samples.push(Sample { app, phase, start, ns: now.since(start), cats });
+                }
+                (0, After::Step)
+            }
+            Op::Foreground { app } => {
+                let uid = self.apps.iter().find(|a| a.name == app).map(|a| a.uid);
+                self.fg_uid = uid;
+                for t in 0..self.tasks.len() as Tid {
+                    let g = self.group_for(t);
+                    if self.cpu.group_of(t) != g {
+                        self.cpu.set_group(t, g, now);
+                        self.hook("cpu.group_move");
+                    }
+                }
+                (self.us(50.0), After::Step)
+            }
+            Op::DropCaches { app } => {
+                if let Some(uid) = self.apps.iter().find(|a| a.name == app).map(|a| a.uid) {
+                    let files: Vec<FileId> =
+                        (0..self.fs.inodes.len() as FileId).filter(|&f| self.fs.inodes[f as usize].owner == uid).collect();
+                    for f in files {
+                        let pages: Vec<_> = self.pc.files[f as usize].pages.values().copied().collect();
+                        for p in pages {
+                            let pg = self.pc.page(p);
+                            if !pg.dirty && !pg.writeback && !pg.locked {
+                                self.pc.remove(p);
+                            }
+                        }
+                    }
+                }
+                (sys, After::Step)
+            }
+            Op::Repeat { .. } | Op::Sqlite { .. } => unreachable!("expanded by the compiler"),
+        }
+    }
+
+    fn continue_op(&mut self, tid: Tid) -> (u64, After) {
+        match self.tasks[tid as usize].exec.clone() {
+            Exec::Read { file, pos, end, chunk, call_end } => self.op_read(tid, file, pos, end, chunk, call_end),
+            Exec::Write { file, pos, end, chunk, call_end, meta_done } => {
+                self.op_write(tid, file, pos, end, chunk, call_end, meta_done)
+            }
+            Exec::Fsync { file, stage, datasync } => self.op_fsync(tid, file, stage, datasync),
+            Exec::Meta { file, kind, stage } => self.op_meta(tid, file, kind, stage),
+            _ => {
+                self.tasks[tid as usize].exec = Exec::None;
+                (0, After::Step)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- page cache paths
+
+    /// Make room for `n` pages; false if the task must wait (it is then registered).
+    fn alloc_pages(&mut self, tid: Tid, n: u64, cost: &mut u64) -> bool {
+        if self.policy.alloc_gate && !self.task_is_fg(tid) && self.fg_io_active() && self.tasks[tid as usize].kind == Kind::User {
+            self.hook("page_alloc.bg_paused");
+            self.alloc_waiters.push(tid);
+            self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
+            return false;
+        }
+        *cost += n * self.us(self.costs.alloc_page_us);
+        let low = 256; // min_free_kbytes-like reserve (1 MiB)
+        if self.pc.free_pages() >= n + low {
+            return true;
+        }
+        let want = n + low - self.pc.free_pages() + 32;
+        let order = match self.policy.reclaim {
+            Reclaim::Global => ReclaimOrder::Global,
+            Reclaim::BackgroundFirst => ReclaimOrder::BackgroundFirst,
+        };
+        let fg = self.fg_uid;
+        let freed = self.pc.reclaim(want, order, |u| Some(u) == fg);
+        if order == ReclaimOrder::BackgroundFirst && freed > 0 {
+            self.hook("reclaim.bg_first");
+        }
+        *cost += freed * self.us(self.costs.reclaim_page_us);
+        if self.pc.free_pages() >= n {
+            return true;
+        }
+        // Everything left is dirty or under I/O: wait for write-back to clean some.
+        self.wake_flusher();
+        self.alloc_waiters.push(tid);
+        self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
+        false
+    }
+
+    fn fg_io_active(&self) -> bool {
+        self.tasks.iter().enumerate().any(|(i, t)| {
+            Some(t.uid) == self.fg_uid && t.state == TState::Blocked && t.wait.is_some_and(|w| {
+                matches!(w.on, WaitOn::OwnRequest | WaitOn::OtherRequest | WaitOn::Journal)
+            }) && self.tasks[i].kind == Kind::User
+        })
+    }
+
+    /// Wait for request `id` (must be live): own or someone else's.
+    fn wait_request(&mut self, tid: Tid, id: ReqId, cat_other: Cat) {
+        let now = self.now();
+        let own = self.reqs.get(id).prov.tid == tid;
+        let r = self.reqs.get_mut(id);
+        r.waiters.push((tid, now));
+        let queued_async = !r.sync && r.is_queued();
+        if own {
+            self.block_on(tid, WaitOn::OwnRequest, Cat::BlockQueue);
+        } else {
+            self.block_on(tid, WaitOn::OtherRequest, cat_other);
+        }
+        if queued_async && self.policy.name.contains("qasio") && self.bq.boost(&mut self.reqs, id) {
+            self.hook("block.boost");
+        }
+    }
+
+    fn op_read(&mut self, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64) -> (u64, After) {
+        let mut cost = 0;
+        let copy = self.us(self.costs.copy_page_us);
+        while pos < call_end {
+            let idx = (pos / PAGE_SIZE) as u32;
+            match self.pc.lookup(file, idx) {
+                Some(p) if self.pc.page(p).uptodate && !self.pc.page(p).locked => {
+                    self.pc.mark_accessed(p);
+                    cost += copy;
+                    let next = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
+                    if self.is_bg_app(tid) {
+                        self.bg_read += next - pos;
+                    }
+                    pos = next;
+                }
+                Some(p) => {
+                    let id = self.pc.page(p).io.expect("a locked page has its request");
+                    self.wait_request(tid, id, Cat::PageWait);
+                    self.set_read(tid, file, pos, end, chunk, call_end);
+                    return (cost, After::Block);
+                }
+                None => {
+                    let last_page = ((end - 1) / PAGE_SIZE) as u32;
+                    let ra = (self.phone.read_ahead_kib / 4).max(1) as u32;
+                    let want_end = last_page.min(idx + ra.max((call_end - pos).div_ceil(PAGE_SIZE) as u32) - 1);
+                    let mut n = 0;
+                    while idx + n <= want_end && self.pc.lookup(file, idx + n).is_none() && n < 256 {
+                        n += 1;
+                    }
+                    if !self.alloc_pages(tid, u64::from(n), &mut cost) {
+                        self.set_read(tid, file, pos, end, chunk, call_end);
+                        return (cost, After::Block);
+                    }
+                    cost += self.read_pages(tid, file, idx, n, Origin::Read);
+                    // Loop again: the page is now locked (wait) or a hole (uptodate).
+                }
+            }
+        }
+        if call_end >= end {
+            self.tasks[tid as usize].exec = Exec::None;
+            return (cost.max(1), After::Step);
+        }
+        let next_end = end.min(call_end + chunk);
+        self.set_read(tid, file, call_end, end, chunk, next_end);
+        (cost + self.us(self.costs.syscall_us), After::Step)
+    }
+
+    fn set_read(&mut self, tid: Tid, file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64) {
+        self.tasks[tid as usize].exec = Exec::Read { file, pos, end, chunk, call_end };
+    }
+
+    /// Insert `n` pages from `first` locked and submit reads for them (holes become uptodate).
+    /// Returns the CPU cost.
+    fn read_pages(&mut self, tid: Tid, file: FileId, first: u32, n: u32, origin: Origin) -> u64 {
+        let owner = self.fs.inodes[file as usize].owner;
+        let mut cost = 0;
+        let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
+        for k in 0..n {
+            let idx = first + k;
+            let p = self.pc.insert(file, idx, owner);
+            match self.fs.inodes[file as usize].map(u64::from(idx)) {
+                None => {
+                    self.pc.page_mut(p).uptodate = true;
+                    if let Some(r) = run.take() {
+                        cost += self.submit_pages(tid, file, r, false, origin);
+                    }
+                }
+                Some(lba) => {
+                    self.pc.page_mut(p).locked = true;
+                    run = match run {
+                        Some((f, l, c)) if l + u64::from(c) == lba && c < self.max_sectors / 8 => Some((f, l, c + 1)),
+                        Some(r) => {
+                            cost += self.submit_pages(tid, file, r, false, origin);
+                            Some((idx, lba, 1))
+                        }
+                        None => Some((idx, lba, 1)),
+                    };
+                }
+            }
+        }
+        if let Some(r) = run {
+            cost += self.submit_pages(tid, file, r, false, origin);
+        }
+        cost
+    }
+
+    /// Submit one request for a run of pages (read fill or write-back); sets `io` on the pages.
+    fn submit_pages(&mut self, tid: Tid, file: FileId, (first, lba, n): (u32, u64, u32), write: bool, origin: Origin) -> u64 {
+        let owner = self.fs.inodes[file as usize].owner;
+        let kernel = self.tasks[tid as usize].kind != Kind::User;
+        let sync = !write || !kernel || origin == Origin::Fsync;
+        let fg = if self.policy.classify_io {
+            // FastTrack: sync I/O by the task, async write-back by the pages' owner.
+            if kernel { self.is_fg_uid(owner) } else { self.task_is_fg(tid) }
+        } else {
+            !kernel && self.task_is_fg(tid)
+        };
+        let group = if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) };
+        let req = Request {
+            id: 0,
+            op: if write { ReqOp::Write } else { ReqOp::Read },
+            sector: lba * SECTORS_PER_BLOCK,
+            sectors: n * SECTORS_PER_BLOCK as u32,
+            sync,
+            meta: false,
+            fua: false,
+            preflush: false,
+            prov: Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group },
+            ioprio_class: 2,
+            ioprio_level: 4,
+            boosted: false,
+            merged: 0,
+            times: ReqTimes::default(),
+            waiters: Vec::new(),
+            tag: 0,
+        };
+        let (id, _) = self.submit(req, Seg::Pages { file, first, n, write });
+        for k in 0..n {
+            let p = self.pc.lookup(file, first + k).expect("page inserted");
+            if write {
+                self.pc.start_writeback(p, id);
+            } else {
+                self.pc.page_mut(p).io = Some(id);
+            }
+        }
+        self.us(self.costs.submit_request_us)
+    }
+
+    /// Submit a request through the policy's dispatch seam; returns (id, serial).
+    fn submit(&mut self, req: Request, seg: Seg) -> (ReqId, u64) {
+        let now = self.now();
+        self.inv.requests_submitted += 1;
+        self.inv.bytes_submitted += req.bytes();
+        let is_async = !req.sync;
+        let insert = if self.policy.dispatch == DispatchPolicy::ForegroundDirect && req.prov.fg {
+            self.hook("dispatch.fg_direct");
+            Insert::DispatchQueue
+        } else {
+            Insert::Scheduler
+        };
+        let out = self.bq.submit(&mut self.reqs, req, insert, now);
+        let id = match out {
+            Submitted::Queued(id) => {
+                let i = id as usize;
+                if self.segs.len() <= i {
+                    self.segs.resize_with(i + 1, Vec::new);
+                    self.req_serial.resize(i + 1, 0);
+                }
+                self.serial += 1;
+                self.req_serial[i] = self.serial;
+                self.segs[i].clear();
+                if is_async {
+                    self.async_queued += 1;
+                }
+                id
+            }
+            Submitted::Merged(id) => {
+                self.inv.requests_merged += 1;
+                id
+            }
+        };
+        self.segs[id as usize].push(seg);
+        if !self.kick_pending {
+            self.kick_pending = true;
+            self.q.schedule(now, Ev::Kick);
+        }
+        (id, self.req_serial[id as usize])
+    }
+
+    fn live(&self, (id, serial): (ReqId, u64)) -> bool {
+        self.reqs.try_get(id).is_some() && self.req_serial[id as usize] == serial
+    }
+
+    fn dispatch(&mut self) {
+        let now = self.now();
+        let mut ids = std::mem::take(&mut self.scratch_ids);
+        ids.clear();
+        let wake = self.bq.dispatch(&mut self.reqs, now, &mut ids);
+        for &id in &ids {
+            let r = self.reqs.get(id);
+            if !r.sync {
+                self.async_queued -= 1;
+            }
+            let class = match self.policy.device_order {
+                DeviceOrder::ReadFirst => forefront_model::flash::stock_class(r),
+                DeviceOrder::ForegroundFirst => (if r.prov.fg { 0 } else { 2 }) + u8::from(!r.op.is_read()),
+            };
+            self.dev.submit(id, class);
+        }
+        self.scratch_ids = ids;
+        let mut started = std::mem::take(&mut self.scratch_started);
+        started.clear();
+        self.dev.start(now, &mut self.reqs, &mut started);
+        for s in &started {
+            self.q.schedule(s.done_at, Ev::DevDone(s.id));
+        }
+        self.scratch_started = started;
+        if let Some(t) = wake {
+            self.q.schedule(t, Ev::Kick);
+        }
+        if !self.congestion_waiters.is_empty() && self.async_queued < self.phone.nr_requests * 7 / 8 {
+            for t in std::mem::take(&mut self.congestion_waiters) {
+                self.wake(t);
+            }
+        }
+    }
+
+    fn device_done(&mut self, id: ReqId) {
+        let now = self.now();
+        self.dev.finish(now);
+        self.bq.complete(&mut self.reqs, id, now);
+        self.inv.requests_completed += 1;
+        self.inv.bytes_completed += self.reqs.get(id).bytes();
+        let segs = std::mem::take(&mut self.segs[id as usize]);
+        for seg in &segs {
+            match *seg {
+                Seg::Pages { file, first, n, write } => {
+                    for k in 0..n {
+                        if let Some(p) = self.pc.lookup(file, first + k) {
+                            let pg = self.pc.page_mut(p);
+                            if pg.io != Some(id) {
+                                continue;
+                            }
+                            if write {
+                                self.pc.end_writeback(p);
+                            } else {
+                                pg.uptodate = true;
+                                pg.locked = false;
+                                pg.io = None;
+                            }
+                        }
+                    }
+                }
+                Seg::Meta { block } => {
+                    if self.meta_io.get(&block).is_some_and(|&(r, _)| r == id) {
+                        self.meta_io.remove(&block);
+                    }
+                }
+                Seg::Journal | Seg::Other => {}
+            }
+        }
+        self.segs[id as usize] = segs;
+        let req = self.reqs.free(id);
+        for &(tid, _) in &req.waiters {
+            self.wake_split(tid, Some(req.times));
+        }
+        // Conditions that completions can end.
+        if !self.throttle_waiters.is_empty() && self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
+            for t in std::mem::take(&mut self.throttle_waiters) {
+                self.wake(t);
+            }
+        }
+        if !self.alloc_waiters.is_empty() && !(self.policy.alloc_gate && self.fg_io_active()) {
+            for t in std::mem::take(&mut self.alloc_waiters) {
+                self.wake(t);
+            }
+        }
+        self.dispatch();
+    }
+}
+
+// ---------------------------------------------------------------- writes, fsync, metadata
+impl World {
+    #[allow(clippy::too_many_arguments)]
+    fn op_write(&mut self, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool) -> (u64, After) {
+        let now = self.now();
+        let mut cost = 0;
+        let copy = self.us(self.costs.copy_page_us);
+        let set = |w: &mut World, pos: u64, meta_done: bool| {
+            w.tasks[tid as usize].exec = Exec::Write { file, pos, end, chunk, call_end, meta_done };
+        };
+        while pos < call_end {
+            let idx = (pos / PAGE_SIZE) as u32;
+            let page_end = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
+            match self.pc.lookup(file, idx) {
+                Some(p) => {
+                    let pg = self.pc.page(p);
+                    if pg.locked || (pg.writeback && self.phone.fs.stable_pages) {
+                        let id = pg.io.expect("page under I/O has its request");
+                        self.wait_request(tid, id, Cat::PageWait);
+                        set(self, pos, meta_done);
+                        return (cost, After::Block);
+                    }
+                    self.pc.page_mut(p).uptodate = true;
+                    self.pc.set_dirty(p, now);
+                    self.pc.mark_accessed(p);
+                }
+                None => {
+                    if !self.alloc_pages(tid, 1, &mut cost) {
+                        set(self, pos, meta_done);
+                        return (cost, After::Block);
+                    }
+                    let partial = pos % PAGE_SIZE != 0 || (page_end % PAGE_SIZE != 0 && page_end < self.fs.inodes[file as usize].size);
+                    if partial && self.fs.inodes[file as usize].map(u64::from(idx)).is_some() {
+                        // Read-modify-write of a partial page that exists on flash.
+                        cost += self.read_pages(tid, file, idx, 1, Origin::Write);
+                        set(self, pos, meta_done);
+                        return (cost, After::Step);
+                    }
+                    let owner = self.fs.inodes[file as usize].owner;
+                    let p = self.pc.insert(file, idx, owner);
+                    self.pc.page_mut(p).uptodate = true;
+                    self.pc.set_dirty(p, now);
+                }
+            }
+            cost += copy;
+            if self.is_bg_app(tid) {
+                self.bg_written += page_end - pos;
+            }
+            pos = page_end;
+        }
+        // End of one write() call: i_size/mtime under a journal handle (ext4_dirty_inode).
+        if !meta_done {
+            let blk = self.fs.inodes[file as usize].itable_block;
+            match self.journal_update(tid, &[blk], &mut cost) {
+                Some(txn) => {
+                    let ino = &mut self.fs.inodes[file as usize];
+                    ino.size = ino.size.max(call_end);
+                    ino.meta_txn = Some(txn);
+                }
+                None => {
+                    set(self, pos, false);
+                    return (cost, After::Block);
+                }
+            }
+        }
+        // balance_dirty_pages: writers over the dirty limit wait for write-back.
+        let dirty = self.pc.nr_dirty + self.pc.nr_writeback;
+        if dirty > self.dirty_bg_pages {
+            self.wake_flusher();
+        }
+        let last = call_end >= end;
+        let next_end = end.min(call_end + chunk);
+        self.tasks[tid as usize].exec = if last {
+            Exec::None
+        } else {
+            Exec::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }
+        };
+        if dirty > self.dirty_limit_pages {
+            self.throttle_waiters.push(tid);
+            self.block_on(tid, WaitOn::Throttle, Cat::Throttle);
+            return (cost.max(1), After::Block);
+        }
+        (cost.max(1) + if last { 0 } else { self.us(self.costs.syscall_us) }, After::Step)
+    }
+
+    /// Start a handle, dirty `blocks` in the running transaction, stop the handle. Returns the
+    /// transaction, or None when the task must wait (registered): for the handle (commit
+    /// locked) or for a block under checkpoint write (D_meta).
+    fn journal_update(&mut self, tid: Tid, blocks: &[u64], cost: &mut u64) -> Option<u64> {
+        let now = self.now();
+        if self.tasks[tid as usize].handle.is_none() {
+            if self.jn.handles_blocked() {
+                self.jn.handle_waiters.push((tid, now));
+                self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                return None;
+            }
+            let txn = self.jn.start_handle(now);
+            self.tasks[tid as usize].handle = Some(txn);
+        }
+        for b in blocks {
+            if let Some(&(id, serial)) = self.meta_io.get(b) {
+                if self.live((id, serial)) {
+                    // Holding the handle while waiting: the commit waits for us (QASIO's chain).
+                    self.wait_request(tid, id, Cat::PageWait);
+                    return None;
+                }
+            }
+        }
+        let txn = self.tasks[tid as usize].handle.take().expect("handle started");
+        let target = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
+        target.meta.extend(blocks.iter().copied());
+        self.stop_handle(txn);
+        *cost += self.us(self.costs.metadata_us);
+        Some(txn)
+    }
+
+    fn stop_handle(&mut self, txn: u64) {
+        if self.jn.running.id == txn {
+            self.jn.running.handles -= 1;
+        } else if let Some((t, phase)) = &mut self.jn.committing {
+            debug_assert_eq!(t.id, txn);
+            t.handles -= 1;
+            if t.handles == 0 && *phase == CommitPhase::Locked {
+                self.wake_if(self.jbd2, WaitOn::Journal);
+            }
+        }
+    }
+
+    fn wake_if(&mut self, tid: Tid, on: WaitOn) {
+        if self.tasks[tid as usize].wait.is_some_and(|w| w.on == on) {
+            self.wake(tid);
+        }
+    }
+
+    fn wake_flusher(&mut self) {
+        self.flusher_kicked = true;
+        self.wake_if(self.flusher, WaitOn::Idle);
+    }
+
+    fn wake_jbd2(&mut self) {
+        self.jbd2_kicked = true;
+        self.wake_if(self.jbd2, WaitOn::Idle);
+    }
+
+    /// Write back `idxs` (dirty pages of `file`, ascending): delayed allocation under the
+    /// writer's handle (which must be held), then requests over contiguous LBA runs.
+    fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
+        let mut cost = 0;
+        let txn = self.tasks[tid as usize].handle.expect("write-back allocates under a handle");
+        // Delayed allocation of unmapped pages.
+        let mut touched = Vec::new();
+        let mut i = 0;
+        let mut allocated = false;
+        while i < idxs.len() {
+            if self.fs.inodes[file as usize].map(u64::from(idxs[i])).is_some() {
+                i += 1;
+                continue;
+            }
+            let mut j = i + 1;
+            while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && self.fs.inodes[file as usize].map(u64::from(idxs[j])).is_none() {
+                j += 1;
+            }
+            self.fs.allocate(file, u64::from(idxs[i]), (j - i) as u64, &mut touched);
+            allocated = true;
+            i = j;
+        }
+        if allocated {
+            touched.push(self.fs.inodes[file as usize].itable_block);
+            let t = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
+            t.meta.extend(touched.iter().copied());
+            let ino = &mut self.fs.inodes[file as usize];
+            ino.meta_txn = Some(txn);
+            ino.datasync_txn = Some(txn);
+            cost += self.us(self.costs.metadata_us);
+        }
+        let mut run: Option<(u32, u64, u32)> = None;
+        let mut ordered = Vec::new();
+        for &idx in idxs {
+            let lba = self.fs.inodes[file as usize].map(u64::from(idx)).expect("allocated above");
+            run = match run {
+                Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < self.max_sectors / 8 => Some((f, l, c + 1)),
+                Some(r) => {
+                    cost += self.submit_pages(tid, file, r, true, origin);
+                    ordered.push(self.last_submitted(file, r.0));
+                    Some((idx, lba, 1))
+                }
+                None => Some((idx, lba, 1)),
+            };
+        }
+        if let Some(r) = run {
+            cost += self.submit_pages(tid, file, r, true, origin);
+            ordered.push(self.last_submitted(file, r.0));
+        }
+        if allocated {
+            // data=ordered: this transaction's commit waits for these writes.
+            let t = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
+            for o in ordered {
+                t.ordered.push(o.0);
+                t.ordered_serials.push(o.1);
+            }
+        }
+        cost + idxs.len() as u64 * self.us(self.costs.writeback_page_us)
+    }
+
+    fn last_submitted(&self, file: FileId, idx: u32) -> (ReqId, u64) {
+        let p = self.pc.lookup(file, idx).expect("page under write-back");
+        let id = self.pc.page(p).io.expect("request set");
+        (id, self.req_serial[id as usize])
+    }
+
+    fn op_fsync(&mut self, tid: Tid, file: FileId, stage: u8, datasync: bool) -> (u64, After) {
+        let set = |w: &mut World, stage: u8| w.tasks[tid as usize].exec = Exec::Fsync { file, stage, datasync };
+        let mut cost = 0;
+        match stage {
+            0 => {
+                // Write out the file's dirty pages as sync writes.
+                let idxs: Vec<u32> = self.pc.files[file as usize].dirty.iter().copied().collect();
+                if !idxs.is_empty() {
+                    if self.tasks[tid as usize].handle.is_none() {
+                        if self.jn.handles_blocked() {
+                            self.jn.handle_waiters.push((tid, self.now()));
+                            self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                            return (0, After::Block);
+                        }
+                        let txn = self.jn.start_handle(self.now());
+                        self.tasks[tid as usize].handle = Some(txn);
+                    }
+                    // Pages under write-back must finish before they are written again.
+                    let busy = idxs.iter().find_map(|&i| {
+                        let p = self.pc.lookup(file, i)?;
+                        let pg = self.pc.page(p);
+                        (pg.writeback || pg.locked).then_some(pg.io).flatten()
+                    });
+                    if let Some(id) = busy {
+                        let txn = self.tasks[tid as usize].handle.take().expect("held");
+                        self.stop_handle(txn);
+                        self.wait_request(tid, id, Cat::PageWait);
+                        return (0, After::Block);
+                    }
+                    cost += self.writeback_pages(tid, file, &idxs, Origin::Fsync);
+                    let txn = self.tasks[tid as usize].handle.take().expect("held");
+                    self.stop_handle(txn);
+                }
+                set(self, 1);
+                (cost.max(1), After::Step)
+            }
+            1 => {
+                // Wait for every page of the file under write-back (own or the flusher's: D_sync).
+                let busy = self.pc.files[file as usize].pages.values().find_map(|&p| {
+                    let pg = self.pc.page(p);
+                    pg.writeback.then_some(pg.io).flatten()
+                });
+                if let Some(id) = busy {
+                    self.wait_request(tid, id, Cat::PageWait);
+                    return (0, After::Block);
+                }
+                set(self, 2);
+                (0, After::Step)
+            }
+            2 => {
+                let ino = &self.fs.inodes[file as usize];
+                let need = if datasync { ino.datasync_txn } else { ino.meta_txn };
+                match need {
+                    Some(txn) if txn > self.jn.committed => {
+                        self.jn.commit_requested = self.jn.commit_requested.max(txn);
+                        if self.task_is_fg(tid) {
+                            if self.jn.running.id == txn {
+                                self.jn.running.fg_forced = true;
+                            }
+                        }
+                        self.wake_jbd2();
+                        self.jn.commit_waiters.push((txn, tid, self.now()));
+                        self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                        (0, After::Block)
+                    }
+                    _ if self.tasks[tid as usize].handle.is_none() && need.is_none() => {
+                        // Nothing to commit: a cache flush makes the data durable.
+                        let id = self.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
+                        self.wait_request(tid, id.0, Cat::PageWait);
+                        set(self, 3);
+                        (self.us(self.costs.submit_request_us), After::Block)
+                    }
+                    _ => {
+                        set(self, 3);
+                        (0, After::Step)
+                    }
+                }
+            }
+            _ => {
+                self.tasks[tid as usize].exec = Exec::None;
+                (1, After::Step)
+            }
+        }
+    }
+
+    /// A data-less or journal request (flush, discard, journal blocks, metadata).
+    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+        let t = &self.tasks[tid as usize];
+        let kernel = t.kind != Kind::User;
+        let fg = match origin {
+            Origin::JournalCommit => self.policy.classify_io && self.jn.committing.as_ref().is_some_and(|c| c.0.fg_forced),
+            _ => !kernel && self.task_is_fg(tid),
+        };
+        let req = Request {
+            id: 0,
+            op,
+            sector: block * SECTORS_PER_BLOCK,
+            sectors: (blocks * SECTORS_PER_BLOCK) as u32,
+            sync: !matches!(origin, Origin::Checkpoint),
+            meta: matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata),
+            fua: false,
+            preflush: op == ReqOp::Flush,
+            prov: Provenance { uid: t.uid, pid: t.pid, tid, fg, origin, blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) } },
+            ioprio_class: 2,
+            ioprio_level: 4,
+            boosted: false,
+            merged: 0,
+            times: ReqTimes::default(),
+            waiters: Vec::new(),
+            tag: 0,
+        };
+        let seg = if origin == Origin::Checkpoint { Seg::Meta { block } } else if origin == Origin::JournalCommit { Seg::Journal } else { Seg::Other };
+        self.submit(req, seg)
+    }
+
+    fn op_meta(&mut self, tid: Tid, file: FileId, kind: MetaKind, stage: u8) -> (u64, After) {
+        let set = |w: &mut World, stage: u8| w.tasks[tid as usize].exec = Exec::Meta { file, kind, stage };
+        let new_size = match kind {
+            MetaKind::Creat | MetaKind::Unlink => 0,
+            MetaKind::Truncate(s) => s,
+        };
+        if stage == 0 {
+            // Drop cached pages past the new size; pages under I/O must finish first (D_data).
+            let first = new_size.div_ceil(PAGE_SIZE) as u32;
+            let pages: Vec<_> = self.pc.files[file as usize].pages.range(first..).map(|(_, &p)| p).collect();
+            let mut cost = 0;
+            for p in pages {
+                let pg = self.pc.page(p);
+                if pg.locked || pg.writeback {
+                    let id = pg.io.expect("under I/O");
+                    self.wait_request(tid, id, Cat::PageWait);
+                    return (cost, After::Block);
+                }
+                self.pc.remove(p);
+                cost += self.us(0.2);
+            }
+            set(self, 1);
+            return (cost.max(1), After::Step);
+        }
+        let ino = &self.fs.inodes[file as usize];
+        let mut blocks = vec![ino.itable_block];
+        if matches!(kind, MetaKind::Creat | MetaKind::Unlink) {
+            blocks.push(ino.dir_block);
+        }
+        let from_fb = new_size.div_ceil(BLOCK);
+        for &(start, lba, len) in &ino.extents {
+            if start + len > from_fb {
+                let b = self.fs.bitmap_block(lba);
+                if !blocks.contains(&b) {
+                    blocks.push(b);
+                }
+            }
+        }
+        let mut cost = 0;
+        match self.journal_update(tid, &blocks, &mut cost) {
+            None => {
+                set(self, 1);
+                (cost, After::Block)
+            }
+            Some(txn) => {
+                let mut freed = Vec::new();
+                self.fs.free_from(file, from_fb, &mut freed);
+                let t = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
+                if self.fs.params.discard {
+                    t.freed.extend(freed);
+                }
+                let ino = &mut self.fs.inodes[file as usize];
+                ino.size = new_size;
+                ino.meta_txn = Some(txn);
+                ino.datasync_txn = Some(txn);
+                if matches!(kind, MetaKind::Unlink) {
+                    ino.unlinked = true;
+                }
+                self.tasks[tid as usize].exec = Exec::None;
+                (cost.max(1), After::Step)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- kernel threads
+impl World {
+    /// The write-back flusher: expired inodes every interval, everything while over the
+    /// background threshold, committed metadata to its home location (checkpoint).
+    fn step_flusher(&mut self, tid: Tid) -> (u64, After) {
+        let now = self.now();
+        if self.async_queued >= self.phone.nr_requests {
+            self.congestion_waiters.push(tid);
+            self.block_on(tid, WaitOn::Congestion, Cat::Throttle);
+            return (0, After::Block);
+        }
+        let expire = (self.phone.dirty_expire_s * 1e9) as u64;
+        let over = self.pc.nr_dirty > self.dirty_bg_pages;
+        // The file to write: oldest dirty first.
+        let mut best: Option<(SimTime, FileId)> = None;
+        for (f, fc) in self.pc.files.iter().enumerate() {
+            if let Some(at) = fc.dirtied_at {
+                if (over || now.since(at) >= expire || self.flusher_kicked && self.pc.nr_dirty > self.dirty_bg_pages)
+                    && best.is_none_or(|(b, _)| at < b)
+                {
+                    best = Some((at, f as FileId));
+                }
+            }
+        }
+        if let Some((_, file)) = best {
+            if self.tasks[tid as usize].handle.is_none() {
+                if self.jn.handles_blocked() {
+                    self.jn.handle_waiters.push((tid, now));
+                    self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                    return (0, After::Block);
+                }
+                let txn = self.jn.start_handle(now);
+                self.tasks[tid as usize].handle = Some(txn);
+            }
+            // MAX_WRITEBACK_PAGES = 1024 per inode per pass; skip pages still under I/O.
+            let idxs: Vec<u32> = self.pc.files[file as usize]
+                .dirty
+                .iter()
+                .copied()
+                .filter(|&i| self.pc.lookup(file, i).is_some_and(|p| !self.pc.page(p).writeback && !self.pc.page(p).locked))
+                .take(1024)
+                .collect();
+            let mut cost = self.us(20.0);
+            if idxs.is_empty() {
+                // All dirty pages of this file are being written: wait for one of them.
+                let txn = self.tasks[tid as usize].handle.take().expect("held");
+                self.stop_handle(txn);
+                let p = self.pc.files[file as usize].dirty.iter().find_map(|&i| self.pc.lookup(file, i)).expect("dirty");
+                let id = self.pc.page(p).io.expect("under I/O");
+                self.wait_request(tid, id, Cat::PageWait);
+                return (cost, After::Block);
+            }
+            cost += self.writeback_pages(tid, file, &idxs, Origin::Writeback);
+            let txn = self.tasks[tid as usize].handle.take().expect("held");
+            self.stop_handle(txn);
+            return (cost, After::Step);
+        }
+        // Checkpoint: committed metadata older than dirty_expire goes home (async, meta).
+        let due: Vec<(u64, u64)> =
+            self.jn.checkpoint.iter().copied().filter(|&(at, _)| now.since(SimTime(at)) >= expire).take(64).collect();
+        if !due.is_empty() {
+            let mut cost = 0;
+            for (at, block) in due {
+                self.jn.checkpoint.remove(&(at, block));
+                if self.meta_io.get(&block).is_some_and(|&r| self.live(r)) {
+                    continue;
+                }
+                let r = self.submit_control(tid, ReqOp::Write, block, 1, Origin::Checkpoint);
+                self.meta_io.insert(block, r);
+                cost += self.us(self.costs.submit_request_us);
+            }
+            return (cost.max(1), After::Step);
+        }
+        self.flusher_kicked = false;
+        self.block_on(tid, WaitOn::Idle, Cat::Sleep);
+        (0, After::Block)
+    }
+
+    /// The jbd2 commit thread, phase by phase (see [`CommitPhase`]).
+    fn step_jbd2(&mut self, tid: Tid) -> (u64, After) {
+        let now = self.now();
+        let Some((txn, phase)) = &self.jn.committing else {
+            // Idle: commit the running transaction if asked.
+            if self.jn.commit_requested >= self.jn.running.id && !self.jn.running.is_empty() && self.jn.running.handles == 0
+                || self.jn.commit_requested >= self.jn.running.id && !self.jn.running.is_empty()
+            {
+                let next = self.jn.running.id + 1;
+                self.jn.lock_running(next);
+                return (self.us(20.0), After::Step);
+            }
+            if self.jn.commit_requested >= self.jn.running.id && self.jn.running.is_empty() {
+                // Nothing to write: the transaction counts as committed.
+                self.jn.committed = self.jn.running.id;
+                self.jn.running.id += 1;
+                self.jn.running.started = None;
+                self.release_commit_waiters();
+                return (self.us(5.0), After::Step);
+            }
+            self.jbd2_kicked = false;
+            self.block_on(tid, WaitOn::Idle, Cat::Sleep);
+            return (0, After::Block);
+        };
+        let (id, phase) = (txn.id, *phase);
+        match phase {
+            CommitPhase::Locked => {
+                if txn.handles > 0 {
+                    self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                    return (0, After::Block);
+                }
+                self.set_phase(CommitPhase::OrderedData);
+                // New handles may start on the next running transaction now.
+                for (w, _) in std::mem::take(&mut self.jn.handle_waiters) {
+                    self.wake(w);
+                }
+                (self.us(10.0), After::Step)
+            }
+            CommitPhase::OrderedData => {
+                let c = &self.jn.committing.as_ref().expect("committing").0;
+                let pending = c.ordered.iter().zip(&c.ordered_serials).map(|(&i, &s)| (i, s)).find(|&r| self.live(r));
+                if let Some((rid, _)) = pending {
+                    self.wait_request(tid, rid, Cat::PageWait);
+                    return (0, After::Block);
+                }
+                // Descriptor + one journal block per metadata block, written sequentially.
+                let n = 1 + c.meta.len() as u64;
+                let start = self.fs.journal_start + self.jn.head % self.fs.journal_blocks.saturating_sub(n + 1).max(1);
+                self.jn.head += n + 1;
+                self.jn.journal_blocks_written += n + 1;
+                let r = self.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
+                self.set_phase(CommitPhase::JournalWrite);
+                self.wait_request(tid, r.0, Cat::PageWait);
+                (n * self.us(self.costs.journal_block_us), After::Block)
+            }
+            CommitPhase::JournalWrite => {
+                // Commit record: PREFLUSH + FUA, after the journal blocks.
+                let block = self.fs.journal_start + (self.jn.head - 1) % self.fs.journal_blocks;
+                let r = self.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
+                let req = self.reqs.get_mut(r.0);
+                if req.is_queued() {
+                    req.fua = true;
+                    req.preflush = true;
+                }
+                self.set_phase(CommitPhase::CommitRecord);
+                self.wait_request(tid, r.0, Cat::PageWait);
+                (self.us(self.costs.journal_block_us), After::Block)
+            }
+            CommitPhase::CommitRecord => {
+                // Committed: metadata becomes checkpoint work; waiters of this commit go on.
+                let c = &mut self.jn.committing.as_mut().expect("committing").0;
+                let meta = std::mem::take(&mut c.meta);
+                for b in meta {
+                    self.jn.checkpoint.insert((now.ns(), b));
+                }
+                self.jn.committed = id;
+                self.jn.commits += 1;
+                self.release_commit_waiters();
+                self.set_phase(CommitPhase::Discard);
+                (self.us(10.0), After::Step)
+            }
+            CommitPhase::Discard => {
+                let c = &mut self.jn.committing.as_mut().expect("committing").0;
+                if let Some((lba, len)) = c.freed.pop() {
+                    let r = self.submit_control(tid, ReqOp::Discard, lba, len.min(1 << 16), Origin::Discard);
+                    self.wait_request(tid, r.0, Cat::PageWait);
+                    return (self.us(self.costs.submit_request_us), After::Block);
+                }
+                self.jn.committing = None;
+                (self.us(5.0), After::Step)
+            }
+        }
+    }
+
+    fn set_phase(&mut self, p: CommitPhase) {
+        self.jn.committing.as_mut().expect("committing").1 = p;
+    }
+
+    fn release_commit_waiters(&mut self) {
+        let done = self.jn.committed;
+        let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.jn.commit_waiters).into_iter().partition(|w| w.0 <= done);
+        self.jn.commit_waiters = rest;
+        for (_, t, _) in ready {
+            self.wake(t);
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The scenario file's schema. `Default` impls are the single source of truth for every
+//! optional field; scenario files say where each number they set comes from.
+
+use forefront_model::block::SchedulerConfig;
+use forefront_model::cpu::CpuParams;
+use forefront_model::fs::FsParams;
+use serde::{Deserialize, Serialize};
+
+use crate::Bytes;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The phase whose durations are the headline FG metric (the time the user waits).
+    pub headline: String,
+    /// A built-in device name or a device file path.
+    pub device: String,
+    /// Simulated time limit (s); the run ends earlier when every foreground thread is done.
+    pub duration_s: f64,
+    /// Background app instances when `--bg-apps` is not given.
+    #[serde(default)]
+    pub bg_apps: u32,
+    #[serde(default)]
+    pub phone: Phone,
+    #[serde(default, rename = "file")]
+    pub files: Vec<FileSpec>,
+    #[serde(rename = "app")]
+    pub apps: Vec<AppSpec>,
+}
+
+/// The phone apart from its storage device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Phone {
+    pub cpu: CpuParams,
+    /// cpu.shares of the foreground group (Android: 1024) [VT].
+    pub fg_cpu_shares: u32,
+    /// cpu.shares of the background group (Android of the FTC paper: 110) [VT].
+    pub bg_cpu_shares: u32,
+    /// blkio weights (CFQ groups): root and background [AOSP].
+    pub blkio_root_weight: u32,
+    pub blkio_bg_weight: u32,
+    /// Memory the page cache may use (MiB).
+    pub page_cache_mib: u64,
+    /// vm.dirty_background_ratio / vm.dirty_ratio (% of page-cache memory) [K].
+    pub dirty_background_ratio: f64,
+    pub dirty_ratio: f64,
+    /// vm.dirty_expire_centisecs / dirty_writeback_centisecs, in seconds [K].
+    pub dirty_expire_s: f64,
+    pub writeback_interval_s: f64,
+    /// read_ahead_kb [K].
+    pub read_ahead_kib: u64,
+    /// Async requests the block queue holds before writers wait (nr_requests) [K].
+    pub nr_requests: usize,
+    /// Largest request (max_sectors_kb) [K].
+    pub max_request_kib: u64,
+    pub scheduler: SchedulerConfig,
+    pub fs: FsParams,
+    pub costs: Costs,
+    /// Network link rate for `net_recv` (MB/s).
+    pub net_mb_s: f64,
+}
+
+impl Default for Phone {
+    fn default() -> Self {
+        Phone {
+            cpu: CpuParams::default(),
+            fg_cpu_shares: 1024,
+            bg_cpu_shares: 110,
+            blkio_root_weight: 1000,
+            blkio_bg_weight: 200,
+            page_cache_mib: 512,
+            dirty_background_ratio: 10.0,
+            dirty_ratio: 20.0,
+            dirty_expire_s: 30.0,
+            writeback_interval_s: 5.0,
+            read_ahead_kib: 128,
+            nr_requests: 128,
+            max_request_kib: 512,
+            scheduler: SchedulerConfig::default(),
+            fs: FsParams::default(),
+            costs: Costs::default(),
+            net_mb_s: 5.0,
+        }
+    }
+}
+
+/// CPU costs of kernel paths (µs of work at speed 1.0). Not published in the papers: chosen as
+/// plausible for a 2014-class ARM core and documented as assumptions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    pub syscall_us: f64,
+    /// Copying one 4 KiB page between user and page cache.
+    pub copy_page_us: f64,
+    /// Allocating a page cache page.
+    pub alloc_page_us: f64,
+    /// Reclaiming one page.
+    pub reclaim_page_us: f64,
+    /// Building and submitting one block request.
+    pub submit_request_us: f64,
+    /// Write-back work per page (flusher).
+    pub writeback_page_us: f64,
+    /// Journal work per metadata block (commit thread).
+    pub journal_block_us: f64,
+    /// Metadata update inside a journal handle (inode, bitmap, directory).
+    pub metadata_us: f64,
+    /// Waking up from a block (return to user).
+    pub wakeup_us: f64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            syscall_us: 2.0,
+            copy_page_us: 1.5,
+            alloc_page_us: 0.5,
+            reclaim_page_us: 0.6,
+            submit_request_us: 8.0,
+            writeback_page_us: 1.0,
+            journal_block_us: 3.0,
+            metadata_us: 10.0,
+            wakeup_us: 3.0,
+        }
+    }
+}
+
+/// A file on flash when the run starts (written and synced, not in the page cache).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// Path; `{i}` is replaced by the background instance number for files of the template.
+    pub path: String,
+    pub size: Bytes,
+    /// Owning app (name); the file belongs to each instance of a background template.
+    pub owner: String,
+    /// Start in the page cache (clean) instead of only on flash.
+    #[serde(default)]
+    pub cached: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The app the user interacts with (one instance).
+    Fg,
+    /// A background app template, instantiated `bg_apps` times.
+    Bg,
+    /// A system service (launcher, system_server): never foreground or background-classed.
+    System,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    pub name: String,
+    pub role: Role,
+    #[serde(rename = "thread")]
+    pub threads: Vec<ThreadSpec>,
+    /// Start each background instance after a random delay in [0, start_jitter_ms).
+    #[serde(default)]
+    pub start_jitter_ms: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadSpec {
+    pub name: String,
+    /// Worker threads of Android apps run in the background CPU group even when their app is in
+    /// the foreground (THREAD_PRIORITY_BACKGROUND; FTC+VT-CFS [VT]).
+    #[serde(default)]
+    pub background_priority: bool,
+    #[serde(default)]
+    pub nice: i32,
+    pub ops: Vec<Op>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqliteMode {
+    /// Rollback journal (journal_mode=DELETE): journal write + fsync, DB write + fsync, unlink.
+    Rollback,
+    /// Write-ahead log: append frames + fsync.
+    Wal,
+}
+
+/// One operation of a thread. Paths are absolute strings; `{i}` expands in templates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Op {
+    /// Open an existing file (path lookup; CPU only).
+    Open { path: String },
+    /// Create (or truncate to zero) a file: a journal handle on inode and directory blocks.
+    Creat { path: String },
+    Close { path: String },
+    /// Read `len` bytes at `offset` in `chunk`-sized read() calls.
+    Read {
+        path: String,
+        #[serde(default)]
+        offset: Bytes,
+        len: Bytes,
+        #[serde(default = "default_chunk")]
+        chunk: Bytes,
+    },
+    /// Write `len` bytes at `offset` (default: append at the end) in `chunk`-sized calls.
+    Write {
+        path: String,
+        #[serde(default)]
+        offset: Option<Bytes>,
+        len: Bytes,
+        #[serde(default = "default_chunk")]
+        chunk: Bytes,
+    },
+    Fsync { path: String },
+    Fdatasync { path: String },
+    Truncate { path: String, size: Bytes },
+    Unlink { path: String },
+    /// stat/getattr-like metadata read (CPU only: inodes are cached).
+    Stat { path: String },
+    /// CPU work (ms at speed 1.0).
+    Compute { ms: f64 },
+    Sleep { ms: f64 },
+    /// Receive `bytes` from the network at the phone's link rate.
+    NetRecv { bytes: Bytes },
+    /// Block until `chan` has been signalled (a counting semaphore), then consume one signal.
+    Wait { chan: String },
+    Signal { chan: String },
+    /// One SQLite transaction writing `pages` 4 KiB DB pages.
+    Sqlite {
+        db: String,
+        mode: SqliteMode,
+        #[serde(default = "one")]
+        pages: u32,
+    },
+    /// Repeat `ops` `times` times (0 = until the run ends).
+    Repeat { times: u32, ops: Vec<Op> },
+    PhaseBegin { name: String },
+    PhaseEnd { name: String },
+    /// Make `app` the foreground app (the activity manager's App Status change).
+    Foreground { app: String },
+    /// Evict `app`'s clean pages (the app was killed and its memory reclaimed: the next launch is cold).
+    DropCaches { app: String },
+}
+
+fn default_chunk() -> Bytes {
+    Bytes(64 * 1024)
+}
+fn one() -> u32 {
+    1
+}
+
+impl Scenario {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= 3600.0) {
+            return Err(format!("duration_s must be in (0, 3600], got {}", self.duration_s));
+        }
+        let fg: Vec<_> = self.apps.iter().filter(|a| a.role == Role::Fg).collect();
+        if fg.len() != 1 {
+            return Err(format!("exactly one app must have role = \"fg\", found {}", fg.len()));
+        }
+        if self.apps.iter().filter(|a| a.role == Role::Bg).count() > 1 {
+            return Err("at most one background template (role = \"bg\") is supported".into());
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for a in &self.apps {
+            if !names.insert(a.name.as_str()) {
+                return Err(format!("app `{}` is defined twice", a.name));
+            }
+            if a.threads.is_empty() {
+                return Err(format!("app `{}` has no thread", a.name));
+            }
+        }
+        for f in &self.files {
+            if !names.contains(f.owner.as_str()) {
+                return Err(format!("file `{}`: owner `{}` is not an app of this scenario", f.path, f.owner));
+            }
+        }
+        let mut has_headline = false;
+        for a in &self.apps {
+            for t in &a.threads {
+                check_ops(&t.ops, &names, &self.headline, &mut has_headline)
+                    .map_err(|e| format!("app `{}` thread `{}`: {e}", a.name, t.name))?;
+            }
+        }
+        if !has_headline {
+            return Err(format!("headline phase `{}` is never begun by any thread", self.headline));
+        }
+        let p = &self.phone;
+        if p.cpu.cores.is_empty() || p.cpu.cores.iter().any(|&s| !(s > 0.0 && s.is_finite())) {
+            return Err("phone.cpu.cores must list positive speed factors".into());
+        }
+        if !(p.dirty_background_ratio > 0.0 && p.dirty_background_ratio <= p.dirty_ratio && p.dirty_ratio <= 100.0) {
+            return Err("need 0 < phone.dirty_background_ratio <= phone.dirty_ratio <= 100".into());
+        }
+        if p.page_cache_mib < 16 {
+            return Err("phone.page_cache_mib must be at least 16".into());
+        }
+        if p.net_mb_s <= 0.0 || p.fg_cpu_shares == 0 || p.bg_cpu_shares == 0 {
+            return Err("phone.net_mb_s and cpu shares must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+fn check_ops(
+    ops: &[Op],
+    apps: &std::collections::BTreeSet<&str>,
+    headline: &str,
+    has_headline: &mut bool,
+) -> Result<(), String> {
+    for op in ops {
+        match op {
+            Op::Repeat { ops, .. } => check_ops(ops, apps, headline, has_headline)?,
+            Op::PhaseBegin { name } if name == headline => *has_headline = true,
+            Op::Foreground { app } | Op::DropCaches { app } if !apps.contains(app.trim_end_matches("{i}")) => {
+                return Err(format!("unknown app `{app}`"));
+            }
+            Op::Read { chunk, .. } | Op::Write { chunk, .. } if chunk.0 == 0 => {
+                return Err("chunk must be > 0".into());
+            }
+            Op::Compute { ms } | Op::Sleep { ms } if !(ms.is_finite() && *ms >= 0.0) => {
+                return Err(format!("ms must be a non-negative number, got {ms}"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
