@@ -6,8 +6,8 @@ use forefront_workload::{Bytes, Op, SqliteMode};
 #[derive(Clone, Debug)]
 pub enum Instr {
     Op(Op),
-    /// Start of a loop whose body ends at `end` (index of the matching `LoopEnd`).
-    LoopStart { times: u32, end: usize },
+    /// Start of a loop run `times` times (0 = forever); its body ends at the matching `LoopEnd`.
+    LoopStart { times: u32 },
     LoopEnd { start: usize },
 }
 
@@ -17,11 +17,9 @@ pub fn compile(ops: &[Op], inst: Option<u32>, out: &mut Vec<Instr>) {
         match op {
             Op::Repeat { times, ops } => {
                 let start = out.len();
-                out.push(Instr::LoopStart { times: *times, end: 0 });
+                out.push(Instr::LoopStart { times: *times });
                 compile(ops, inst, out);
-                let end = out.len();
                 out.push(Instr::LoopEnd { start });
-                out[start] = Instr::LoopStart { times: *times, end };
             }
             Op::Sqlite { db, mode, pages } => expand_sqlite(&subst(db, inst), *mode, *pages, out),
             other => out.push(Instr::Op(subst_op(other, inst))),

@@ -90,7 +90,7 @@ enum Exec {
     Write { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool },
     Fsync { file: FileId, stage: u8, datasync: bool },
     Meta { file: FileId, kind: MetaKind, stage: u8 },
-    Flusher { stage: u8 },
+    Flusher,
     Jbd2,
 }
 
@@ -113,7 +113,6 @@ struct Task {
     phases: Vec<(String, SimTime, [u64; Cat::COUNT], (u64, u64))>,
     handle: Option<u64>,
     bg_prio: bool,
-    nice: i32,
     zero_steps: u32,
 }
 
@@ -191,7 +190,6 @@ pub struct World {
     scratch_started: Vec<Started>,
     samples: Vec<Sample>,
     hooks: BTreeMap<String, u64>,
-    headline: String,
     fg_tasks_left: usize,
     end: SimTime,
     bg_read: u64,
@@ -255,7 +253,6 @@ impl World {
             scratch_started: Vec::new(),
             samples: Vec::new(),
             hooks: BTreeMap::new(),
-            headline: sc.headline.clone(),
             fg_tasks_left: 0,
             end: SimTime::from_secs_f64(sc.duration_s),
             bg_read: 0,
@@ -267,7 +264,7 @@ impl World {
         w.apps.push(App { name: "kernel".into(), uid: KERNEL_UID, role: Role::System });
         w.flusher = w.add_task("flush-8:0", 0, Kind::Flusher, Vec::new(), false, 0);
         w.jbd2 = w.add_task("jbd2/sda-8", 0, Kind::Jbd2, Vec::new(), false, 0);
-        w.tasks[w.flusher as usize].exec = Exec::Flusher { stage: 0 };
+        w.tasks[w.flusher as usize].exec = Exec::Flusher;
         w.tasks[w.jbd2 as usize].exec = Exec::Jbd2;
 
         // Apps: the FG app and system apps once, the BG template `bg_apps` times.
@@ -374,7 +371,6 @@ impl World {
             phases: Vec::new(),
             handle: None,
             bg_prio,
-            nice,
             zero_steps: 0,
         });
         tid
@@ -527,6 +523,11 @@ impl World {
         let t = &mut self.tasks[tid as usize];
         let Some(w) = t.wait.take() else { return };
         t.token = t.token.wrapping_add(1);
+        if t.state == TState::Runnable {
+            // Woken before its burst ended: it never left the CPU, nothing was blocked.
+            t.after = After::Step;
+            return;
+        }
         match (w.on, times) {
             (WaitOn::OwnRequest, Some(rt)) => {
                 let d = rt.dispatched.unwrap_or(now).max(w.since).min(now);
@@ -579,7 +580,10 @@ impl World {
         match after {
             After::Step => false,
             After::Block => {
-                if self.tasks[tid as usize].wait.is_some() {
+                if let Some(w) = &mut self.tasks[tid as usize].wait {
+                    // Blocked time starts when the task leaves the CPU (its last burst was
+                    // counted as running).
+                    w.since = now;
                     self.tasks[tid as usize].state = TState::Blocked;
                     self.cpu.stop(tid, now);
                     true
@@ -789,7 +793,7 @@ impl World {
                     let files: Vec<FileId> =
                         (0..self.fs.inodes.len() as FileId).filter(|&f| self.fs.inodes[f as usize].owner == uid).collect();
                     for f in files {
-                        let pages: Vec<_> = self.pc.files[f as usize].pages.values().copied().collect();
+                        let pages: Vec<_> = self.pc.file_pages_from(f, 0).collect();
                         for p in pages {
                             let pg = self.pc.page(p);
                             if !pg.dirty && !pg.writeback && !pg.locked {
@@ -1067,7 +1071,7 @@ impl World {
                 DeviceOrder::ReadFirst => forefront_model::flash::stock_class(r),
                 DeviceOrder::ForegroundFirst => (if r.prov.fg { 0 } else { 2 }) + u8::from(!r.op.is_read()),
             };
-            self.dev.submit(id, class);
+            self.dev.submit(id, class, now);
         }
         self.scratch_ids = ids;
         let mut started = std::mem::take(&mut self.scratch_started);
@@ -1389,7 +1393,7 @@ impl World {
             }
             1 => {
                 // Wait for every page of the file under write-back (own or the flusher's: D_sync).
-                let busy = self.pc.files[file as usize].pages.values().find_map(|&p| {
+                let busy = self.pc.file_pages_from(file, 0).find_map(|p| {
                     let pg = self.pc.page(p);
                     pg.writeback.then_some(pg.io).flatten()
                 });
@@ -1475,7 +1479,7 @@ impl World {
         if stage == 0 {
             // Drop cached pages past the new size; pages under I/O must finish first (D_data).
             let first = new_size.div_ceil(PAGE_SIZE) as u32;
-            let pages: Vec<_> = self.pc.files[file as usize].pages.range(first..).map(|(_, &p)| p).collect();
+            let pages: Vec<_> = self.pc.file_pages_from(file, first).collect();
             let mut cost = 0;
             for p in pages {
                 let pg = self.pc.page(p);

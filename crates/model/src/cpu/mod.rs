@@ -304,6 +304,15 @@ impl CpuSched {
             f(&mut self.tasks[tid as usize]);
             return;
         }
+        if let State::Running(core) = state {
+            // Stays on its core: move its weight from the old group's loads to the new one's.
+            self.account_run(core, now);
+            self.leave(core, tid);
+            f(&mut self.tasks[tid as usize]);
+            self.rejoin_running(core, tid);
+            self.touch(core);
+            return;
+        }
         self.dequeue_any(tid, now);
         f(&mut self.tasks[tid as usize]);
         let rem = self.tasks[tid as usize].remaining;
@@ -349,7 +358,13 @@ impl CpuSched {
             self.pick_next(core, now);
         } else if self.should_preempt(core, tid) {
             self.preemptions += 1;
-            self.preempt_current(core, now);
+            if self.cores[core].burst_done {
+                // The simulator is deciding what the current task does next: preempt it as
+                // soon as it continues (its slice ends now).
+                self.cores[core].slice_end = now;
+            } else {
+                self.preempt_current(core, now);
+            }
         }
     }
 
@@ -548,6 +563,30 @@ impl CpuSched {
                 // The group entity stays runnable: it was running (not in the tree); put it back.
                 let gv = grq.vruntime;
                 c.top.insert((gv, Ent::Group(g)));
+            }
+        }
+    }
+
+    /// Count the running task `tid` in its (new) group's loads without queueing it.
+    fn rejoin_running(&mut self, core: usize, tid: Tid) {
+        let t = &self.tasks[tid as usize];
+        let (g, w) = (t.group, u64::from(t.weight));
+        let c = &mut self.cores[core];
+        if g == ROOT_GROUP {
+            c.top_load += w;
+            c.top_nr += 1;
+        } else {
+            let gw = u64::from(self.group_weights[g as usize]);
+            let grq = &mut c.groups[g as usize];
+            grq.load += w;
+            grq.nr += 1;
+            if grq.nr == 1 {
+                c.top_load += gw;
+                c.top_nr += 1;
+            } else {
+                // The group entity was queued; it is the running entity now.
+                let gv = grq.vruntime;
+                c.top.remove(&(gv, Ent::Group(g)));
             }
         }
     }

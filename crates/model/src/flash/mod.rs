@@ -64,6 +64,10 @@ pub struct FlashParams {
     pub discard_us_per_mib: f64,
     /// Capacity (GiB), bounds the LBA space the file system uses.
     pub capacity_gib: u64,
+    /// Anti-starvation bound of the command order (ms): a command older than this is served
+    /// next whatever its class. 0 = strict priority (writes can starve behind reads).
+    #[serde(default)]
+    pub starvation_ms: f64,
 }
 
 impl FlashParams {
@@ -116,6 +120,7 @@ struct Cmd {
     id: ReqId,
     class: u8,
     seq: u64,
+    arrived: SimTime,
 }
 
 /// A command that finished, returned by [`FlashDevice::finish`].
@@ -171,9 +176,9 @@ impl FlashDevice {
     }
 
     /// Accept command `id` with priority `class` (lower first).
-    pub fn submit(&mut self, id: ReqId, class: u8) {
+    pub fn submit(&mut self, id: ReqId, class: u8, now: SimTime) {
         self.seq += 1;
-        self.queue.push_back(Cmd { id, class, seq: self.seq });
+        self.queue.push_back(Cmd { id, class, seq: self.seq, arrived: now });
     }
 
     /// Start as many queued commands as channels allow; returns (id, completion time) pairs
@@ -183,12 +188,18 @@ impl FlashDevice {
             if let Some(since) = self.idle_since.take() {
                 self.drain_idle(now.since(since) as f64 * self.params.channels as f64);
             }
-            // Lowest class first, FIFO within a class.
+            // Lowest class first, FIFO within a class — unless the oldest command has waited
+            // past the starvation bound.
             let mut best = 0;
-            for (i, c) in self.queue.iter().enumerate().skip(1) {
-                let b = &self.queue[best];
-                if (c.class, c.seq) < (b.class, b.seq) {
-                    best = i;
+            let oldest = self.queue.front().expect("non-empty");
+            let starving = self.params.starvation_ms > 0.0
+                && now.since(oldest.arrived) as f64 >= self.params.starvation_ms * 1e6;
+            if !starving {
+                for (i, c) in self.queue.iter().enumerate().skip(1) {
+                    let b = &self.queue[best];
+                    if (c.class, c.seq) < (b.class, b.seq) {
+                        best = i;
+                    }
                 }
             }
             if best != 0 {
@@ -308,6 +319,7 @@ mod tests {
             flush_overhead_us: 100.0,
             discard_us_per_mib: 10.0,
             capacity_gib: 16,
+            starvation_ms: 0.0,
         }
     }
 
@@ -339,13 +351,13 @@ mod tests {
         let mut out = vec![];
         // Random 4 KiB write: 1/100 IOPS = 10 ms.
         let a = reqs.insert(req(ReqOp::Write, 1000, 8));
-        d.submit(a, 1);
+        d.submit(a, 1, SimTime::ZERO);
         d.start(SimTime::ZERO, &mut reqs, &mut out);
         assert_eq!(out[0].done_at, SimTime::from_ms(10));
         d.finish(out[0].done_at);
         // Sequential 1 MiB write continuing it: 1 MiB / 50 MB/s = 20.97 ms.
         let b = reqs.insert(req(ReqOp::Write, 1008, 2048));
-        d.submit(b, 1);
+        d.submit(b, 1, SimTime::ZERO);
         out.clear();
         d.start(SimTime::from_ms(10), &mut reqs, &mut out);
         let ms = out[0].done_at.since(SimTime::from_ms(10)) as f64 / 1e6;
@@ -358,8 +370,8 @@ mod tests {
         let mut reqs = ReqSlab::default();
         let w = reqs.insert(req(ReqOp::Write, 0, 8));
         let r = reqs.insert(req(ReqOp::Read, 5000, 8));
-        d.submit(w, stock_class(reqs.get(w)));
-        d.submit(r, stock_class(reqs.get(r)));
+        d.submit(w, stock_class(reqs.get(w)), SimTime::ZERO);
+        d.submit(r, stock_class(reqs.get(r)), SimTime::ZERO);
         let mut out = vec![];
         d.start(SimTime::ZERO, &mut reqs, &mut out);
         assert_eq!(out.len(), 1);
@@ -374,14 +386,14 @@ mod tests {
         let mut d = FlashDevice::new(p);
         let mut reqs = ReqSlab::default();
         let w = reqs.insert(req(ReqOp::Write, 0, 8));
-        d.submit(w, 1);
+        d.submit(w, 1, SimTime::ZERO);
         let mut out = vec![];
         d.start(SimTime::ZERO, &mut reqs, &mut out);
         // 4 KiB over a 200 MB/s bus: 20.48 µs, not the 10 ms random program time.
         assert_eq!(out[0].done_at.ns(), 20_480);
         d.finish(out[0].done_at);
         let f = reqs.insert(req(ReqOp::Flush, 0, 0));
-        d.submit(f, 1);
+        d.submit(f, 1, SimTime::ZERO);
         out.clear();
         // Flushed immediately: the 10 ms backlog plus 100 µs overhead, minus nothing drained.
         let t = out_time(&mut d, &mut reqs, SimTime::from_ns(20_480));
@@ -389,12 +401,12 @@ mod tests {
         d.finish(SimTime::from_ns(20_480 + 10_100_000));
         // Idle time drains the backlog.
         let w2 = reqs.insert(req(ReqOp::Write, 100, 8));
-        d.submit(w2, 1);
+        d.submit(w2, 1, SimTime::ZERO);
         let start = SimTime::from_ns(20_480 + 10_100_000);
         let _ = out_time(&mut d, &mut reqs, start);
         d.finish(start.after(20_480));
         let f2 = reqs.insert(req(ReqOp::Flush, 0, 0));
-        d.submit(f2, 1);
+        d.submit(f2, 1, SimTime::ZERO);
         let later = start.after(20_480 + 20_000_000);
         assert_eq!(out_time(&mut d, &mut reqs, later), 100_000);
     }

@@ -69,7 +69,9 @@ struct AppLru {
 
 #[derive(Default, Clone, Debug)]
 pub struct FileCache {
-    pub pages: BTreeMap<u32, PageId>,
+    /// Page index → page, `NIL` where not cached (a dense map: lookups are the hot path).
+    slots: Vec<PageId>,
+    pub nr_pages: u32,
     /// Indices of dirty pages, for write-back in file order.
     pub dirty: BTreeSet<u32>,
     /// When the oldest dirty page of this file was dirtied (for dirty_expire).
@@ -131,8 +133,17 @@ impl PageCache {
         &mut self.pages[id as usize]
     }
     pub fn lookup(&self, file: FileId, index: u32) -> Option<PageId> {
-        self.files[file as usize].pages.get(&index).copied()
+        match self.files[file as usize].slots.get(index as usize) {
+            Some(&p) if p != NIL => Some(p),
+            _ => None,
+        }
     }
+    /// Cached pages of `file` from page index `first` on, in index order.
+    pub fn file_pages_from(&self, file: FileId, first: u32) -> impl Iterator<Item = PageId> + '_ {
+        let slots = &self.files[file as usize].slots;
+        slots.get(first as usize..).unwrap_or(&[]).iter().copied().filter(|&p| p != NIL)
+    }
+
     pub fn free_pages(&self) -> u64 {
         self.capacity.saturating_sub(self.nr_pages)
     }
@@ -166,8 +177,13 @@ impl PageCache {
                 (self.pages.len() - 1) as PageId
             }
         };
-        let prev = self.files[file as usize].pages.insert(index, id);
-        debug_assert!(prev.is_none(), "page inserted twice");
+        let f = &mut self.files[file as usize];
+        if f.slots.len() <= index as usize {
+            f.slots.resize(index as usize + 1, NIL);
+        }
+        debug_assert_eq!(f.slots[index as usize], NIL, "page inserted twice");
+        f.slots[index as usize] = id;
+        f.nr_pages += 1;
         self.nr_pages += 1;
         self.link(id, List::Inactive);
         id
@@ -249,7 +265,9 @@ impl PageCache {
             }
         }
         self.unlink(id);
-        self.files[file as usize].pages.remove(&index);
+        let f = &mut self.files[file as usize];
+        f.slots[index as usize] = NIL;
+        f.nr_pages -= 1;
         self.nr_pages -= 1;
         self.free.push(id);
     }

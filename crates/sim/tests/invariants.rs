@@ -1,0 +1,70 @@
+//! One scenario against every I/O scheduler and CPU configuration, asserting what must hold for
+//! all of them; determinism; and the stock stack's interference properties.
+
+use forefront_model::block::SchedulerConfig;
+use forefront_sim::{run, RunConfig};
+
+fn cfg(scenario: &str, bg: u32, seconds: f64) -> RunConfig {
+    let mut c = RunConfig::builtin(scenario, "android", Some(bg), 7).expect("built-in scenario");
+    c.scenario.duration_s = seconds;
+    c
+}
+
+fn check_invariants(c: &RunConfig, what: &str) {
+    let r = run(c);
+    let i = &r.invariants;
+    assert_eq!(i.requests_submitted, i.requests_completed + i.requests_merged + i.requests_in_flight, "{what}: lost request");
+    assert_eq!(i.bytes_submitted, i.bytes_completed + i.bytes_in_flight, "{what}: bytes not conserved");
+    assert_eq!(i.time_clamps, 0, "{what}: time went backwards");
+    assert_eq!(i.tasks_blocked_without_waker, 0, "{what}: a blocked task has nothing to wake it");
+    assert!(i.requests_completed > 100, "{what}: the scenario did I/O ({})", i.requests_completed);
+    assert!(!r.metrics.fg_samples_ms.is_empty(), "{what}: no headline sample");
+    let sum: f64 = r.breakdown.values().sum();
+    assert!(sum <= r.metrics.fg_ms * 1.01 + 0.01, "{what}: breakdown {sum} exceeds the latency {}", r.metrics.fg_ms);
+    assert!(sum >= r.metrics.fg_ms * 0.9, "{what}: breakdown {sum} misses time of {}", r.metrics.fg_ms);
+}
+
+#[test]
+fn invariants_hold_for_every_io_scheduler_and_cpu_config() {
+    for sched in SchedulerConfig::all() {
+        for cores in [vec![1.0], vec![1.0, 1.0, 0.5, 0.5]] {
+            for scenario in ["camera-switch", "launch-update"] {
+                let mut c = cfg(scenario, 2, 12.0);
+                c.scenario.phone.scheduler = sched.clone();
+                c.scenario.phone.cpu.cores = cores.clone();
+                check_invariants(&c, &format!("{scenario} {} {} cores", sched.name(), cores.len()));
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_report_apart_from_stats() {
+    let c = cfg("launch-update", 2, 10.0);
+    let mut a = serde_json::to_value(run(&c)).unwrap();
+    let mut b = serde_json::to_value(run(&c)).unwrap();
+    a.as_object_mut().unwrap().remove("stats");
+    b.as_object_mut().unwrap().remove("stats");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn background_apps_slow_the_foreground_more_as_they_grow() {
+    let fg = |bg| run(&cfg("camera-switch", bg, 25.0)).metrics.fg_ms;
+    let (t0, t1, t3) = (fg(0), fg(1), fg(3));
+    assert!(t0 < t1 && t1 < t3, "camera switch: 0 BG {t0} ms, 1 BG {t1} ms, 3 BG {t3} ms");
+    let launch = |bg| run(&cfg("launch-update", bg, 25.0)).metrics.fg_ms;
+    let (l0, l2) = (launch(0), launch(2));
+    assert!(l0 < l2, "launch: alone {l0} ms, 2 BG {l2} ms");
+}
+
+#[test]
+fn write_dominant_switch_waits_behind_background_reads_in_the_device() {
+    let r = run(&cfg("switch-upload", 2, 25.0));
+    let alone = run(&cfg("switch-upload", 0, 25.0));
+    let delay = r.metrics.fg_ms - alone.metrics.fg_ms;
+    let dq = r.breakdown["device_queue"] - alone.breakdown["device_queue"];
+    assert!(delay > 0.0);
+    assert!(dq > 0.5 * delay, "device queue {dq} ms of a {delay} ms delay");
+    assert!(r.hooks["device.read_first_overtakes"] > 0);
+}
