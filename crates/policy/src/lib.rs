@@ -89,15 +89,117 @@ impl Policy {
         }
     }
 
-    /// Every policy name `by_name` accepts.
+    /// FastTrack-- (ATC'18): App Status Detector, Page Allocator, Page Reclaimer, I/O
+    /// Dispatcher — everything but the device scheduler (what ran on real phones).
+    pub fn fasttrack_minus() -> Policy {
+        let mut p = Policy::android();
+        p.name = "fasttrack-minus".into();
+        p.description = "FastTrack--: FG by UID, BG allocation pause, BG-first reclaim, FG requests straight to dispatch";
+        for c in [Component::Alloc, Component::Reclaim, Component::Dispatch] {
+            c.apply(&mut p);
+        }
+        p
+    }
+
+    /// Full FastTrack: FastTrack-- plus the device I/O scheduler (FG read > FG write > BG read > BG write).
+    pub fn fasttrack() -> Policy {
+        let mut p = Policy::fasttrack_minus();
+        p.name = "fasttrack".into();
+        p.description = "FastTrack: FastTrack-- plus device command priority FG read > FG write > BG read > BG write";
+        Component::Device.apply(&mut p);
+        p
+    }
+
+    /// Every named policy; `android+ft-<component>` combinations are accepted too
+    /// (components: alloc, reclaim, dispatch, device).
     pub fn names() -> Vec<&'static str> {
-        vec!["android"]
+        vec!["android", "fasttrack-minus", "fasttrack"]
+    }
+
+    /// The single-component ablations of FastTrack.
+    pub fn ablations() -> Vec<&'static str> {
+        vec!["android+ft-alloc", "android+ft-reclaim", "android+ft-dispatch", "android+ft-device"]
     }
 
     pub fn by_name(name: &str) -> Result<Policy, UnknownPolicy> {
-        match name {
-            "android" => Ok(Policy::android()),
-            _ => Err(UnknownPolicy(name.to_string())),
+        let mut parts = name.split('+');
+        let base = parts.next().unwrap_or_default();
+        let mut p = match base {
+            "android" => Policy::android(),
+            "fasttrack-minus" => Policy::fasttrack_minus(),
+            "fasttrack" => Policy::fasttrack(),
+            _ => return Err(UnknownPolicy(name.to_string())),
+        };
+        for part in parts {
+            let c = Component::parse(part).ok_or_else(|| UnknownPolicy(name.to_string()))?;
+            c.apply(&mut p);
         }
+        if name.contains('+') {
+            p.name = name.to_string();
+            p.description = "a combination of components (see the name)";
+        }
+        Ok(p)
+    }
+}
+
+/// One FastTrack component, for ablations. Every component needs the App Status Detector
+/// (FG/BG classification by UID), so applying any of them turns it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    Alloc,
+    Reclaim,
+    Dispatch,
+    Device,
+}
+
+impl Component {
+    pub fn parse(s: &str) -> Option<Component> {
+        Some(match s {
+            "ft-alloc" => Component::Alloc,
+            "ft-reclaim" => Component::Reclaim,
+            "ft-dispatch" => Component::Dispatch,
+            "ft-device" => Component::Device,
+            _ => return None,
+        })
+    }
+
+    pub fn apply(self, p: &mut Policy) {
+        p.classify_io = true;
+        match self {
+            Component::Alloc => p.alloc_gate = true,
+            Component::Reclaim => p.reclaim = Reclaim::BackgroundFirst,
+            Component::Dispatch => p.dispatch = Dispatch::ForegroundDirect,
+            Component::Device => p.device_order = DeviceOrder::ForegroundFirst,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fasttrack_minus_is_fasttrack_without_the_device_scheduler() {
+        let mut minus = Policy::by_name("fasttrack-minus").unwrap();
+        let full = Policy::by_name("fasttrack").unwrap();
+        assert_eq!(minus.device_order, DeviceOrder::ReadFirst);
+        assert_eq!(full.device_order, DeviceOrder::ForegroundFirst);
+        minus.device_order = DeviceOrder::ForegroundFirst;
+        minus.name = full.name.clone();
+        minus.description = full.description;
+        assert_eq!(minus, full);
+    }
+
+    #[test]
+    fn ablations_change_one_seam_each() {
+        let base = Policy::android();
+        for name in Policy::ablations() {
+            let p = Policy::by_name(name).unwrap();
+            let changed = [p.alloc_gate != base.alloc_gate, p.reclaim != base.reclaim, p.dispatch != base.dispatch, p.device_order != base.device_order];
+            assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{name}");
+            assert!(p.classify_io);
+        }
+        assert!(Policy::by_name("android+ft-bogus").is_err());
+        assert!(Policy::by_name("qasio").is_err());
     }
 }

@@ -66,6 +66,8 @@ struct Wait {
     on: WaitOn,
     cat: Cat,
     since: SimTime,
+    /// Counted in `fg_io_waiting` (a foreground task waiting for I/O).
+    fg_io: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +187,9 @@ pub struct World {
     meta_io: HashMap<u64, (ReqId, u64)>,
     net_free_at: SimTime,
     async_queued: usize,
+    /// Foreground tasks waiting for I/O right now (FastTrack's Page Allocator gate).
+    fg_io_waiting: u32,
+    pending_release: bool,
     scratch_cores: Vec<usize>,
     scratch_ids: Vec<ReqId>,
     scratch_started: Vec<Started>,
@@ -248,6 +253,8 @@ impl World {
             meta_io: HashMap::new(),
             net_free_at: SimTime::ZERO,
             async_queued: 0,
+            fg_io_waiting: 0,
+            pending_release: false,
             scratch_cores: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_started: Vec::new(),
@@ -335,7 +342,7 @@ impl World {
         }
         for (tid, at) in starts {
             w.q.schedule(at, Ev::Wake(tid, 0));
-            w.tasks[tid as usize].wait = Some(Wait { on: WaitOn::Timer, cat: Cat::Sleep, since: SimTime::ZERO });
+            w.tasks[tid as usize].wait = Some(Wait { on: WaitOn::Timer, cat: Cat::Sleep, since: SimTime::ZERO, fg_io: false });
             w.tasks[tid as usize].state = TState::Blocked;
         }
         let wb = SimTime::from_secs_f64(w.phone.writeback_interval_s);
@@ -344,7 +351,7 @@ impl World {
         // Kernel threads start idle (blocked on their wake-up).
         for k in [w.flusher, w.jbd2] {
             w.tasks[k as usize].state = TState::Blocked;
-            w.tasks[k as usize].wait = Some(Wait { on: WaitOn::Idle, cat: Cat::Sleep, since: SimTime::ZERO });
+            w.tasks[k as usize].wait = Some(Wait { on: WaitOn::Idle, cat: Cat::Sleep, since: SimTime::ZERO, fg_io: false });
         }
         w
     }
@@ -450,6 +457,12 @@ impl World {
                     self.q.schedule(now.after(interval / 5), Ev::CommitTimer);
                 }
             }
+            if self.pending_release {
+                self.pending_release = false;
+                for t in std::mem::take(&mut self.alloc_waiters) {
+                    self.wake(t);
+                }
+            }
             self.rearm();
         }
         self.finish()
@@ -508,9 +521,16 @@ impl World {
     /// Register that `tid` waits; the caller returns `After::Block`.
     fn block_on(&mut self, tid: Tid, on: WaitOn, cat: Cat) {
         let now = self.now();
+        let fg_io = self.policy.alloc_gate
+            && self.tasks[tid as usize].kind == Kind::User
+            && matches!(on, WaitOn::OwnRequest | WaitOn::OtherRequest | WaitOn::Journal)
+            && self.task_is_fg(tid);
+        if fg_io {
+            self.fg_io_waiting += 1;
+        }
         let t = &mut self.tasks[tid as usize];
         debug_assert!(t.wait.is_none(), "{} waits twice", t.name);
-        t.wait = Some(Wait { on, cat, since: now });
+        t.wait = Some(Wait { on, cat, since: now, fg_io });
     }
 
     /// Wake `tid` from whatever it waits for (no-op if it does not wait).
@@ -523,6 +543,14 @@ impl World {
         let t = &mut self.tasks[tid as usize];
         let Some(w) = t.wait.take() else { return };
         t.token = t.token.wrapping_add(1);
+        if w.fg_io {
+            self.fg_io_waiting -= 1;
+            if self.fg_io_waiting == 0 && !self.alloc_waiters.is_empty() {
+                // FG I/O served: resume the paused background work.
+                self.pending_release = true;
+            }
+        }
+        let t = &mut self.tasks[tid as usize];
         if t.state == TState::Runnable {
             // Woken before its burst ended: it never left the CPU, nothing was blocked.
             t.after = After::Step;
@@ -593,7 +621,7 @@ impl World {
             }
             After::Sleep(until) => {
                 let t = &mut self.tasks[tid as usize];
-                t.wait = Some(Wait { on: WaitOn::Timer, cat: t.wait.map_or(Cat::Sleep, |w| w.cat), since: now });
+                t.wait = Some(Wait { on: WaitOn::Timer, cat: t.wait.map_or(Cat::Sleep, |w| w.cat), since: now, fg_io: false });
                 t.state = TState::Blocked;
                 let token = t.token;
                 self.cpu.stop(tid, now);
@@ -779,6 +807,10 @@ impl World {
             Op::Foreground { app } => {
                 let uid = self.apps.iter().find(|a| a.name == app).map(|a| a.uid);
                 self.fg_uid = uid;
+                if self.policy.classify_io {
+                    // App Status Detector: the framework writes the FG UID to sysfs.
+                    self.hook("app_status.fg_uid_set");
+                }
                 for t in 0..self.tasks.len() as Tid {
                     let g = self.group_for(t);
                     if self.cpu.group_of(t) != g {
@@ -809,6 +841,10 @@ impl World {
     }
 
     fn continue_op(&mut self, tid: Tid) -> (u64, After) {
+        if matches!(self.tasks[tid as usize].exec, Exec::Read { .. } | Exec::Write { .. }) && self.alloc_gate_pauses(tid) {
+            // A copy loop's checkpoint.
+            return (0, After::Block);
+        }
         match self.tasks[tid as usize].exec.clone() {
             Exec::Read { file, pos, end, chunk, call_end } => self.op_read(tid, file, pos, end, chunk, call_end),
             Exec::Write { file, pos, end, chunk, call_end, meta_done } => {
@@ -827,10 +863,7 @@ impl World {
 
     /// Make room for `n` pages; false if the task must wait (it is then registered).
     fn alloc_pages(&mut self, tid: Tid, n: u64, cost: &mut u64) -> bool {
-        if self.policy.alloc_gate && !self.task_is_fg(tid) && self.fg_io_active() && self.tasks[tid as usize].kind == Kind::User {
-            self.hook("page_alloc.bg_paused");
-            self.alloc_waiters.push(tid);
-            self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
+        if self.alloc_gate_pauses(tid) {
             return false;
         }
         *cost += n * self.us(self.costs.alloc_page_us);
@@ -844,11 +877,14 @@ impl World {
             Reclaim::BackgroundFirst => ReclaimOrder::BackgroundFirst,
         };
         let fg = self.fg_uid;
-        let freed = self.pc.reclaim(want, order, |u| Some(u) == fg);
-        if order == ReclaimOrder::BackgroundFirst && freed > 0 {
+        let r = self.pc.reclaim(want, order, |u| Some(u) == fg);
+        if order == ReclaimOrder::BackgroundFirst && r.freed > 0 {
             self.hook("reclaim.bg_first");
         }
-        *cost += freed * self.us(self.costs.reclaim_page_us);
+        if r.bg_busy {
+            self.hook("reclaim.bg_dirty_first");
+        }
+        *cost += r.freed * self.us(self.costs.reclaim_page_us);
         if self.pc.free_pages() >= n {
             return true;
         }
@@ -859,12 +895,21 @@ impl World {
         false
     }
 
-    fn fg_io_active(&self) -> bool {
-        self.tasks.iter().enumerate().any(|(i, t)| {
-            Some(t.uid) == self.fg_uid && t.state == TState::Blocked && t.wait.is_some_and(|w| {
-                matches!(w.on, WaitOn::OwnRequest | WaitOn::OtherRequest | WaitOn::Journal)
-            }) && self.tasks[i].kind == Kind::User
-        })
+    /// FastTrack's Page Allocator: a background user task (not a kernel thread, not one holding a
+    /// journal handle) pauses at its next allocation or copy checkpoint while foreground I/O is
+    /// in flight. True if the task was paused (registered).
+    fn alloc_gate_pauses(&mut self, tid: Tid) -> bool {
+        let t = &self.tasks[tid as usize];
+        if !self.policy.alloc_gate || self.fg_io_waiting == 0 || t.kind != Kind::User || t.handle.is_some() {
+            return false;
+        }
+        if self.apps[t.app].role != Role::Bg || self.task_is_fg(tid) {
+            return false;
+        }
+        self.hook("page_alloc.bg_paused");
+        self.alloc_waiters.push(tid);
+        self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
+        true
     }
 
     /// Wait for request `id` (must be live): own or someone else's.
@@ -952,7 +997,7 @@ impl World {
                     }
                 }
                 Some(lba) => {
-                    self.pc.page_mut(p).locked = true;
+                    self.pc.lock_for_read(p, ReqId::MAX);
                     run = match run {
                         Some((f, l, c)) if l + u64::from(c) == lba && c < self.max_sectors / 8 => Some((f, l, c + 1)),
                         Some(r) => {
@@ -1006,7 +1051,7 @@ impl World {
             if write {
                 self.pc.start_writeback(p, id);
             } else {
-                self.pc.page_mut(p).io = Some(id);
+                self.pc.lock_for_read(p, id);
             }
         }
         self.us(self.costs.submit_request_us)
@@ -1110,9 +1155,7 @@ impl World {
                             if write {
                                 self.pc.end_writeback(p);
                             } else {
-                                pg.uptodate = true;
-                                pg.locked = false;
-                                pg.io = None;
+                                self.pc.fill_done(p);
                             }
                         }
                     }
@@ -1136,7 +1179,7 @@ impl World {
                 self.wake(t);
             }
         }
-        if !self.alloc_waiters.is_empty() && !(self.policy.alloc_gate && self.fg_io_active()) {
+        if !self.alloc_waiters.is_empty() && !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
             for t in std::mem::take(&mut self.alloc_waiters) {
                 self.wake(t);
             }
@@ -1445,7 +1488,8 @@ impl World {
         let t = &self.tasks[tid as usize];
         let kernel = t.kind != Kind::User;
         let fg = match origin {
-            Origin::JournalCommit => self.policy.classify_io && self.jn.committing.as_ref().is_some_and(|c| c.0.fg_forced),
+            // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
+            // writes are not the FG app's, even when an FG fsync forced the commit.
             _ => !kernel && self.task_is_fg(tid),
         };
         let req = Request {

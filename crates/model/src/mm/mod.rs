@@ -65,6 +65,23 @@ impl Lru {
 struct AppLru {
     active: Lru,
     inactive: Lru,
+    /// Pages that cannot be evicted now (dirty, under write-back or locked for a read).
+    busy: u32,
+}
+
+impl AppLru {
+    fn clean(&self) -> u32 {
+        self.active.len + self.inactive.len - self.busy
+    }
+}
+
+/// What [`PageCache::reclaim`] achieved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reclaimed {
+    pub freed: u64,
+    /// Background-first order stopped because the only background pages left are dirty or
+    /// under I/O: the caller writes them back and waits rather than evicting foreground pages.
+    pub bg_busy: bool,
 }
 
 #[derive(Default, Clone, Debug)]
@@ -76,6 +93,12 @@ pub struct FileCache {
     pub dirty: BTreeSet<u32>,
     /// When the oldest dirty page of this file was dirtied (for dirty_expire).
     pub dirtied_at: Option<SimTime>,
+}
+
+enum Pick {
+    List(Uid, bool),
+    BgBusy,
+    Nothing,
 }
 
 /// Which pages reclaim looks at first: the policy's reclaim-order seam.
@@ -206,7 +229,44 @@ impl PageCache {
         }
     }
 
+    fn is_busy(p: &Page) -> bool {
+        p.dirty || p.writeback || p.locked
+    }
+
+    fn busy_delta(&mut self, id: PageId, was_busy: bool) {
+        let p = &self.pages[id as usize];
+        let now_busy = Self::is_busy(p);
+        if was_busy != now_busy && p.list != List::None {
+            let l = self.lrus.get_mut(&p.owner).expect("a linked page has its app's lists");
+            if now_busy {
+                l.busy += 1;
+            } else {
+                l.busy -= 1;
+            }
+        }
+    }
+
+    /// A read request `req` will fill the page: it is locked until [`PageCache::fill_done`].
+    pub fn lock_for_read(&mut self, id: PageId, req: ReqId) {
+        let was = Self::is_busy(&self.pages[id as usize]);
+        let p = &mut self.pages[id as usize];
+        p.locked = true;
+        p.io = Some(req);
+        self.busy_delta(id, was);
+    }
+
+    /// The page's read completed: uptodate and unlocked.
+    pub fn fill_done(&mut self, id: PageId) {
+        let was = Self::is_busy(&self.pages[id as usize]);
+        let p = &mut self.pages[id as usize];
+        p.locked = false;
+        p.uptodate = true;
+        p.io = None;
+        self.busy_delta(id, was);
+    }
+
     pub fn set_dirty(&mut self, id: PageId, now: SimTime) {
+        let was = Self::is_busy(&self.pages[id as usize]);
         let p = &mut self.pages[id as usize];
         if p.dirty {
             return;
@@ -220,6 +280,7 @@ impl PageCache {
         if f.dirtied_at.is_none() {
             f.dirtied_at = Some(now);
         }
+        self.busy_delta(id, was);
     }
 
     /// Write-back starts: dirty → writeback under request `req`.
@@ -249,6 +310,7 @@ impl PageCache {
         p.writeback = false;
         p.io = None;
         self.nr_writeback -= 1;
+        self.busy_delta(id, true);
     }
 
     /// Remove a page (truncate, unlink, eviction). It must be unlocked and not under writeback.
@@ -256,6 +318,9 @@ impl PageCache {
         let p = &self.pages[id as usize];
         debug_assert!(!p.locked && !p.writeback);
         let (file, index, dirty) = (p.file, p.index, p.dirty);
+        if dirty && p.list != List::None {
+            self.lrus.get_mut(&p.owner).expect("lists").busy -= 1;
+        }
         if dirty {
             self.nr_dirty -= 1;
             let f = &mut self.files[file as usize];
@@ -273,14 +338,20 @@ impl PageCache {
     }
 
     /// Evict up to `want` clean pages in the policy's order; `is_fg(uid)` classifies owners.
-    /// Returns how many were evicted.
-    pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> u64 {
-        let mut freed = 0;
+    pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
+        let mut out = Reclaimed::default();
         // Bounded scan: each pass either evicts, rotates or deactivates one page.
         let mut budget = want * 32 + 256;
-        while freed < want && budget > 0 {
+        while out.freed < want && budget > 0 {
             budget -= 1;
-            let Some((uid, from_active)) = self.pick_list(order, &is_fg) else { break };
+            let (uid, from_active) = match self.pick_list(order, &is_fg) {
+                Pick::List(uid, active) => (uid, active),
+                Pick::BgBusy => {
+                    out.bg_busy = true;
+                    break;
+                }
+                Pick::Nothing => break,
+            };
             let lru = self.lrus[&uid];
             if from_active {
                 let id = lru.active.tail;
@@ -291,7 +362,7 @@ impl PageCache {
             }
             let id = lru.inactive.tail;
             let p = &self.pages[id as usize];
-            if p.dirty || p.writeback || p.locked {
+            if Self::is_busy(p) {
                 // Not reclaimable now: rotate to the head (write-back will clean it).
                 self.clock += 1;
                 self.pages[id as usize].stamp = self.clock;
@@ -313,69 +384,59 @@ impl PageCache {
             }
             self.remove(id);
             self.evicted += 1;
-            freed += 1;
+            out.freed += 1;
         }
-        freed
+        out
+    }
+
+    /// Whether any background app has a page that could be evicted now.
+    pub fn bg_clean_pages(&self, is_fg: impl Fn(Uid) -> bool) -> u64 {
+        self.lrus.iter().filter(|(u, _)| !is_fg(**u)).map(|(_, l)| u64::from(l.clean())).sum()
     }
 
     /// The list to take the next page from: an app's inactive tail, or its active tail when its
-    /// inactive list is too small. Stock: the oldest tail overall. Background-first: the oldest
-    /// among background apps with pages, then foreground ones.
-    fn pick_list(&self, order: ReclaimOrder, is_fg: &impl Fn(Uid) -> bool) -> Option<(Uid, bool)> {
+    /// inactive list is too small; only apps with evictable pages count. Stock: the oldest tail
+    /// overall. Background-first: the oldest among background apps; when background apps have
+    /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
+    /// only when no background page is left at all.
+    fn pick_list(&self, order: ReclaimOrder, is_fg: &impl Fn(Uid) -> bool) -> Pick {
         let pick = |want_fg: Option<bool>| {
             let mut best: Option<(u64, Uid, bool)> = None;
             for (&uid, l) in &self.lrus {
-                if let Some(f) = want_fg {
-                    if is_fg(uid) != f {
-                        continue;
-                    }
+                if want_fg.is_some_and(|f| is_fg(uid) != f) || l.clean() == 0 {
+                    continue;
                 }
                 let deactivate = l.inactive.len < l.active.len || l.inactive.len == 0;
                 let (tail, active) = if deactivate && l.active.len > 0 {
                     (l.active.tail, true)
-                } else if l.inactive.len > 0 {
-                    (l.inactive.tail, false)
                 } else {
-                    continue;
+                    (l.inactive.tail, false)
                 };
                 let stamp = self.pages[tail as usize].stamp;
                 if best.is_none_or(|(s, _, _)| stamp < s) {
                     best = Some((stamp, uid, active));
                 }
             }
-            best.map(|(_, uid, a)| (uid, a))
+            best.map_or(Pick::Nothing, |(_, uid, a)| Pick::List(uid, a))
         };
         match order {
             ReclaimOrder::Global => pick(None),
-            ReclaimOrder::BackgroundFirst => {
-                // Only move to foreground pages when background ones cannot be evicted.
-                if let Some(x) = pick(Some(false)) {
-                    if self.lru_has_clean(x.0) {
-                        return Some(x);
+            ReclaimOrder::BackgroundFirst => match pick(Some(false)) {
+                Pick::Nothing => {
+                    let bg_busy = self.lrus.iter().any(|(u, l)| !is_fg(*u) && l.busy > 0);
+                    if bg_busy {
+                        Pick::BgBusy
+                    } else {
+                        pick(Some(true))
                     }
                 }
-                pick(Some(true)).or_else(|| pick(Some(false)))
-            }
+                p => p,
+            },
         }
-    }
-
-    fn lru_has_clean(&self, uid: Uid) -> bool {
-        let l = self.lrus[&uid];
-        for list in [l.inactive, l.active] {
-            let mut id = list.head;
-            while id != NIL {
-                let p = &self.pages[id as usize];
-                if !p.dirty && !p.writeback && !p.locked {
-                    return true;
-                }
-                id = p.next;
-            }
-        }
-        false
     }
 
     fn lru_mut(&mut self, uid: Uid, list: List) -> &mut Lru {
-        let l = self.lrus.entry(uid).or_insert(AppLru { active: Lru::EMPTY, inactive: Lru::EMPTY });
+        let l = self.lrus.entry(uid).or_insert(AppLru { active: Lru::EMPTY, inactive: Lru::EMPTY, busy: 0 });
         match list {
             List::Active => &mut l.active,
             List::Inactive => &mut l.inactive,
@@ -445,7 +506,7 @@ mod tests {
         }
         pc.set_dirty(ids[0], SimTime::ZERO);
         let n = pc.reclaim(3, ReclaimOrder::Global, |_| false);
-        assert_eq!(n, 3);
+        assert_eq!(n.freed, 3);
         assert!(pc.lookup(f, 0).is_some(), "dirty page kept");
         assert!(pc.lookup(f, 1).is_none() && pc.lookup(f, 2).is_none() && pc.lookup(f, 3).is_none());
         assert_eq!(pc.nr_pages, 7);
@@ -463,7 +524,7 @@ mod tests {
             pc.insert(f, i, 2);
         }
         let fg = |u: Uid| u == 1;
-        assert_eq!(pc.reclaim(5, ReclaimOrder::BackgroundFirst, fg), 5);
+        assert_eq!(pc.reclaim(5, ReclaimOrder::BackgroundFirst, fg).freed, 5);
         assert_eq!(pc.evicted_fg, 0);
         assert!((0..5).all(|i| pc.lookup(f, i).is_some()));
         // Stock order would have taken the foreground pages first.
@@ -488,5 +549,51 @@ mod tests {
         }
         pc.reclaim(3, ReclaimOrder::Global, |_| false);
         assert!(pc.lookup(f, 0).is_some(), "the active page survives");
+    }
+
+    #[test]
+    fn background_first_waits_for_dirty_background_pages_before_taking_foreground_ones() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        for i in 0..4 {
+            pc.insert(f, i, 1); // foreground, clean
+        }
+        for i in 4..8 {
+            let p = pc.insert(f, i, 2);
+            pc.set_dirty(p, SimTime::ZERO); // background, dirty
+        }
+        let fg = |u: Uid| u == 1;
+        let r = pc.reclaim(2, ReclaimOrder::BackgroundFirst, fg);
+        assert_eq!(r, Reclaimed { freed: 0, bg_busy: true });
+        assert_eq!(pc.evicted_fg, 0);
+        // Once the background pages are clean they go first.
+        for i in 4..8 {
+            let p = pc.lookup(f, i).unwrap();
+            pc.start_writeback(p, 0);
+            pc.end_writeback(p);
+        }
+        assert_eq!(pc.bg_clean_pages(fg), 4);
+        let r = pc.reclaim(2, ReclaimOrder::BackgroundFirst, fg);
+        assert_eq!(r.freed, 2);
+        assert_eq!(pc.evicted_fg, 0);
+        // Stock order takes the oldest pages: the foreground ones.
+        assert_eq!(pc.reclaim(1, ReclaimOrder::Global, fg).freed, 1);
+        assert_eq!(pc.evicted_fg, 1);
+    }
+
+    #[test]
+    fn busy_counts_follow_page_states() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        let p = pc.insert(f, 0, 3);
+        pc.lock_for_read(p, 9);
+        assert_eq!(pc.reclaim(1, ReclaimOrder::Global, |_| false).freed, 0);
+        pc.fill_done(p);
+        pc.set_dirty(p, SimTime::ZERO);
+        pc.start_writeback(p, 1);
+        assert_eq!(pc.reclaim(1, ReclaimOrder::Global, |_| false).freed, 0);
+        pc.end_writeback(p);
+        assert_eq!(pc.reclaim(1, ReclaimOrder::Global, |_| false).freed, 1);
+        assert_eq!(pc.nr_pages, 0);
     }
 }
