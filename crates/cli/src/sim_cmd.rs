@@ -31,6 +31,33 @@ enum SimCommand {
     Run(RunArgs),
     /// List built-in scenarios, policies, devices and I/O schedulers.
     List,
+    /// Compare policies on one scenario over several background-app counts: FG latency, the
+    /// delay caused by BG apps, its reduction against `android`, and what BG apps lose.
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// A built-in scenario name or a scenario TOML file.
+    scenario: String,
+    /// Policies to compare (repeatable; `android` is always included as the baseline).
+    #[arg(long = "policy", default_values_t = ["android".to_string(), "fasttrack-minus".to_string(), "fasttrack".to_string()])]
+    policies: Vec<String>,
+    /// Add FastTrack's single-component ablations (android+ft-alloc, …) to the policies.
+    #[arg(long)]
+    ablation: bool,
+    /// Background-app counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 6])]
+    bg_apps: Vec<u32>,
+    /// First seed; with --seeds N, seeds S..S+N are run and their means averaged.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+    #[arg(long)]
+    device: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 #[derive(Args)]
@@ -65,6 +92,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         Some(SimCommand::List) => list(),
         Some(SimCommand::Run(r)) => run_one(r),
+        Some(SimCommand::Compare(c)) => compare_policies(c),
         None => compare(args.seed, args.bg_apps, args.format),
     }
 }
@@ -188,4 +216,152 @@ fn compare(seed: u64, bg_apps: Option<u32>, format: Format) -> anyhow::Result<Ex
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One cell of a comparison: a policy at a background-app count, averaged over seeds.
+#[derive(serde::Serialize)]
+struct Cell {
+    policy: String,
+    bg_apps: u32,
+    fg_ms: f64,
+    fg_p50_ms: f64,
+    fg_p99_ms: f64,
+    /// T_policy − T_fg_only (ms).
+    delay_ms: f64,
+    /// 1 − (T_policy − T_fg_only) / (T_android − T_fg_only); null where android shows no delay.
+    delay_reduction: Option<f64>,
+    bg_mb_per_s: f64,
+    /// 1 − BG throughput / BG throughput under android.
+    bg_loss: Option<f64>,
+    hooks: std::collections::BTreeMap<String, u64>,
+}
+
+/// Run `cfgs` on up to `available_parallelism` threads (parallelism across runs, never inside
+/// one); results come back in input order.
+fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cfgs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut out: Vec<Option<RunReport>> = (0..cfgs.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut out);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= cfgs.len() {
+                    break;
+                }
+                let r = sim_run(&cfgs[i]);
+                slots.lock().expect("no panics while holding the lock")[i] = Some(r);
+            });
+        }
+    });
+    out.into_iter().map(|r| r.expect("every run finished")).collect()
+}
+
+fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
+    let mut policies = c.policies.clone();
+    if !policies.iter().any(|p| p == "android") {
+        policies.insert(0, "android".into());
+    }
+    if c.ablation {
+        for a in Policy::ablations() {
+            if !policies.iter().any(|p| p == a) {
+                policies.push(a.to_string());
+            }
+        }
+    }
+    anyhow::ensure!(c.seeds >= 1, "--seeds must be at least 1");
+    let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> {
+        let mut cfg = RunConfig::builtin(&c.scenario, policy, Some(bg), seed)?;
+        if let Some(d) = &c.device {
+            cfg.device = forefront_workload::load_device(d)?;
+        }
+        Ok(cfg)
+    };
+    // Jobs: FG-only reference per seed, then every (bg, policy, seed).
+    let mut cfgs = vec![];
+    for s in 0..c.seeds {
+        cfgs.push(base("android", 0, c.seed + s)?);
+    }
+    for &bg in &c.bg_apps {
+        for p in &policies {
+            for s in 0..c.seeds {
+                cfgs.push(base(p, bg, c.seed + s)?);
+            }
+        }
+    }
+    let reports = run_all(&cfgs);
+    let n = c.seeds as usize;
+    let mean = |rs: &[RunReport], f: fn(&RunReport) -> f64| rs.iter().map(f).sum::<f64>() / rs.len() as f64;
+    let t0 = mean(&reports[..n], |r| r.metrics.fg_ms);
+    let mut cells = vec![];
+    let mut k = n;
+    for &bg in &c.bg_apps {
+        let mut android: Option<(f64, f64)> = None;
+        for p in &policies {
+            let rs = &reports[k..k + n];
+            k += n;
+            let fg = mean(rs, |r| r.metrics.fg_ms);
+            let bgt = mean(rs, |r| r.metrics.bg_mb_per_s);
+            if p == "android" {
+                android = Some((fg, bgt));
+            }
+            let (ta, ba) = android.expect("android runs first");
+            let mut hooks = std::collections::BTreeMap::new();
+            for r in rs {
+                for (h, v) in &r.hooks {
+                    *hooks.entry(h.clone()).or_insert(0) += v;
+                }
+            }
+            cells.push(Cell {
+                policy: p.clone(),
+                bg_apps: bg,
+                fg_ms: round1(fg),
+                fg_p50_ms: round1(mean(rs, |r| r.metrics.fg_p50_ms)),
+                fg_p99_ms: round1(mean(rs, |r| r.metrics.fg_p99_ms)),
+                delay_ms: round1(fg - t0),
+                delay_reduction: (ta - t0 > 1e-6).then(|| round3(1.0 - (fg - t0) / (ta - t0))),
+                bg_mb_per_s: round1(bgt),
+                bg_loss: (ba > 0.0).then(|| round3(1.0 - bgt / ba)),
+                hooks,
+            });
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let r0 = &reports[0];
+    match c.format {
+        Format::Json => {
+            let v = serde_json::json!({
+                "scenario": r0.scenario, "device": r0.device, "scheduler": r0.scheduler,
+                "headline": r0.headline, "seed": c.seed, "seeds": c.seeds,
+                "fg_only_ms": round1(t0), "cells": cells,
+            });
+            serde_json::to_writer_pretty(&mut out, &v)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            writeln!(out, "scenario,policy,bg_apps,fg_ms,fg_p50_ms,fg_p99_ms,fg_only_ms,delay_ms,delay_reduction,bg_mb_per_s,bg_loss")?;
+            for x in &cells {
+                writeln!(out, "{},{},{},{},{},{},{},{},{},{},{}", r0.scenario, x.policy, x.bg_apps, x.fg_ms, x.fg_p50_ms, x.fg_p99_ms, round1(t0), x.delay_ms,
+                    x.delay_reduction.map_or(String::new(), |v| v.to_string()), x.bg_mb_per_s, x.bg_loss.map_or(String::new(), |v| v.to_string()))?;
+            }
+        }
+        Format::Table => {
+            writeln!(out, "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {:.1} ms", r0.scenario, r0.device, r0.scheduler, r0.headline, c.seed, c.seed + c.seeds - 1, t0)?;
+            writeln!(out, "| BG apps | policy | FG mean ms | p50 | p99 | delay ms | delay reduction | BG MB/s | BG loss |")?;
+            writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
+            for x in &cells {
+                let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0));
+                writeln!(out, "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {} |", x.bg_apps, x.policy, x.fg_ms, x.fg_p50_ms, x.fg_p99_ms, x.delay_ms, pct(x.delay_reduction), x.bg_mb_per_s, pct(x.bg_loss))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
 }

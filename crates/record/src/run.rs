@@ -46,6 +46,11 @@ pub struct Metrics {
     pub device_written_mb: f64,
     /// How often the device's command order let a command overtake an older one.
     pub device_reorders: u64,
+    /// How often a BG command started in the device while an FG command waited there.
+    pub device_fg_behind_bg: u64,
+    /// Pages of the FG app evicted, and how many of those while BG pages were evictable.
+    pub fg_pages_evicted: u64,
+    pub fg_evicted_while_bg_clean: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -153,6 +153,9 @@ pub struct Outcome {
     pub dev_read: u64,
     pub dev_written: u64,
     pub dev_reorders: u64,
+    pub dev_fg_behind_bg: u64,
+    pub fg_pages_evicted: u64,
+    pub fg_evicted_while_bg_clean: u64,
 }
 
 pub struct World {
@@ -513,6 +516,9 @@ impl World {
             dev_read: self.dev.served_bytes_read,
             dev_written: self.dev.served_bytes_written,
             dev_reorders: self.dev.reorders,
+            dev_fg_behind_bg: self.dev.fg_behind_bg,
+            fg_pages_evicted: self.pc.evicted_fg,
+            fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
         }
     }
 
@@ -1116,7 +1122,7 @@ impl World {
                 DeviceOrder::ReadFirst => forefront_model::flash::stock_class(r),
                 DeviceOrder::ForegroundFirst => (if r.prov.fg { 0 } else { 2 }) + u8::from(!r.op.is_read()),
             };
-            self.dev.submit(id, class, now);
+            self.dev.submit(id, class, r.prov.fg, now);
         }
         self.scratch_ids = ids;
         let mut started = std::mem::take(&mut self.scratch_started);

@@ -121,6 +121,7 @@ struct Cmd {
     class: u8,
     seq: u64,
     arrived: SimTime,
+    fg: bool,
 }
 
 /// A command that finished, returned by [`FlashDevice::finish`].
@@ -149,6 +150,8 @@ pub struct FlashDevice {
     pub busy_ns: u64,
     /// How often a command overtook an older queued command of another class.
     pub reorders: u64,
+    /// How often a background command started while a foreground command waited in the queue.
+    pub fg_behind_bg: u64,
 }
 
 impl FlashDevice {
@@ -167,6 +170,7 @@ impl FlashDevice {
             served_bytes_written: 0,
             busy_ns: 0,
             reorders: 0,
+            fg_behind_bg: 0,
         }
     }
 
@@ -176,9 +180,11 @@ impl FlashDevice {
     }
 
     /// Accept command `id` with priority `class` (lower first).
-    pub fn submit(&mut self, id: ReqId, class: u8, now: SimTime) {
+    /// `fg` is only bookkeeping (it counts FG commands overtaken by BG ones); the order is
+    /// decided by `class` alone.
+    pub fn submit(&mut self, id: ReqId, class: u8, fg: bool, now: SimTime) {
         self.seq += 1;
-        self.queue.push_back(Cmd { id, class, seq: self.seq, arrived: now });
+        self.queue.push_back(Cmd { id, class, seq: self.seq, arrived: now, fg });
     }
 
     /// Start as many queued commands as channels allow; returns (id, completion time) pairs
@@ -206,6 +212,9 @@ impl FlashDevice {
                 self.reorders += 1;
             }
             let cmd = self.queue.remove(best).expect("index in range");
+            if !cmd.fg && self.queue.iter().any(|c| c.fg) {
+                self.fg_behind_bg += 1;
+            }
             let req = reqs.get_mut(cmd.id);
             req.times.service_start = Some(now);
             let cost = self.cost_ns(req);
@@ -351,13 +360,13 @@ mod tests {
         let mut out = vec![];
         // Random 4 KiB write: 1/100 IOPS = 10 ms.
         let a = reqs.insert(req(ReqOp::Write, 1000, 8));
-        d.submit(a, 1, SimTime::ZERO);
+        d.submit(a, 1, false, SimTime::ZERO);
         d.start(SimTime::ZERO, &mut reqs, &mut out);
         assert_eq!(out[0].done_at, SimTime::from_ms(10));
         d.finish(out[0].done_at);
         // Sequential 1 MiB write continuing it: 1 MiB / 50 MB/s = 20.97 ms.
         let b = reqs.insert(req(ReqOp::Write, 1008, 2048));
-        d.submit(b, 1, SimTime::ZERO);
+        d.submit(b, 1, false, SimTime::ZERO);
         out.clear();
         d.start(SimTime::from_ms(10), &mut reqs, &mut out);
         let ms = out[0].done_at.since(SimTime::from_ms(10)) as f64 / 1e6;
@@ -370,8 +379,8 @@ mod tests {
         let mut reqs = ReqSlab::default();
         let w = reqs.insert(req(ReqOp::Write, 0, 8));
         let r = reqs.insert(req(ReqOp::Read, 5000, 8));
-        d.submit(w, stock_class(reqs.get(w)), SimTime::ZERO);
-        d.submit(r, stock_class(reqs.get(r)), SimTime::ZERO);
+        d.submit(w, stock_class(reqs.get(w)), false, SimTime::ZERO);
+        d.submit(r, stock_class(reqs.get(r)), false, SimTime::ZERO);
         let mut out = vec![];
         d.start(SimTime::ZERO, &mut reqs, &mut out);
         assert_eq!(out.len(), 1);
@@ -386,14 +395,14 @@ mod tests {
         let mut d = FlashDevice::new(p);
         let mut reqs = ReqSlab::default();
         let w = reqs.insert(req(ReqOp::Write, 0, 8));
-        d.submit(w, 1, SimTime::ZERO);
+        d.submit(w, 1, false, SimTime::ZERO);
         let mut out = vec![];
         d.start(SimTime::ZERO, &mut reqs, &mut out);
         // 4 KiB over a 200 MB/s bus: 20.48 µs, not the 10 ms random program time.
         assert_eq!(out[0].done_at.ns(), 20_480);
         d.finish(out[0].done_at);
         let f = reqs.insert(req(ReqOp::Flush, 0, 0));
-        d.submit(f, 1, SimTime::ZERO);
+        d.submit(f, 1, false, SimTime::ZERO);
         out.clear();
         // Flushed immediately: the 10 ms backlog plus 100 µs overhead, minus nothing drained.
         let t = out_time(&mut d, &mut reqs, SimTime::from_ns(20_480));
@@ -401,12 +410,12 @@ mod tests {
         d.finish(SimTime::from_ns(20_480 + 10_100_000));
         // Idle time drains the backlog.
         let w2 = reqs.insert(req(ReqOp::Write, 100, 8));
-        d.submit(w2, 1, SimTime::ZERO);
+        d.submit(w2, 1, false, SimTime::ZERO);
         let start = SimTime::from_ns(20_480 + 10_100_000);
         let _ = out_time(&mut d, &mut reqs, start);
         d.finish(start.after(20_480));
         let f2 = reqs.insert(req(ReqOp::Flush, 0, 0));
-        d.submit(f2, 1, SimTime::ZERO);
+        d.submit(f2, 1, false, SimTime::ZERO);
         let later = start.after(20_480 + 20_000_000);
         assert_eq!(out_time(&mut d, &mut reqs, later), 100_000);
     }

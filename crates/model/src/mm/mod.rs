@@ -125,6 +125,8 @@ pub struct PageCache {
     pub evicted: u64,
     /// Evictions of pages owned by an app that was foreground at the time.
     pub evicted_fg: u64,
+    /// Of those, evictions made while a background app still had an evictable page.
+    pub evicted_fg_while_bg_clean: u64,
 }
 
 impl PageCache {
@@ -141,6 +143,7 @@ impl PageCache {
             nr_writeback: 0,
             evicted: 0,
             evicted_fg: 0,
+            evicted_fg_while_bg_clean: 0,
         }
     }
 
@@ -381,6 +384,9 @@ impl PageCache {
             }
             if is_fg(p.owner) {
                 self.evicted_fg += 1;
+                if self.bg_clean_pages(&is_fg) > 0 {
+                    self.evicted_fg_while_bg_clean += 1;
+                }
             }
             self.remove(id);
             self.evicted += 1;
@@ -390,7 +396,7 @@ impl PageCache {
     }
 
     /// Whether any background app has a page that could be evicted now.
-    pub fn bg_clean_pages(&self, is_fg: impl Fn(Uid) -> bool) -> u64 {
+    pub fn bg_clean_pages(&self, is_fg: &impl Fn(Uid) -> bool) -> u64 {
         self.lrus.iter().filter(|(u, _)| !is_fg(**u)).map(|(_, l)| u64::from(l.clean())).sum()
     }
 
@@ -535,6 +541,8 @@ mod tests {
         }
         pc2.reclaim(5, ReclaimOrder::Global, fg);
         assert_eq!(pc2.evicted_fg, 5);
+        assert_eq!(pc2.evicted_fg_while_bg_clean, 5);
+        assert_eq!(pc.evicted_fg_while_bg_clean, 0);
     }
 
     #[test]
@@ -572,7 +580,7 @@ mod tests {
             pc.start_writeback(p, 0);
             pc.end_writeback(p);
         }
-        assert_eq!(pc.bg_clean_pages(fg), 4);
+        assert_eq!(pc.bg_clean_pages(&fg), 4);
         let r = pc.reclaim(2, ReclaimOrder::BackgroundFirst, fg);
         assert_eq!(r.freed, 2);
         assert_eq!(pc.evicted_fg, 0);

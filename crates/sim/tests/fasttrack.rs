@@ -1,0 +1,81 @@
+//! FastTrack's components, each checked by what it must change (tests that fail if a component
+//! stops working), and the paper's direction of results.
+
+use forefront_sim::{run, RunConfig};
+
+fn go(scenario: &str, policy: &str, bg: u32) -> forefront_record::run::RunReport {
+    run(&RunConfig::builtin(scenario, policy, Some(bg), 1).expect("built-in"))
+}
+
+#[test]
+fn device_scheduler_never_lets_fg_commands_wait_behind_bg_ones() {
+    let stock = go("switch-upload", "android", 4);
+    let minus = go("switch-upload", "fasttrack-minus", 4);
+    let full = go("switch-upload", "fasttrack", 4);
+    assert!(stock.metrics.device_fg_behind_bg > 100, "stock device: {}", stock.metrics.device_fg_behind_bg);
+    assert!(minus.metrics.device_fg_behind_bg > 0, "FastTrack-- keeps the read-first device");
+    assert_eq!(full.metrics.device_fg_behind_bg, 0, "FG commands waited behind BG commands under fasttrack");
+    assert!(full.hooks["device.fg_first_overtakes"] > 0);
+}
+
+#[test]
+fn reclaimer_never_evicts_fg_pages_while_bg_pages_are_evictable() {
+    let stock = go("switch-upload", "android", 4);
+    assert!(stock.metrics.fg_evicted_while_bg_clean > 0, "the stock LRU evicts FG pages in this scenario");
+    for p in ["android+ft-reclaim", "fasttrack-minus", "fasttrack"] {
+        let r = go("switch-upload", p, 4);
+        assert_eq!(r.metrics.fg_evicted_while_bg_clean, 0, "{p}");
+        assert!(r.hooks["reclaim.bg_first"] > 0, "{p}: reclaim ran");
+    }
+}
+
+#[test]
+fn every_fasttrack_hook_fires_in_the_scenarios() {
+    let mut fired = std::collections::BTreeSet::new();
+    for s in ["launch-update", "switch-upload", "camera-switch"] {
+        for (h, n) in go(s, "fasttrack", 4).hooks {
+            if n > 0 {
+                fired.insert(h);
+            }
+        }
+    }
+    for h in ["app_status.fg_uid_set", "page_alloc.bg_paused", "reclaim.bg_first", "dispatch.fg_direct", "device.fg_first_overtakes"] {
+        assert!(fired.contains(h), "{h} never fired: {fired:?}");
+    }
+    // The stock policy fires none of them.
+    for (h, n) in go("switch-upload", "android", 4).hooks {
+        assert!(!(n > 0 && (h.starts_with("page_alloc") || h.starts_with("reclaim") || h.starts_with("dispatch") || h.starts_with("app_status"))), "{h}");
+    }
+}
+
+#[test]
+fn page_allocator_pauses_only_background_apps() {
+    let r = go("launch-update", "android+ft-alloc", 4);
+    assert!(r.hooks["page_alloc.bg_paused"] > 0);
+    // BG apps still make progress: they lose little throughput.
+    let stock = go("launch-update", "android", 4);
+    assert!(r.metrics.bg_mb_per_s > 0.5 * stock.metrics.bg_mb_per_s, "{} vs {}", r.metrics.bg_mb_per_s, stock.metrics.bg_mb_per_s);
+}
+
+#[test]
+fn fasttrack_reduces_the_background_delay_in_every_scenario() {
+    for s in ["launch-update", "switch-upload", "camera-switch"] {
+        let alone = go(s, "android", 0).metrics.fg_ms;
+        let stock = go(s, "android", 4).metrics.fg_ms;
+        let full = go(s, "fasttrack", 4).metrics.fg_ms;
+        assert!(stock > alone, "{s}: BG apps slow the FG app ({alone} → {stock})");
+        let reduction = 1.0 - (full - alone) / (stock - alone);
+        assert!(reduction > 0.2, "{s}: delay reduction {reduction:.2} (alone {alone}, android {stock}, fasttrack {full})");
+    }
+}
+
+#[test]
+fn full_fasttrack_keeps_the_switch_near_its_fg_only_time() {
+    let alone = go("switch-upload", "android", 0).metrics.fg_ms;
+    for bg in [1, 2, 4, 6] {
+        let stock = go("switch-upload", "android", bg).metrics.fg_ms;
+        let full = go("switch-upload", "fasttrack", bg).metrics.fg_ms;
+        assert!(full < 2.0 * alone, "{bg} BG apps: fasttrack {full} ms vs FG only {alone} ms");
+        assert!(full <= stock, "{bg} BG apps: fasttrack {full} ms vs android {stock} ms");
+    }
+}
