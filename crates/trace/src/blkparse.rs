@@ -33,7 +33,7 @@ use crate::LineParser;
 #[derive(Default)]
 pub struct BlkparseParser {
     in_trailer: bool,
-    /// Lines of blkparse's closing summary that were skipped.
+    /// Lines of blkparse's closing summary (and `Input file X added` notes) that were skipped.
     pub trailer_lines: u64,
 }
 
@@ -80,6 +80,11 @@ impl LineParser for BlkparseParser {
             return Ok(());
         }
         if line.trim().is_empty() {
+            return Ok(());
+        }
+        // blkparse announces each per-CPU input file on stdout.
+        if line.starts_with("Input file ") && line.ends_with(" added") {
+            self.trailer_lines += 1;
             return Ok(());
         }
         if is_summary_start(line) {
@@ -320,6 +325,54 @@ fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
         column: f.column + 1,
     }
     .i32("error")
+}
+
+/// What blkparse's default text keeps of an event: `parse(write_event(ev)) == text_view(ev)`.
+/// Drops what the line for that action does not print (the size of a split, the process of a
+/// completion, the sector of a plug, ...).
+pub fn text_view(ev: &BlockEvent) -> BlockEvent {
+    use BlockAction::*;
+    let mut e = ev.clone();
+    let pc = e.detail == BlockDetail::Passthrough;
+    if !matches!(e.action, Complete | Requeue) {
+        e.error = 0;
+    }
+    if !pc {
+        e.bytes = e.bytes / SECTOR_BYTES * SECTOR_BYTES;
+    }
+    match e.action {
+        Complete | Requeue => {
+            e.comm = None;
+            if pc {
+                e.sector = 0;
+                e.bytes = 0;
+            }
+        }
+        Issue | Insert | Queue | Bounce | BackMerge | FrontMerge | GetRq | SleepRq => {
+            e.comm.get_or_insert_with(String::new);
+            if pc {
+                e.sector = 0;
+            } else if e.bytes == 0 {
+                e.sector = 0;
+            }
+        }
+        Plug | Unplug | UnplugTimer => {
+            e.comm.get_or_insert_with(String::new);
+            e.sector = 0;
+            e.bytes = 0;
+        }
+        Remap => e.comm = None,
+        Split => {
+            e.comm.get_or_insert_with(String::new);
+            e.bytes = 0;
+        }
+        Message => {
+            e.comm = None;
+            e.sector = 0;
+            e.bytes = 0;
+        }
+    }
+    e
 }
 
 /// Writes `ev` exactly as blkparse's default output would print it.

@@ -12,8 +12,8 @@
 //!
 //! Notify records (`BLK_TC_NOTIFY`) carry process names (used for later events' `comm`, as
 //! blkparse does), timestamps (skipped) and messages (`m` events). Remap, unplug and split
-//! payloads are big-endian in every trace. Times are made relative to the earliest record, as
-//! blkparse prints them.
+//! payloads are big-endian in every trace. Times are made relative to the first event (notify records
+//! excluded), as blkparse prints them.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -103,40 +103,39 @@ fn action_from_number(n: u32) -> Option<BlockAction> {
 /// The category bits blktrace records for an event's RWBS flags and action.
 fn category_bits(ev: &BlockEvent) -> u32 {
     let r = &ev.rwbs;
-    let mut c = 0;
-    match r.op {
-        BlockOp::Read => c |= TC_READ,
-        BlockOp::Write => c |= TC_WRITE,
-        BlockOp::Discard | BlockOp::SecureErase => c |= TC_DISCARD,
-        BlockOp::Flush | BlockOp::None => {}
+    // The kernel always records a direction: WRITE for ops with the write bit (write,
+    // discard, secure erase), READ otherwise (also for plugs, flushes and no-data requests).
+    let mut c = match r.op {
+        BlockOp::Write | BlockOp::Discard | BlockOp::SecureErase => TC_WRITE,
+        BlockOp::Read | BlockOp::Flush | BlockOp::None => TC_READ,
+    };
+    if matches!(r.op, BlockOp::Discard | BlockOp::SecureErase) {
+        c |= TC_DISCARD;
     }
-    if r.preflush {
-        c |= TC_FLUSH;
-    }
-    if r.fua {
-        c |= TC_FUA;
-    }
-    if r.ahead {
-        c |= TC_AHEAD;
-    }
-    if r.sync {
-        c |= TC_SYNC;
-    }
-    if r.meta {
-        c |= TC_META;
+    for (on, bit) in [(r.preflush, TC_FLUSH), (r.fua, TC_FUA), (r.ahead, TC_AHEAD), (r.sync, TC_SYNC), (r.meta, TC_META)] {
+        if on {
+            c |= bit;
+        }
     }
     if ev.detail == BlockDetail::Passthrough {
         c |= TC_PC;
     }
+    // BLK_TA_* definitions of blktrace_api.h.
     c |= match ev.action {
         BlockAction::Queue
         | BlockAction::BackMerge
         | BlockAction::FrontMerge
-        | BlockAction::GetRq => TC_QUEUE,
+        | BlockAction::GetRq
+        | BlockAction::SleepRq
+        | BlockAction::Plug
+        | BlockAction::Unplug
+        | BlockAction::UnplugTimer
+        | BlockAction::Insert
+        | BlockAction::Remap => TC_QUEUE,
         BlockAction::Requeue => TC_REQUEUE,
         BlockAction::Issue => TC_ISSUE,
         BlockAction::Complete => TC_COMPLETE,
-        _ => 0,
+        BlockAction::Split | BlockAction::Bounce | BlockAction::Message => 0,
     };
     c
 }
@@ -631,9 +630,10 @@ impl MergedReader {
                 self.done = true;
                 return Some(Err(e));
             }
-            let genesis = *self.genesis.get_or_insert(raw.time);
             match decode(&raw) {
                 Ok(Decoded::Event(mut ev)) => {
+                    // Like blkparse, times count from the first event (notes do not count).
+                    let genesis = *self.genesis.get_or_insert(raw.time);
                     ev.time_ns = ev.time_ns.saturating_sub(genesis);
                     if !matches!(
                         ev.action,

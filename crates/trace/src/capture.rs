@@ -21,7 +21,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use forefront_record::trace::{BlockAction, BlockOp, DevId, TraceRecord};
@@ -385,7 +384,6 @@ pub fn capture<W: Write>(
                 })?,
         )
     };
-    let stop_flag = Arc::new(AtomicBool::new(false));
     loop {
         if INTERRUPTED.load(Ordering::SeqCst) {
             sum.interrupted = true;
@@ -433,12 +431,13 @@ pub fn capture<W: Write>(
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    stop_flag.store(true, Ordering::SeqCst);
     out.flush().map_err(CaptureError::Output)?;
     sum.kernel_delta = KernelCounts {
-        reads: after.reads - before.reads,
-        writes: after.writes - before.writes,
+        reads: after.reads.saturating_sub(before.reads),
+        writes: after.writes.saturating_sub(before.writes),
     };
+    // The tracer cannot be switched back while trace_pipe is open.
+    drop(pipe);
     drop(restore);
     Ok(sum)
 }

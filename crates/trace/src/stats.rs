@@ -214,12 +214,13 @@ struct SeqTracker {
 }
 
 impl SeqTracker {
-    fn add(&mut self, key: (DevId, bool), start: u64, len: u64) {
+    /// `start` and `len` in one unit (sectors or bytes); `bytes` for the size histogram.
+    fn add(&mut self, key: (DevId, bool), start: u64, len: u64, bytes: u64) {
         self.n += 1;
-        if len > 0 {
-            *self.sizes.entry(len.next_power_of_two()).or_insert(0) += 1;
+        if bytes > 0 {
+            *self.sizes.entry(bytes.next_power_of_two()).or_insert(0) += 1;
         }
-        if let Some(prev) = self.last_end.insert(key, start + len) {
+        if let Some(prev) = self.last_end.insert(key, start.saturating_add(len)) {
             self.classified += 1;
             if prev == start {
                 self.seq += 1;
@@ -361,7 +362,7 @@ impl StatsBuilder {
             }
             BlockAction::Issue => {
                 if data {
-                    self.d_stream.add(dir, b.sector, b.bytes);
+                    self.d_stream.add(dir, b.sector, b.nsectors(), b.bytes);
                 }
                 let q = self.queued.remove(&key);
                 if let Some((qt, _, _)) = &q {
@@ -382,7 +383,7 @@ impl StatsBuilder {
             }
             BlockAction::Complete => {
                 if data {
-                    self.c_stream.add(dir, b.sector, b.bytes);
+                    self.c_stream.add(dir, b.sector, b.nsectors(), b.bytes);
                 }
                 if b.rwbs.preflush || b.rwbs.fua || b.rwbs.op == BlockOp::Flush {
                     self.flushes += 1;
@@ -465,7 +466,7 @@ impl StatsBuilder {
         if let Some(off) = c.offset {
             if done > 0 {
                 let dev = self.file_key(c.tid, c.fd, c.path.as_deref());
-                self.file_seq.add((dev, false), off, done);
+                self.file_seq.add((dev, false), off, done, done);
             }
         } else if done > 0 {
             *self
@@ -500,7 +501,7 @@ impl StatsBuilder {
                 major: u32::try_from(s.inode & 0xffff_ffff).unwrap_or(0),
                 minor: (s.inode >> 32) as u32,
             };
-            self.file_seq.add((dev, false), s.offset, s.size);
+            self.file_seq.add((dev, false), s.offset, s.size, s.size);
         }
         let p = self.proc(s.pid, None);
         if s.write {
