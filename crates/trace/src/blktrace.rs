@@ -112,7 +112,13 @@ fn category_bits(ev: &BlockEvent) -> u32 {
     if matches!(r.op, BlockOp::Discard | BlockOp::SecureErase) {
         c |= TC_DISCARD;
     }
-    for (on, bit) in [(r.preflush, TC_FLUSH), (r.fua, TC_FUA), (r.ahead, TC_AHEAD), (r.sync, TC_SYNC), (r.meta, TC_META)] {
+    for (on, bit) in [
+        (r.preflush, TC_FLUSH),
+        (r.fua, TC_FUA),
+        (r.ahead, TC_AHEAD),
+        (r.sync, TC_SYNC),
+        (r.meta, TC_META),
+    ] {
         if on {
             c |= bit;
         }

@@ -255,23 +255,31 @@ impl StraceParser {
             },
             None => (call, None),
         };
-        let eq = body
-            .rfind(") = ")
-            .ok_or_else(|| LineError::new(col + body.len(), "missing `) = result`"))?;
-        let args_text = &body[..eq];
-        let result_text = body[eq + 4..].split(' ').next().unwrap_or("");
-        let result =
-            if result_text == "?" {
-                None
-            } else if let Some(h) = result_text.strip_prefix("0x") {
-                Some(u64::from_str_radix(h, 16).map_err(|_| {
-                    LineError::new(col + eq + 4, format!("bad result `{result_text}`"))
-                })? as i64)
-            } else {
-                Some(parse_i64(result_text).ok_or_else(|| {
-                    LineError::new(col + eq + 4, format!("bad result `{result_text}`"))
-                })?)
+        // `args) = result`; strace pads short calls: `brk(NULL)         = 0x...`.
+        let mut search_end = body.len();
+        let (args_end, res_start) = loop {
+            let Some(e) = body[..search_end].rfind(" = ") else {
+                return Err(LineError::new(col + body.len(), "missing `) = result`"));
             };
+            let before = body[..e].trim_end_matches(' ');
+            if before.ends_with(')') {
+                break (before.len() - 1, e + 3);
+            }
+            search_end = e;
+        };
+        let args_text = &body[..args_end];
+        let result_text = body[res_start..].split(' ').next().unwrap_or("");
+        let result = if result_text == "?" {
+            None
+        } else if let Some(h) = result_text.strip_prefix("0x") {
+            Some(u64::from_str_radix(h, 16).map_err(|_| {
+                LineError::new(col + res_start, format!("bad result `{result_text}`"))
+            })? as i64)
+        } else {
+            Some(parse_i64(result_text).ok_or_else(|| {
+                LineError::new(col + res_start, format!("bad result `{result_text}`"))
+            })?)
+        };
         let args = split_args(args_text);
         let mut r = SyscallRecord {
             time_ns,
