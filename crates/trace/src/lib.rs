@@ -41,11 +41,13 @@ pub mod mobigen;
 pub mod perfetto;
 pub mod stats;
 pub mod strace;
+#[doc(hidden)]
+pub mod synth;
 mod text;
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use error::LineError;
@@ -402,5 +404,11 @@ pub fn read_all(
     Ok((r.format(), v))
 }
 
-#[allow(dead_code)]
-fn _assert_read(_: &dyn Read) {}
+/// Detects a trace's format from its first bytes (what `--input-format auto` does for one
+/// file). `None` if no importer recognises it.
+pub fn detect_format(head: &[u8]) -> Option<InputFormat> {
+    if blktrace::has_magic(head) {
+        return Some(InputFormat::Blktrace);
+    }
+    detect::detect_text(head).ok()
+}
