@@ -8,7 +8,7 @@
 //! (per-CPU sequence numbers are synthesised; the `blk` tracer has none).
 //!
 //! Every tracefs and sysfs value changed is recorded first and restored by a guard's `Drop`,
-//! also on errors and on Ctrl-C (SIGINT is caught while capturing; the workload, which shares
+//! also on errors and on Ctrl-C (SIGINT, SIGTERM and SIGHUP are caught while capturing; the workload, which shares
 //! the terminal, gets it too and is waited for). If tracefs was not mounted, it is mounted for
 //! the capture and unmounted afterwards. The kernel's own `/sys/class/block/DEV/stat` is read
 //! when tracing starts and stops, so the caller can check the capture against it.
@@ -130,7 +130,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 struct Restore {
     writes: Vec<(PathBuf, String)>,
     unmount: Option<PathBuf>,
-    old_sigint: Option<libc::sighandler_t>,
+    old_handlers: Vec<(libc::c_int, libc::sighandler_t)>,
 }
 
 impl Restore {
@@ -177,9 +177,9 @@ impl Drop for Restore {
                 }
             }
         }
-        if let Some(old) = self.old_sigint.take() {
+        for (sig, old) in self.old_handlers.drain(..) {
             // SAFETY: reinstalling the handler that was there before.
-            unsafe { libc::signal(libc::SIGINT, old) };
+            unsafe { libc::signal(sig, old) };
         }
     }
 }
@@ -334,12 +334,15 @@ pub fn capture<W: Write>(
     let mut restore = Restore {
         writes: Vec::new(),
         unmount: None,
-        old_sigint: None,
+        old_handlers: Vec::new(),
     };
     INTERRUPTED.store(false, Ordering::SeqCst);
-    // SAFETY: the handler only stores to an atomic.
-    let old = unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
-    restore.old_sigint = Some(old);
+    // Ctrl-C, kill and hang-up stop the capture cleanly (the guard restores tracefs).
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic.
+        let old = unsafe { libc::signal(sig, on_sigint as *const () as libc::sighandler_t) };
+        restore.old_handlers.push((sig, old));
+    }
 
     let t = tracefs(&mut restore)?;
     let tracers = fs::read_to_string(t.join("available_tracers"))
