@@ -350,9 +350,8 @@ pub fn text_view(ev: &BlockEvent) -> BlockEvent {
         }
         Issue | Insert | Queue | Bounce | BackMerge | FrontMerge | GetRq | SleepRq => {
             e.comm.get_or_insert_with(String::new);
-            if pc {
-                e.sector = 0;
-            } else if e.bytes == 0 {
+            // Passthrough lines and data-less lines print no sector.
+            if pc || e.bytes == 0 {
                 e.sector = 0;
             }
         }

@@ -278,7 +278,7 @@ pub(crate) fn new_parser(f: InputFormat) -> Box<dyn LineParser> {
         InputFormat::Blkparse => Box::new(blkparse::BlkparseParser::default()),
         InputFormat::Strace => Box::new(strace::StraceParser::default()),
         InputFormat::Mobigen => Box::new(mobigen::MobigenParser::default()),
-        InputFormat::Iopro => Box::new(iopro::IoproParser::default()),
+        InputFormat::Iopro => Box::new(iopro::IoproParser),
         InputFormat::Ftrace => Box::new(ftrace::FtraceParser::default()),
         InputFormat::Auto | InputFormat::Blktrace => unreachable!("not a line format"),
     }

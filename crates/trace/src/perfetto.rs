@@ -111,6 +111,7 @@ impl<W: Write> PerfettoWriter<W> {
         i
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn span(
         &mut self,
         pid: u64,

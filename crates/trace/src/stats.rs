@@ -250,11 +250,14 @@ pub struct StatsBuilder {
     /// (dev, sector) → (queue time, pid, comm) of requests not yet dispatched.
     queued: HashMap<(DevId, u64), (u64, u32, Option<String>)>,
     /// (dev, sector) → (dispatch time, queue time, pid, comm) of requests in flight.
-    issued: HashMap<(DevId, u64), (u64, Option<u64>, u32, Option<String>)>,
+    issued: HashMap<(DevId, u64), InFlight>,
     hists: BTreeMap<String, LatencyHist>,
     first_time: Option<u64>,
     last_time: u64,
 }
+
+/// A dispatched request: (dispatch time, queue time, pid and comm it is attributed to).
+type InFlight = (u64, Option<u64>, u32, Option<String>);
 
 /// Bound on requests waiting to be paired (a trace cut mid-flight must not grow memory).
 const MAX_PENDING: usize = 1 << 20;

@@ -96,7 +96,8 @@ fn capture_matches_kernel_stat_on_a_loop_device() {
     );
 
     // Import the capture like any blkparse file.
-    let mut reader = TraceReader::open(&[captured.clone()], &ReadOptions::default()).unwrap();
+    let mut reader =
+        TraceReader::open(std::slice::from_ref(&captured), &ReadOptions::default()).unwrap();
     let mut b = StatsBuilder::new(FgSelector::default());
     for r in &mut reader {
         b.add(&r.unwrap());

@@ -12,6 +12,7 @@ pub fn testdata(name: &str) -> PathBuf {
         .join(name)
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn ev(
     t: u64,
     cpu: u32,
