@@ -1,0 +1,185 @@
+//! `forefront trace` end to end: the JSON contract, errors on stderr with file:line:column,
+//! determinism, and a Perfetto conversion that parses.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn testdata(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/traces")
+        .join(name)
+}
+
+fn forefront(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(args)
+        .output()
+        .expect("running forefront")
+}
+
+fn json_of(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn stats_json_contract_for_a_block_trace() {
+    let f = testdata("sample.blkparse.txt");
+    let out = forefront(&["trace", "stats", f.to_str().unwrap(), "--format", "json"]);
+    let v = json_of(&out);
+    assert_eq!(v["format"], "blkparse");
+    assert_eq!(v["records"], 364);
+    assert_eq!(v["requests"]["R"], 14);
+    assert_eq!(v["requests"]["W"], 26);
+    assert_eq!(v["actions"]["C"], 40);
+    for key in ["bytes_read", "bytes_written", "fsyncs", "seq_fraction"] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert!(v.get("syscalls").is_none());
+    // Same input, same bytes.
+    let again = forefront(&["trace", "stats", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.stdout, again.stdout);
+}
+
+#[test]
+fn stats_json_contract_for_the_facebook_trace() {
+    let f = PathBuf::from("/work/shared/traces/mobigen-facebook.txt");
+    if !f.exists() {
+        eprintln!("SKIP: /work/shared/traces/mobigen-facebook.txt not present");
+        return;
+    }
+    let v = json_of(&forefront(&[
+        "trace",
+        "stats",
+        f.to_str().unwrap(),
+        "--format",
+        "json",
+        "--fg",
+        "1",
+    ]));
+    assert_eq!(v["format"], "mobigen");
+    assert_eq!(v["records"], 30819);
+    assert_eq!(v["syscalls"]["fsync"], 997);
+    assert_eq!(v["fsyncs"], 997);
+    assert_eq!(v["bytes_read"], 5_084_371);
+    assert_eq!(v["bytes_written"], 12_307_016);
+    assert!(v["seq_fraction"]
+        .as_f64()
+        .is_some_and(|f| f > 0.0 && f < 1.0));
+    assert!(v.get("actions").is_none() && v.get("requests").is_none());
+}
+
+#[test]
+fn binary_blktrace_by_base_name() {
+    let base = testdata("sample");
+    let v = json_of(&forefront(&[
+        "trace",
+        "stats",
+        base.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["format"], "blktrace");
+    assert_eq!(v["requests"]["W"], 26);
+}
+
+#[test]
+fn parse_errors_and_lenient_mode() {
+    let f = testdata("blkparse-bad.txt");
+    let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("blkparse-bad.txt:3:59: sector count"), "{err}");
+    assert!(out.stdout.is_empty());
+    let out = forefront(&[
+        "trace",
+        "stats",
+        f.to_str().unwrap(),
+        "--lenient",
+        "--format",
+        "json",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["records"], 3);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: 1 problem(s) skipped"), "{err}");
+}
+
+#[test]
+fn table_output_names_the_sections() {
+    let f = testdata("strace-f-tt-T.txt");
+    let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
+    assert!(out.status.success());
+    let t = String::from_utf8(out.stdout).unwrap();
+    for s in [
+        "format          strace",
+        "syscalls:",
+        "request sizes",
+        "latency",
+        "FG",
+        "BG",
+    ] {
+        assert!(t.contains(s), "missing `{s}` in\n{t}");
+    }
+}
+
+#[test]
+fn convert_writes_trace_event_json() {
+    let dir = tempfile::tempdir().unwrap();
+    for (input, cat) in [
+        ("sample.blkparse.txt", "device"),
+        ("strace-f-tt-T.txt", "syscall"),
+        ("ftrace-events.txt", "sched"),
+    ] {
+        let out_path = dir.path().join("out.json");
+        let out = forefront(&[
+            "trace",
+            "convert",
+            testdata(input).to_str().unwrap(),
+            out_path.to_str().unwrap(),
+            "--fg",
+            "fio",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+        let events = v["traceEvents"].as_array().unwrap();
+        assert!(
+            events.iter().any(|e| e["cat"] == cat && e["ph"] == "X"),
+            "{input}: no {cat} spans"
+        );
+        if cat == "device" {
+            assert!(events
+                .iter()
+                .any(|e| e["ph"] == "C" && e["name"] == "queue depth"));
+            assert!(events
+                .iter()
+                .any(|e| e["name"].as_str().is_some_and(|n| n.starts_with("FG "))));
+            // Spans on one lane never overlap.
+            let mut lanes: std::collections::BTreeMap<(u64, u64), Vec<(f64, f64)>> =
+                Default::default();
+            for e in events.iter().filter(|e| e["ph"] == "X") {
+                let ts = e["ts"].as_f64().unwrap();
+                lanes
+                    .entry((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()))
+                    .or_default()
+                    .push((ts, ts + e["dur"].as_f64().unwrap()));
+            }
+            for spans in lanes.values_mut() {
+                spans.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                assert!(
+                    spans.windows(2).all(|w| w[0].1 <= w[1].0 + 1e-9),
+                    "overlap on a lane"
+                );
+            }
+        }
+    }
+}

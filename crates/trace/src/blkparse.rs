@@ -1,0 +1,577 @@
+//! blkparse's default text output: import and export.
+//!
+//! Line: `maj,min cpu seq sec.nsec pid action rwbs <tail>` where the tail depends on the action
+//! exactly as blkparse's `process_default` prints it:
+//!
+//! | action            | tail                                              |
+//! |-------------------|---------------------------------------------------|
+//! | `C`, `R`          | `sector [+ n] [(elapsed)] [error]`, `(pdu) [error]` |
+//! | `D` `I` `Q` `B`   | `sector + n [(elapsed)] [comm]`, `[comm]`, `bytes (pdu) [comm]` |
+//! | `M` `F` `G` `S`   | `sector + n [comm]` or `[comm]`                    |
+//! | `P`               | `[comm]`                                           |
+//! | `U` `UT`/`T`      | `[comm] depth`                                     |
+//! | `A`               | `sector + n <- (maj,min) from_sector`              |
+//! | `X`               | `sector / new_sector [comm]`                       |
+//! | `m`               | free text                                          |
+//!
+//! blkparse ends its output with a summary (`CPU0 (8,0):`, `Total (8,0):`, `Throughput`,
+//! `Events (8,0): N entries`, `Skips: ...`). The importer recognises the first summary line and
+//! skips the rest of the file explicitly (counted in [`BlkparseParser::trailer_lines`]).
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+
+use forefront_record::trace::{
+    BlockAction, BlockDetail, BlockEvent, DevId, Rwbs, TraceRecord, SECTOR_BYTES,
+};
+
+use crate::error::LineError;
+use crate::text::{parse_dev, parse_u64, Field, Fields};
+use crate::LineParser;
+
+/// Parses blkparse default-format lines.
+#[derive(Default)]
+pub struct BlkparseParser {
+    in_trailer: bool,
+    /// Lines of blkparse's closing summary (and `Input file X added` notes) that were skipped.
+    pub trailer_lines: u64,
+}
+
+/// True if `line` starts blkparse's closing summary.
+pub(crate) fn is_summary_start(line: &str) -> bool {
+    let t = line.trim_start();
+    if let Some(rest) = t.strip_prefix("CPU") {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        return digits > 0 && rest[digits..].starts_with(" (");
+    }
+    t.starts_with("Total (") || t.starts_with("Throughput (R/W):") || t.starts_with("Events (")
+}
+
+/// True if the line looks like a blkparse default-format event (used by format detection).
+pub(crate) fn looks_like(line: &str) -> bool {
+    let mut f = Fields::new(line);
+    let Some(dev) = f.next_field() else {
+        return false;
+    };
+    if parse_dev(&dev).is_err() {
+        return false;
+    }
+    let (Some(cpu), Some(seq), Some(time), Some(pid), Some(act)) = (
+        f.next_field(),
+        f.next_field(),
+        f.next_field(),
+        f.next_field(),
+        f.next_field(),
+    ) else {
+        return false;
+    };
+    parse_u64(cpu.text).is_some()
+        && parse_u64(seq.text).is_some()
+        && time.text.contains('.')
+        && time.time_ns("time").is_ok()
+        && parse_u64(pid.text).is_some()
+        && BlockAction::from_code(act.text).is_some()
+}
+
+impl LineParser for BlkparseParser {
+    fn parse_line(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> Result<(), LineError> {
+        if self.in_trailer {
+            self.trailer_lines += 1;
+            return Ok(());
+        }
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        // blkparse announces each per-CPU input file on stdout.
+        if line.starts_with("Input file ") && line.ends_with(" added") {
+            self.trailer_lines += 1;
+            return Ok(());
+        }
+        if is_summary_start(line) {
+            self.in_trailer = true;
+            self.trailer_lines += 1;
+            return Ok(());
+        }
+        let mut f = Fields::new(line);
+        let dev = parse_dev(&f.expect("device (maj,min)")?)?;
+        let cpu = f.expect("cpu")?.u32("cpu")?;
+        let seq = f.expect("sequence")?.u64("sequence")?;
+        let time_ns = f.expect("time")?.time_ns("time")?;
+        let pid = f.expect("pid")?.u32("pid")?;
+        let ev = parse_event_tail(&mut f, dev, cpu, seq, time_ns, pid)?;
+        out.push_back(TraceRecord::Block(ev));
+        Ok(())
+    }
+}
+
+/// Parses `action rwbs <tail>` (shared with the ftrace `blk` tracer's output).
+pub(crate) fn parse_event_tail(
+    f: &mut Fields<'_>,
+    dev: DevId,
+    cpu: u32,
+    seq: u64,
+    time_ns: u64,
+    pid: u32,
+) -> Result<BlockEvent, LineError> {
+    let act = f.expect("action")?;
+    let action = BlockAction::from_code(act.text).ok_or_else(|| {
+        act.err(format!(
+            "unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)",
+            act.text
+        ))
+    })?;
+    let rw = f.expect("RWBS")?;
+    let rwbs =
+        Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let mut ev = BlockEvent {
+        time_ns,
+        dev,
+        cpu,
+        seq,
+        pid,
+        comm: None,
+        action,
+        rwbs,
+        sector: 0,
+        bytes: 0,
+        error: 0,
+        detail: BlockDetail::None,
+    };
+    use BlockAction::*;
+    match action {
+        Complete | Requeue => {
+            let first = f.expect("sector or [error]")?;
+            if first.text.starts_with('(') || first.text.starts_with('[') {
+                // Passthrough: `(pdu) [error]`.
+                ev.detail = BlockDetail::Passthrough;
+                let mut fs = Fields::at(f.line(), first.column - 1);
+                skip_paren(&mut fs)?;
+                ev.error = bracket_int(&fs.expect("[error]")?)?;
+            } else {
+                ev.sector = first.u64("sector")?;
+                let mut next = f.expect("[error]")?;
+                if next.text == "+" {
+                    ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
+                    next = f.expect("[error]")?;
+                }
+                if next.text.starts_with('(') {
+                    next = elapsed_then(f, next)?;
+                }
+                ev.error = bracket_int(&next)?;
+            }
+            f.expect_end()?;
+        }
+        Issue | Insert | Queue | Bounce | BackMerge | FrontMerge | GetRq | SleepRq => {
+            let rest = f.rest();
+            if rest.text.starts_with('[') {
+                ev.comm = Some(bracket_comm(&rest)?.to_string());
+            } else if rest.text.starts_with('(') {
+                // `(elapsed) [comm]` with no sectors.
+                let mut next = f.expect("[comm]")?;
+                next = elapsed_then(f, next)?;
+                ev.comm = Some(bracket_comm(&f.rest_from(next))?.to_string());
+            } else {
+                let first = f.expect("sector")?;
+                let n = first.u64("sector")?;
+                let next = f.expect("+ or [comm]")?;
+                if next.text == "+" {
+                    ev.sector = n;
+                    ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
+                    let mut next = f.expect("[comm]")?;
+                    if next.text.starts_with('(') {
+                        next = elapsed_then(f, next)?;
+                    }
+                    ev.comm = Some(bracket_comm(&f.rest_from(next))?.to_string());
+                } else if matches!(action, Issue | Insert | Queue | Bounce) {
+                    // Passthrough: `bytes [(pdu)] [comm]`.
+                    ev.detail = BlockDetail::Passthrough;
+                    ev.bytes = n;
+                    let mut fs = Fields::at(f.line(), next.column - 1);
+                    if next.text.starts_with('(') {
+                        skip_paren(&mut fs)?;
+                    }
+                    ev.comm = Some(bracket_comm(&fs.rest())?.to_string());
+                } else {
+                    return Err(next.err(format!(
+                        "expected `+` after the sector, found `{}`",
+                        next.text
+                    )));
+                }
+            }
+        }
+        Plug => {
+            ev.comm = Some(bracket_comm(&f.rest())?.to_string());
+        }
+        Unplug | UnplugTimer => {
+            let rest = f.rest();
+            let close = rest
+                .text
+                .rfind(']')
+                .ok_or_else(|| rest.err("expected `[comm] depth`"))?;
+            ev.comm = Some(
+                bracket_comm(&Field {
+                    text: &rest.text[..=close],
+                    column: rest.column,
+                })?
+                .to_string(),
+            );
+            let mut fs = Fields::at(f.line(), rest.column - 1 + close + 1);
+            let depth = fs.expect("unplug depth")?;
+            ev.detail = BlockDetail::Unplug {
+                depth: depth.u32("unplug depth")?,
+            };
+            fs.expect_end()?;
+        }
+        Remap => {
+            ev.sector = f.expect("sector")?.u64("sector")?;
+            let plus = f.expect("+")?;
+            if plus.text != "+" {
+                return Err(plus.err(format!("expected `+`, found `{}`", plus.text)));
+            }
+            ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
+            let arrow = f.expect("<-")?;
+            if arrow.text != "<-" {
+                return Err(arrow.err(format!("expected `<-`, found `{}`", arrow.text)));
+            }
+            let from = f.expect("(maj,min)")?;
+            let inner = from
+                .text
+                .strip_prefix('(')
+                .and_then(|s| s.strip_suffix(')'))
+                .ok_or_else(|| from.err(format!("expected (maj,min), found `{}`", from.text)))?;
+            let from_dev = parse_dev(&Field {
+                text: inner,
+                column: from.column + 1,
+            })?;
+            let from_sector = f.expect("source sector")?.u64("source sector")?;
+            ev.detail = BlockDetail::Remap {
+                from: from_dev,
+                from_sector,
+            };
+            f.expect_end()?;
+        }
+        Split => {
+            ev.sector = f.expect("sector")?.u64("sector")?;
+            let slash = f.expect("/")?;
+            if slash.text != "/" {
+                return Err(slash.err(format!("expected `/`, found `{}`", slash.text)));
+            }
+            let new_sector = f.expect("new sector")?.u64("new sector")?;
+            ev.detail = BlockDetail::Split { new_sector };
+            ev.comm = Some(bracket_comm(&f.rest())?.to_string());
+        }
+        Message => {
+            ev.detail = BlockDetail::Message {
+                text: f.rest().text.trim_end().to_string(),
+            };
+        }
+    }
+    Ok(ev)
+}
+
+impl<'a> Fields<'a> {
+    /// The rest of the line starting at field `from`.
+    fn rest_from(&mut self, from: Field<'a>) -> Field<'a> {
+        let mut fs = Fields::at(self.line(), from.column - 1);
+        let r = fs.rest();
+        *self = Fields::at(self.line(), self.line().len());
+        r
+    }
+}
+
+/// `(elapsed)`, possibly `( 123)` split over fields: consumes through `)` and returns the
+/// field after it.
+fn elapsed_then<'a>(f: &mut Fields<'a>, first: Field<'a>) -> Result<Field<'a>, LineError> {
+    let mut cur = first;
+    loop {
+        if cur.text.ends_with(')') {
+            return f.expect("field after (elapsed)");
+        }
+        cur = f.expect("closing `)`")?;
+    }
+}
+
+fn skip_paren(f: &mut Fields<'_>) -> Result<(), LineError> {
+    let first = f.expect("(pdu)")?;
+    if !first.text.starts_with('(') {
+        // No pdu: leave the position on this field.
+        *f = Fields::at(f.line(), first.column - 1);
+        return Ok(());
+    }
+    let mut cur = first;
+    while !cur.text.ends_with(')') {
+        cur = f.expect("closing `)`")?;
+    }
+    Ok(())
+}
+
+/// `[comm]`: everything between the first `[` and the last `]` of the field (names may contain
+/// spaces).
+fn bracket_comm<'a>(f: &Field<'a>) -> Result<&'a str, LineError> {
+    let t = f.text.trim_end();
+    t.strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .ok_or_else(|| f.err(format!("expected [process name], found `{}`", f.text)))
+}
+
+fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
+    let inner = f
+        .text
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .ok_or_else(|| f.err(format!("expected [error], found `{}`", f.text)))?;
+    Field {
+        text: inner,
+        column: f.column + 1,
+    }
+    .i32("error")
+}
+
+/// What blkparse's default text keeps of an event: `parse(write_event(ev)) == text_view(ev)`.
+/// Drops what the line for that action does not print (the size of a split, the process of a
+/// completion, the sector of a plug, ...).
+pub fn text_view(ev: &BlockEvent) -> BlockEvent {
+    use BlockAction::*;
+    let mut e = ev.clone();
+    let pc = e.detail == BlockDetail::Passthrough;
+    if !matches!(e.action, Complete | Requeue) {
+        e.error = 0;
+    }
+    if !pc {
+        e.bytes = e.bytes / SECTOR_BYTES * SECTOR_BYTES;
+    }
+    match e.action {
+        Complete | Requeue => {
+            e.comm = None;
+            if pc {
+                e.sector = 0;
+                e.bytes = 0;
+            }
+        }
+        Issue | Insert | Queue | Bounce | BackMerge | FrontMerge | GetRq | SleepRq => {
+            e.comm.get_or_insert_with(String::new);
+            // Passthrough lines and data-less lines print no sector.
+            if pc || e.bytes == 0 {
+                e.sector = 0;
+            }
+        }
+        Plug | Unplug | UnplugTimer => {
+            e.comm.get_or_insert_with(String::new);
+            e.sector = 0;
+            e.bytes = 0;
+        }
+        Remap => e.comm = None,
+        Split => {
+            e.comm.get_or_insert_with(String::new);
+            e.bytes = 0;
+        }
+        Message => {
+            e.comm = None;
+            e.sector = 0;
+            e.bytes = 0;
+        }
+    }
+    e
+}
+
+/// Writes `ev` exactly as blkparse's default output would print it.
+///
+/// Fields the format does not carry for that action are dropped (e.g. `comm` of a `C`), so
+/// `parse(write(ev))` equals `ev` with those fields at their defaults.
+pub fn write_event<W: Write>(w: &mut W, ev: &BlockEvent) -> io::Result<()> {
+    write!(
+        w,
+        "{:>3},{:<3} {:>2} {:>8} {:>5}.{:09} {:>5} {:>2} {:>3} ",
+        ev.dev.major,
+        ev.dev.minor,
+        ev.cpu,
+        ev.seq,
+        ev.time_ns / 1_000_000_000,
+        ev.time_ns % 1_000_000_000,
+        ev.pid,
+        ev.action.code(),
+        ev.rwbs
+    )?;
+    let name = ev.comm.as_deref().unwrap_or("");
+    let nsec = ev.nsectors();
+    let pc = ev.detail == BlockDetail::Passthrough;
+    use BlockAction::*;
+    match ev.action {
+        Complete | Requeue => {
+            if pc {
+                writeln!(w, "[{}]", ev.error)
+            } else if nsec > 0 {
+                writeln!(w, "{} + {} [{}]", ev.sector, nsec, ev.error)
+            } else {
+                writeln!(w, "{} [{}]", ev.sector, ev.error)
+            }
+        }
+        Issue | Insert | Queue | Bounce if pc => writeln!(w, "{} [{}]", ev.bytes, name),
+        Issue | Insert | Queue | Bounce | BackMerge | FrontMerge | GetRq | SleepRq => {
+            if nsec > 0 {
+                writeln!(w, "{} + {} [{}]", ev.sector, nsec, name)
+            } else {
+                writeln!(w, "[{}]", name)
+            }
+        }
+        Plug => writeln!(w, "[{}]", name),
+        Unplug | UnplugTimer => {
+            let depth = match ev.detail {
+                BlockDetail::Unplug { depth } => depth,
+                _ => 0,
+            };
+            writeln!(w, "[{}] {}", name, depth)
+        }
+        Remap => {
+            let (from, from_sector) = match ev.detail {
+                BlockDetail::Remap { from, from_sector } => (from, from_sector),
+                _ => (DevId::default(), 0),
+            };
+            writeln!(
+                w,
+                "{} + {} <- ({},{}) {}",
+                ev.sector, nsec, from.major, from.minor, from_sector
+            )
+        }
+        Split => {
+            let new_sector = match ev.detail {
+                BlockDetail::Split { new_sector } => new_sector,
+                _ => 0,
+            };
+            writeln!(w, "{} / {} [{}]", ev.sector, new_sector, name)
+        }
+        Message => {
+            let text = match &ev.detail {
+                BlockDetail::Message { text } => text.as_str(),
+                _ => "",
+            };
+            writeln!(w, "{}", text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Result<BlockEvent, LineError> {
+        let mut p = BlkparseParser::default();
+        let mut out = VecDeque::new();
+        p.parse_line(line, &mut out)?;
+        match out.pop_front() {
+            Some(TraceRecord::Block(ev)) => Ok(ev),
+            other => panic!("expected a block event, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_action_parses() {
+        let q =
+            one("  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]").unwrap();
+        assert_eq!(
+            (q.action, q.sector, q.bytes, q.pid, q.cpu, q.seq),
+            (BlockAction::Queue, 223490, 4096, 697, 3, 1)
+        );
+        assert_eq!(q.comm.as_deref(), Some("kjournald"));
+        let c = one("  8,0    3       10     0.000123456     0  C  WS 223490 + 8 [0]").unwrap();
+        assert_eq!(
+            (c.action, c.time_ns, c.error, c.comm.clone()),
+            (BlockAction::Complete, 123_456, 0, None)
+        );
+        assert!(c.rwbs.sync && c.rwbs.is_write());
+        let c = one("  8,0    3       10     0.000123456     0  C  FN 0 [-5]").unwrap();
+        assert_eq!((c.bytes, c.error, c.rwbs.preflush), (0, -5, true));
+        let p = one("  8,0    3        3     0.000001000   697  P   N [kjournald]").unwrap();
+        assert_eq!(p.action, BlockAction::Plug);
+        let u = one("  8,0    3        4     0.000001000   697  U   N [kjournald] 3").unwrap();
+        assert_eq!(u.detail, BlockDetail::Unplug { depth: 3 });
+        let t = one("  8,0    3        4     0.000001000   697 UT   N [kworker/0:1 x] 1").unwrap();
+        assert_eq!(
+            (t.action, t.comm.as_deref()),
+            (BlockAction::UnplugTimer, Some("kworker/0:1 x"))
+        );
+        let a =
+            one("  8,0    0        1     0.000000000  4561  A   R 2048 + 8 <- (8,1) 0").unwrap();
+        assert_eq!(
+            a.detail,
+            BlockDetail::Remap {
+                from: DevId { major: 8, minor: 1 },
+                from_sector: 0
+            }
+        );
+        let x = one("  8,0    0        1     0.000000000  4561  X   R 2048 / 2056 [fio]").unwrap();
+        assert_eq!(x.detail, BlockDetail::Split { new_sector: 2056 });
+        let d = one("  8,0    0        1     0.000000000  4561  D   N 36 [scsi_id]").unwrap();
+        assert_eq!((d.detail.clone(), d.bytes), (BlockDetail::Passthrough, 36));
+        let d = one(
+            "  8,0    0        1     0.000000000  4561  D   N 36 (12 00 00 00 24 00 ..) [scsi_id]",
+        )
+        .unwrap();
+        assert_eq!(d.bytes, 36);
+        let g = one("  8,0    0        1     0.000000000  4561  G  RA 2048 + 256 [cat]").unwrap();
+        assert!(g.rwbs.ahead);
+        for code in ["M", "F", "S", "I", "B", "D"] {
+            let e = one(&format!(
+                "  8,0    0        1     0.000000000  4561  {code}   R 2048 + 8 [cat]"
+            ))
+            .unwrap();
+            assert_eq!(e.action.code(), code);
+        }
+        let m =
+            one("  8,0    0        0     0.000000000     0  m   N cfq1234 insert_request").unwrap();
+        assert_eq!(
+            m.detail,
+            BlockDetail::Message {
+                text: "cfq1234 insert_request".into()
+            }
+        );
+        let e = one("  8,0    0        1     0.000000000  4561  C   R 2048 + 8 (    1234) [0]")
+            .unwrap();
+        assert_eq!(e.bytes, 4096);
+    }
+
+    #[test]
+    fn errors_point_at_the_field() {
+        let e = one("  8,0    3        1     0.000000000   697  Z   W 223490 + 8 [kjournald]")
+            .unwrap_err();
+        assert_eq!(e.column, 44);
+        assert!(e.message.contains("unknown action `Z`"), "{}", e.message);
+        let e = one("  8,0    3        1     0.000000000   697  Q   W 22349x + 8 [kjournald]")
+            .unwrap_err();
+        assert_eq!(e.column, 50);
+        let e = one("  8,0    3        1     0.000000000   697  Q   W 223490 + 8").unwrap_err();
+        assert!(e.message.contains("missing field: [comm]"), "{}", e.message);
+        let e = one("  8,0    3        1     0.000000000   697  Q   WX 1 + 8 [a]").unwrap_err();
+        assert!(e.message.contains("bad RWBS"), "{}", e.message);
+        let e = one("  8,0    3").unwrap_err();
+        assert!(e.message.contains("missing field: sequence"));
+    }
+
+    #[test]
+    fn summary_is_skipped_explicitly() {
+        let mut p = BlkparseParser::default();
+        let mut out = VecDeque::new();
+        for l in [
+            "CPU0 (8,0):",
+            " Reads Queued:           0,        0KiB",
+            "Total (8,0):",
+            "Events (8,0): 2 entries",
+        ] {
+            p.parse_line(l, &mut out).unwrap();
+        }
+        assert!(out.is_empty());
+        assert_eq!(p.trailer_lines, 4);
+        assert!(!is_summary_start(
+            "  8,0    3        1     0.000000000   697  Q   W 1 + 8 [a]"
+        ));
+    }
+
+    #[test]
+    fn export_matches_blkparse_layout() {
+        let line = "  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n";
+        let ev = one(line.trim_end()).unwrap();
+        let mut buf = Vec::new();
+        write_event(&mut buf, &ev).unwrap();
+        assert_eq!(String::from_utf8(buf).unwrap(), line);
+    }
+}

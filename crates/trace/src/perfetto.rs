@@ -1,0 +1,296 @@
+//! `forefront trace convert`: Chrome trace-event JSON, which Perfetto and `chrome://tracing`
+//! open.
+//!
+//! Tracks: one process "syscalls" with a thread per traced tid (syscall spans, `X` events);
+//! per block device a process with "queue" lanes (`Q`→`D` spans) and "device" lanes (`D`→`C`
+//! spans), FG requests named `FG ...` and coloured differently, and a `queue depth` counter
+//! (requests dispatched and not completed); a "CPUs" process with a thread per CPU (task
+//! slices from `sched_switch`); IOPro spans on their pid/tid. Overlapping request spans are put
+//! on the first free lane so every lane nests properly. Output is streamed (constant memory
+//! except for requests in flight) and deterministic.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
+
+use forefront_record::trace::{BlockAction, BlockEvent, DevId, SchedEvent, TraceRecord};
+
+use crate::stats::FgSelector;
+
+const SYSCALL_PID: u64 = 1;
+const CPU_PID: u64 = 2;
+const DEV_PID_BASE: u64 = 1_000_000;
+
+/// Streams trace events as JSON.
+pub struct PerfettoWriter<W: Write> {
+    out: W,
+    first: bool,
+    fg: FgSelector,
+    threads: BTreeMap<(u64, u64), ()>,
+    devices: BTreeMap<DevId, u64>,
+    queued: HashMap<(DevId, u64), (u64, u32, Option<String>)>,
+    issued: HashMap<(DevId, u64), (u64, u32, Option<String>)>,
+    lanes: HashMap<(u64, bool), Vec<u64>>,
+    depth: HashMap<DevId, i64>,
+    cpu_running: BTreeMap<u32, (u64, String, u32)>,
+    pub events: u64,
+}
+
+fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+fn js(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialise")
+}
+
+impl<W: Write> PerfettoWriter<W> {
+    pub fn new(mut out: W, fg: FgSelector) -> io::Result<Self> {
+        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        let mut w = PerfettoWriter {
+            out,
+            first: true,
+            fg,
+            threads: BTreeMap::new(),
+            devices: BTreeMap::new(),
+            queued: HashMap::new(),
+            issued: HashMap::new(),
+            lanes: HashMap::new(),
+            depth: HashMap::new(),
+            cpu_running: BTreeMap::new(),
+            events: 0,
+        };
+        w.meta("process_name", SYSCALL_PID, None, "syscalls")?;
+        Ok(w)
+    }
+
+    fn raw(&mut self, json: &str) -> io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",\n")?;
+        }
+        self.first = false;
+        self.events += 1;
+        self.out.write_all(json.as_bytes())
+    }
+
+    fn meta(&mut self, what: &str, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
+        let tid = tid.map(|t| format!(",\"tid\":{t}")).unwrap_or_default();
+        self.raw(&format!(
+            "{{\"name\":\"{what}\",\"ph\":\"M\",\"pid\":{pid}{tid},\"args\":{{\"name\":{}}}}}",
+            js(name)
+        ))
+    }
+
+    fn thread(&mut self, pid: u64, tid: u64, name: &str) -> io::Result<()> {
+        if self.threads.insert((pid, tid), ()).is_none() {
+            self.meta("thread_name", pid, Some(tid), name)?;
+        }
+        Ok(())
+    }
+
+    fn dev_pid(&mut self, dev: DevId) -> io::Result<u64> {
+        if let Some(p) = self.devices.get(&dev) {
+            return Ok(*p);
+        }
+        let pid = DEV_PID_BASE + self.devices.len() as u64;
+        self.devices.insert(dev, pid);
+        self.meta("process_name", pid, None, &format!("block {dev}"))?;
+        Ok(pid)
+    }
+
+    /// First lane free at `start`, marked busy until `end`.
+    fn lane(&mut self, pid: u64, device: bool, start: u64, end: u64) -> usize {
+        let lanes = self.lanes.entry((pid, device)).or_default();
+        let i = match lanes.iter().position(|&busy_until| busy_until <= start) {
+            Some(i) => i,
+            None => {
+                lanes.push(0);
+                lanes.len() - 1
+            }
+        };
+        lanes[i] = end;
+        i
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn span(
+        &mut self,
+        pid: u64,
+        device: bool,
+        start: u64,
+        end: u64,
+        name: &str,
+        fg: bool,
+        args: &str,
+    ) -> io::Result<()> {
+        let lane = self.lane(pid, device, start, end);
+        let tid = if device {
+            1000 + lane as u64
+        } else {
+            lane as u64 + 1
+        };
+        let tname = if device {
+            format!("device {lane}")
+        } else {
+            format!("queue {lane}")
+        };
+        self.thread(pid, tid, &tname)?;
+        let cname = if fg {
+            "thread_state_running"
+        } else {
+            "thread_state_iowait"
+        };
+        self.raw(&format!(
+            "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{tid},\"cname\":\"{cname}\",\"args\":{args}}}",
+            js(name),
+            if device { "device" } else { "queue" },
+            us(start),
+            us(end.saturating_sub(start))
+        ))
+    }
+
+    fn block(&mut self, b: &BlockEvent) -> io::Result<()> {
+        let pid = self.dev_pid(b.dev)?;
+        let key = (b.dev, b.sector);
+        match b.action {
+            BlockAction::Queue => {
+                self.queued
+                    .entry(key)
+                    .or_insert((b.time_ns, b.pid, b.comm.clone()));
+            }
+            BlockAction::BackMerge => {
+                self.queued.remove(&key);
+            }
+            BlockAction::Issue => {
+                let (who, comm) = match self.queued.remove(&key) {
+                    Some((qt, p, c)) => {
+                        let fg = self.fg.matches(p, c.as_deref());
+                        let name = format!("{}{} {}", if fg { "FG " } else { "" }, b.rwbs, b.bytes);
+                        let args = format!(
+                            "{{\"sector\":{},\"bytes\":{},\"pid\":{p}}}",
+                            b.sector, b.bytes
+                        );
+                        self.span(pid, false, qt, b.time_ns, &name, fg, &args)?;
+                        (p, c)
+                    }
+                    None => (b.pid, b.comm.clone()),
+                };
+                self.issued.insert(key, (b.time_ns, who, comm));
+                let d = self.depth.entry(b.dev).or_insert(0);
+                *d += 1;
+                let d = *d;
+                self.raw(&format!("{{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"in_flight\":{d}}}}}", us(b.time_ns)))?;
+            }
+            BlockAction::Complete | BlockAction::Requeue => {
+                if let Some((dt, p, c)) = self.issued.remove(&key) {
+                    let fg = self.fg.matches(p, c.as_deref());
+                    let name = format!("{}{} {}", if fg { "FG " } else { "" }, b.rwbs, b.bytes);
+                    let args = format!(
+                        "{{\"sector\":{},\"bytes\":{},\"pid\":{p},\"error\":{}}}",
+                        b.sector, b.bytes, b.error
+                    );
+                    self.span(pid, true, dt, b.time_ns, &name, fg, &args)?;
+                    let d = self.depth.entry(b.dev).or_insert(0);
+                    *d = (*d - 1).max(0);
+                    let d = *d;
+                    self.raw(&format!("{{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"in_flight\":{d}}}}}", us(b.time_ns)))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub fn add(&mut self, r: &TraceRecord) -> io::Result<()> {
+        match r {
+            TraceRecord::Syscall(c) => {
+                self.thread(SYSCALL_PID, c.tid as u64, &format!("tid {}", c.tid))?;
+                let fg = self.fg.matches(c.tid, None);
+                let mut args = serde_json::Map::new();
+                if let Some(fd) = c.fd {
+                    args.insert("fd".into(), fd.into());
+                }
+                if let Some(p) = &c.path {
+                    args.insert("path".into(), p.clone().into());
+                }
+                if let Some(o) = c.offset {
+                    args.insert("offset".into(), o.into());
+                }
+                if let Some(s) = c.size {
+                    args.insert("size".into(), s.into());
+                }
+                if let Some(v) = c.result {
+                    args.insert("result".into(), v.into());
+                }
+                let json = format!(
+                    "{{\"name\":{},\"cat\":\"syscall\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{SYSCALL_PID},\"tid\":{},\"cname\":\"{}\",\"args\":{}}}",
+                    js(&c.name),
+                    us(c.time_ns),
+                    us(c.duration_ns.unwrap_or(0)),
+                    c.tid,
+                    if fg { "thread_state_running" } else { "thread_state_iowait" },
+                    serde_json::Value::Object(args)
+                );
+                self.raw(&json)
+            }
+            TraceRecord::Block(b) => self.block(b),
+            TraceRecord::Span(s) => {
+                self.thread(s.pid as u64, s.tid as u64, &format!("tid {}", s.tid))?;
+                let json = format!(
+                    "{{\"name\":\"{:?} {}\",\"cat\":\"iopro\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{},\"tid\":{},\"args\":{{\"size\":{},\"offset\":{},\"path\":{}}}}}",
+                    s.layer,
+                    if s.write { "write" } else { "read" },
+                    us(s.time_ns),
+                    us(s.duration_ns),
+                    s.pid,
+                    s.tid,
+                    s.size,
+                    s.offset,
+                    js(&s.path)
+                );
+                self.raw(&json)
+            }
+            TraceRecord::Sched(s) => {
+                if let SchedEvent::Switch {
+                    prev_comm,
+                    prev_pid,
+                    next_comm,
+                    next_pid,
+                    ..
+                } = &s.event
+                {
+                    if self.threads.is_empty()
+                        || !self.threads.contains_key(&(CPU_PID, s.cpu as u64))
+                    {
+                        if !self.threads.keys().any(|(p, _)| *p == CPU_PID) {
+                            self.meta("process_name", CPU_PID, None, "CPUs")?;
+                        }
+                        self.thread(CPU_PID, s.cpu as u64, &format!("CPU {}", s.cpu))?;
+                    }
+                    let start = self
+                        .cpu_running
+                        .insert(s.cpu, (s.time_ns, next_comm.clone(), *next_pid));
+                    let (t0, comm, pid) =
+                        start.unwrap_or((s.time_ns, prev_comm.clone(), *prev_pid));
+                    if s.time_ns > t0 && pid != 0 {
+                        let json = format!(
+                            "{{\"name\":{},\"cat\":\"sched\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{CPU_PID},\"tid\":{},\"args\":{{\"pid\":{pid}}}}}",
+                            js(&comm),
+                            us(t0),
+                            us(s.time_ns - t0),
+                            s.cpu
+                        );
+                        self.raw(&json)?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Closes the JSON document.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.write_all(b"\n]}\n")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}

@@ -1,0 +1,623 @@
+//! `strace -f -tt -T` output (also `-ttt`, `-y`, with `[pid N]` or bare pid prefixes, or no
+//! prefix without `-f`).
+//!
+//! `<unfinished ...>` / `<... NAME resumed>` pairs are joined into one record timed at the
+//! call's start. Signal lines (`--- SIG... ---`), exit lines (`+++ exited ... +++`) and strace's
+//! own messages (`strace: Process N attached`) are skipped explicitly. File descriptors are
+//! tracked per fd table (threads created with `CLONE_FILES` share their parent's table, forked
+//! children get a copy), so reads and writes carry their file's path and, when the call has no
+//! explicit offset, the descriptor's current offset.
+
+use std::collections::{HashMap, VecDeque};
+
+use forefront_record::trace::{SyscallRecord, TraceRecord};
+
+use crate::error::LineError;
+use crate::text::{parse_i64, parse_secs_ns, parse_u64};
+use crate::LineParser;
+
+const DAY_NS: u64 = 86_400 * 1_000_000_000;
+
+#[derive(Clone, Default)]
+struct OpenFile {
+    path: Option<String>,
+    offset: u64,
+}
+
+#[derive(Default)]
+pub struct StraceParser {
+    /// Per tid: start time, syscall name and the argument text seen so far.
+    pending: HashMap<u32, (u64, String, String)>,
+    /// tid → fd table id.
+    table_of: HashMap<u32, u32>,
+    tables: HashMap<u32, HashMap<i32, OpenFile>>,
+    last_time: u64,
+    day_offset: u64,
+    /// Lines skipped on purpose (signals, exits, strace messages).
+    pub skipped_lines: u64,
+}
+
+/// True if `line` looks like strace output (used by format detection).
+pub(crate) fn looks_like(line: &str) -> bool {
+    let Ok((_, _, _, rest)) = split_prefix(line) else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    if rest.starts_with("<... ") || rest.starts_with("+++ ") || rest.starts_with("--- ") {
+        return true;
+    }
+    match rest.find('(') {
+        Some(i) => {
+            i > 0
+                && rest[..i]
+                    .bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        }
+        None => false,
+    }
+}
+
+/// Splits `[pid N] ` / `N ` and the timestamp off the line: (tid, time_ns, time column, rest
+/// start offset).
+fn split_prefix(line: &str) -> Result<(u32, u64, usize, &str), LineError> {
+    let mut pos = 0;
+    let b = line.as_bytes();
+    let mut tid = 0u32;
+    let skip = |p: &mut usize| {
+        while *p < b.len() && b[*p] == b' ' {
+            *p += 1;
+        }
+    };
+    skip(&mut pos);
+    if line[pos..].starts_with("[pid") {
+        let end = line[pos..]
+            .find(']')
+            .ok_or_else(|| LineError::new(pos + 1, "unterminated [pid N]"))?
+            + pos;
+        let n = line[pos + 4..end].trim();
+        tid = parse_u64(n)
+            .and_then(|v| u32::try_from(v).ok())
+            .ok_or_else(|| LineError::new(pos + 1, format!("bad pid `{n}`")))?;
+        pos = end + 1;
+        skip(&mut pos);
+    } else {
+        let start = pos;
+        while pos < b.len() && b[pos].is_ascii_digit() {
+            pos += 1;
+        }
+        if pos > start && pos < b.len() && b[pos] == b' ' {
+            tid = parse_u64(&line[start..pos])
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| LineError::new(start + 1, "bad pid"))?;
+            skip(&mut pos);
+        } else {
+            pos = start;
+        }
+    }
+    let tcol = pos + 1;
+    let tend = line[pos..].find(' ').map(|i| i + pos).unwrap_or(line.len());
+    let tok = &line[pos..tend];
+    let time = parse_clock(tok).ok_or_else(|| {
+        LineError::new(
+            tcol,
+            format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{tok}`"),
+        )
+    })?;
+    Ok((tid, time, tcol, &line[tend..]))
+}
+
+/// `HH:MM:SS.ffffff` → ns since midnight; `1700000000.123456` → ns since the epoch.
+fn parse_clock(tok: &str) -> Option<u64> {
+    if tok.len() >= 8 && tok.as_bytes()[2] == b':' && tok.as_bytes()[5] == b':' {
+        let h = parse_u64(&tok[0..2])?;
+        let m = parse_u64(&tok[3..5])?;
+        let s = parse_secs_ns(&tok[6..])?;
+        if h > 23 || m > 59 {
+            return None;
+        }
+        Some((h * 3600 + m * 60) * 1_000_000_000 + s)
+    } else if tok.contains('.') {
+        parse_secs_ns(tok)
+    } else {
+        None
+    }
+}
+
+/// Splits a call's argument text at top-level commas (quotes, brackets, braces and parentheses
+/// nest).
+fn split_args(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut depth = 0i32;
+    let mut in_str = false;
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            if c == b'\\' {
+                i += 1;
+            } else if c == b'"' {
+                in_str = false;
+            }
+        } else {
+            match c {
+                b'"' => in_str = true,
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => {
+                    out.push(s[start..i].trim());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    let last = s[start..].trim();
+    if !last.is_empty() || !out.is_empty() {
+        out.push(last);
+    }
+    out
+}
+
+/// A quoted strace string (`"..."`, maybe followed by `...`), unescaped.
+fn unquote(arg: &str) -> Option<String> {
+    let inner = arg.strip_prefix('"')?;
+    let mut out = Vec::new();
+    let b = inner.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return Some(String::from_utf8_lossy(&out).into_owned()),
+            b'\\' if i + 1 < b.len() => {
+                i += 1;
+                match b[i] {
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    b'r' => out.push(b'\r'),
+                    b'v' => out.push(0x0b),
+                    b'f' => out.push(0x0c),
+                    b'x' if i + 2 < b.len() => {
+                        let h = std::str::from_utf8(&b[i + 1..i + 3])
+                            .ok()
+                            .and_then(|h| u8::from_str_radix(h, 16).ok())?;
+                        out.push(h);
+                        i += 2;
+                    }
+                    d @ b'0'..=b'7' => {
+                        let mut v = (d - b'0') as u32;
+                        let mut n = 1;
+                        while n < 3 && i + 1 < b.len() && (b'0'..=b'7').contains(&b[i + 1]) {
+                            i += 1;
+                            v = v * 8 + (b[i] - b'0') as u32;
+                            n += 1;
+                        }
+                        out.push(v as u8);
+                    }
+                    other => out.push(other),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    None
+}
+
+/// An fd argument: `3` or, with `strace -y`, `3</path/to/file>`.
+fn fd_arg(arg: &str) -> Option<(i32, Option<String>)> {
+    let (num, path) = match arg.find('<') {
+        Some(i) => (
+            &arg[..i],
+            arg[i + 1..].strip_suffix('>').map(str::to_string),
+        ),
+        None => (arg, None),
+    };
+    let fd = if num == "AT_FDCWD" {
+        -100
+    } else {
+        i32::try_from(parse_i64(num)?).ok()?
+    };
+    Some((fd, path))
+}
+
+impl StraceParser {
+    fn table(&mut self, tid: u32) -> &mut HashMap<i32, OpenFile> {
+        let id = *self.table_of.entry(tid).or_insert(tid);
+        self.tables.entry(id).or_default()
+    }
+
+    /// Builds the record of one complete call `name(args) = result <dur>`.
+    fn complete(
+        &mut self,
+        tid: u32,
+        time_ns: u64,
+        name: &str,
+        call: &str,
+        col: usize,
+    ) -> Result<SyscallRecord, LineError> {
+        // `call` is everything after `name(`.
+        let (body, duration_ns) = match call.trim_end().strip_suffix('>') {
+            Some(s) => match s.rfind(" <") {
+                Some(i) => {
+                    let d = &s[i + 2..];
+                    let ns = if d == "unavailable" {
+                        None
+                    } else {
+                        Some(parse_secs_ns(d).ok_or_else(|| {
+                            LineError::new(col + i + 2, format!("bad duration `<{d}>`"))
+                        })?)
+                    };
+                    (&s[..i], ns)
+                }
+                None => (call, None),
+            },
+            None => (call, None),
+        };
+        // `args) = result`; strace pads short calls: `brk(NULL)         = 0x...`.
+        let mut search_end = body.len();
+        let (args_end, res_start) = loop {
+            let Some(e) = body[..search_end].rfind(" = ") else {
+                return Err(LineError::new(col + body.len(), "missing `) = result`"));
+            };
+            let before = body[..e].trim_end_matches(' ');
+            if before.ends_with(')') {
+                break (before.len() - 1, e + 3);
+            }
+            search_end = e;
+        };
+        let args_text = &body[..args_end];
+        let result_text = body[res_start..].split(' ').next().unwrap_or("");
+        let result = if result_text == "?" {
+            None
+        } else if let Some(h) = result_text.strip_prefix("0x") {
+            Some(u64::from_str_radix(h, 16).map_err(|_| {
+                LineError::new(col + res_start, format!("bad result `{result_text}`"))
+            })? as i64)
+        } else {
+            Some(parse_i64(result_text).ok_or_else(|| {
+                LineError::new(col + res_start, format!("bad result `{result_text}`"))
+            })?)
+        };
+        let args = split_args(args_text);
+        let mut r = SyscallRecord {
+            time_ns,
+            tid,
+            name: name.to_string(),
+            duration_ns,
+            result,
+            ..Default::default()
+        };
+        let arg = |i: usize| args.get(i).copied();
+        let ok = result.filter(|v| *v >= 0);
+        match name {
+            "open" | "creat" | "openat" | "openat2" => {
+                let p = if name.starts_with("openat") {
+                    arg(1)
+                } else {
+                    arg(0)
+                };
+                r.path = p.and_then(unquote);
+                if let Some(fd) = ok.and_then(|v| i32::try_from(v).ok()) {
+                    r.fd = Some(fd);
+                    let path = r.path.clone();
+                    self.table(tid).insert(fd, OpenFile { path, offset: 0 });
+                }
+            }
+            "read" | "write" | "readv" | "writev" | "pread64" | "pwrite64" | "preadv"
+            | "pwritev" | "preadv2" | "pwritev2" | "pread" | "pwrite" => {
+                let (fd, ypath) = arg(0)
+                    .and_then(fd_arg)
+                    .ok_or_else(|| LineError::new(col, format!("{name}: bad fd argument")))?;
+                r.fd = Some(fd);
+                let vectored = name.contains('v');
+                r.size = if vectored {
+                    ok.map(|v| v as u64)
+                } else {
+                    arg(2).and_then(parse_u64)
+                };
+                let explicit = if name.starts_with('p') {
+                    arg(3).and_then(parse_u64)
+                } else {
+                    None
+                };
+                let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
+                let entry = self.table(tid).entry(fd).or_default();
+                if ypath.is_some() {
+                    entry.path = ypath;
+                }
+                r.path = entry.path.clone();
+                match explicit {
+                    Some(off) => r.offset = Some(off),
+                    None => {
+                        r.offset = Some(entry.offset);
+                        entry.offset = entry.offset.saturating_add(done);
+                    }
+                }
+            }
+            "lseek" | "_llseek" | "llseek" => {
+                if let Some((fd, ypath)) = arg(0).and_then(fd_arg) {
+                    r.fd = Some(fd);
+                    let entry = self.table(tid).entry(fd).or_default();
+                    if ypath.is_some() {
+                        entry.path = ypath;
+                    }
+                    if let Some(v) = ok {
+                        entry.offset = v as u64;
+                    }
+                    r.path = entry.path.clone();
+                    r.offset = Some(entry.offset);
+                }
+            }
+            "dup" | "dup2" | "dup3" | "fcntl" | "fcntl64" => {
+                if let Some((fd, _)) = arg(0).and_then(fd_arg) {
+                    r.fd = Some(fd);
+                    let is_dup = !name.starts_with("fcntl")
+                        || arg(1).is_some_and(|c| c.starts_with("F_DUPFD"));
+                    let table = self.table(tid);
+                    let src = table.get(&fd).cloned();
+                    r.path = src.as_ref().and_then(|s| s.path.clone());
+                    if let (true, Some(new)) = (is_dup, ok.and_then(|v| i32::try_from(v).ok())) {
+                        if new != fd {
+                            table.insert(new, src.unwrap_or_default());
+                        }
+                    }
+                }
+            }
+            "close" => {
+                if let Some((fd, _)) = arg(0).and_then(fd_arg) {
+                    r.fd = Some(fd);
+                    r.path = self.table(tid).remove(&fd).and_then(|f| f.path);
+                }
+            }
+            "clone" | "clone3" | "fork" | "vfork" => {
+                if let Some(child) = ok.and_then(|v| u32::try_from(v).ok()).filter(|c| *c > 0) {
+                    let table_id = *self.table_of.entry(tid).or_insert(tid);
+                    if args_text.contains("CLONE_FILES") {
+                        self.table_of.insert(child, table_id);
+                    } else {
+                        let copy = self.tables.get(&table_id).cloned().unwrap_or_default();
+                        self.table_of.insert(child, child);
+                        self.tables.insert(child, copy);
+                    }
+                }
+            }
+            _ => {
+                // Calls on a descriptor: fsync, fdatasync, fstat, ftruncate, sync_file_range...
+                let first = arg(0).unwrap_or("");
+                let fd_based = name.starts_with('f') && !name.starts_with("fork")
+                    || name == "sync_file_range"
+                    || name == "syncfs";
+                if name.ends_with("at") || name == "statx" {
+                    if let Some(p) = arg(1).and_then(unquote) {
+                        r.path = Some(p);
+                    }
+                } else if first.starts_with('"') {
+                    r.path = unquote(first);
+                } else if fd_based {
+                    if let Some((fd, ypath)) = fd_arg(first) {
+                        r.fd = Some(fd);
+                        r.path =
+                            ypath.or_else(|| self.table(tid).get(&fd).and_then(|f| f.path.clone()));
+                    }
+                }
+            }
+        }
+        Ok(r)
+    }
+}
+
+impl LineParser for StraceParser {
+    fn parse_line(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> Result<(), LineError> {
+        let t = line.trim();
+        if t.is_empty() {
+            return Ok(());
+        }
+        if t.starts_with("strace: ") {
+            self.skipped_lines += 1;
+            return Ok(());
+        }
+        let (tid, mut time, _tcol, rest) = split_prefix(line)?;
+        // -tt restarts at midnight: keep time monotonic across a day boundary.
+        time += self.day_offset;
+        if time + DAY_NS / 2 < self.last_time && time < DAY_NS + self.day_offset {
+            self.day_offset += DAY_NS;
+            time += DAY_NS;
+        }
+        self.last_time = self.last_time.max(time);
+        let col = line.len() - rest.len() + 1;
+        let rest_t = rest.trim_start();
+        let col = col + (rest.len() - rest_t.len());
+        let rest = rest_t;
+        if rest.starts_with("+++ ") || rest.starts_with("--- ") {
+            self.skipped_lines += 1;
+            return Ok(());
+        }
+        if let Some(r) = rest.strip_prefix("<... ") {
+            let end = r
+                .find(" resumed>")
+                .ok_or_else(|| LineError::new(col, "expected `<... NAME resumed>`"))?;
+            let name = &r[..end];
+            let tail = &r[end + " resumed>".len()..];
+            let (start, pname, args) = self.pending.remove(&tid).ok_or_else(|| {
+                LineError::new(col, format!("`<... {name} resumed>` for pid {tid} without an earlier `<unfinished ...>`"))
+            })?;
+            if pname != name && !name.is_empty() {
+                return Err(LineError::new(
+                    col + 5,
+                    format!("resumed `{name}` but pid {tid} left `{pname}` unfinished"),
+                ));
+            }
+            let call = format!("{args}{tail}");
+            let rec = self.complete(tid, start, &pname, &call, col)?;
+            out.push_back(TraceRecord::Syscall(rec));
+            return Ok(());
+        }
+        let open = rest
+            .find('(')
+            .ok_or_else(|| LineError::new(col, "expected `name(args) = result`"))?;
+        let name = &rest[..open];
+        if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            return Err(LineError::new(col, format!("bad syscall name `{name}`")));
+        }
+        let call = &rest[open + 1..];
+        if let Some(args) = call.strip_suffix("<unfinished ...>") {
+            if let Some((_, prev, _)) = self
+                .pending
+                .insert(tid, (time, name.to_string(), args.to_string()))
+            {
+                return Err(LineError::new(
+                    col,
+                    format!("pid {tid} starts `{name}` while `{prev}` is unfinished"),
+                ));
+            }
+            return Ok(());
+        }
+        let rec = self.complete(tid, time, name, call, col + open + 1)?;
+        out.push_back(TraceRecord::Syscall(rec));
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut VecDeque<TraceRecord>) {
+        // Calls that never resumed (the process was killed or the trace cut): keep them, with
+        // no result or duration, in a deterministic order.
+        let mut left: Vec<_> = self.pending.drain().collect();
+        left.sort_by_key(|(tid, (t, _, _))| (*t, *tid));
+        for (tid, (time_ns, name, _)) in left {
+            out.push_back(TraceRecord::Syscall(SyscallRecord {
+                time_ns,
+                tid,
+                name,
+                ..Default::default()
+            }));
+        }
+    }
+}
+
+/// Writes a syscall as one `strace -f -tt -T` line (used by round-trip tests).
+pub fn write_record<W: std::io::Write>(w: &mut W, r: &SyscallRecord) -> std::io::Result<()> {
+    let t = r.time_ns % DAY_NS;
+    let (h, m, s, us) = (
+        t / 3_600_000_000_000,
+        t / 60_000_000_000 % 60,
+        t / 1_000_000_000 % 60,
+        t % 1_000_000_000 / 1000,
+    );
+    write!(
+        w,
+        "{} {:02}:{:02}:{:02}.{:06} {}(",
+        r.tid, h, m, s, us, r.name
+    )?;
+    let fd = r.fd.unwrap_or(-1);
+    let path = r.path.as_deref().unwrap_or("");
+    match r.name.as_str() {
+        "openat" => write!(w, "AT_FDCWD, \"{path}\", O_RDONLY")?,
+        "read" | "write" => write!(w, "{fd}, \"\"..., {}", r.size.unwrap_or(0))?,
+        "pread64" | "pwrite64" => write!(
+            w,
+            "{fd}, \"\"..., {}, {}",
+            r.size.unwrap_or(0),
+            r.offset.unwrap_or(0)
+        )?,
+        _ => write!(w, "{fd}")?,
+    }
+    match r.result {
+        Some(v) => write!(w, ") = {v}")?,
+        None => write!(w, ") = ?")?,
+    }
+    if let Some(d) = r.duration_ns {
+        write!(
+            w,
+            " <{}.{:06}>",
+            d / 1_000_000_000,
+            d % 1_000_000_000 / 1000
+        )?;
+    }
+    writeln!(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<SyscallRecord>, LineError> {
+        let mut p = StraceParser::default();
+        let mut out = VecDeque::new();
+        for l in text.lines() {
+            p.parse_line(l, &mut out)?;
+        }
+        p.finish(&mut out);
+        Ok(out
+            .into_iter()
+            .map(|r| match r {
+                TraceRecord::Syscall(s) => s,
+                _ => unreachable!(),
+            })
+            .collect())
+    }
+
+    #[test]
+    fn joins_unfinished_and_tracks_files() {
+        let v = parse(
+            "10315 00:05:28.392727 openat(AT_FDCWD, \"/tmp/xx\", O_WRONLY|O_CREAT|O_TRUNC, 0666 <unfinished ...>\n\
+             10316 00:05:28.392800 close(3) = 0 <0.000010>\n\
+             10315 00:05:28.392888 <... openat resumed>) = 3 <0.000151>\n\
+             10315 00:05:28.393000 write(3, \"a, b) = 5\"..., 100) = 100 <0.000020>\n\
+             [pid 10315] 00:05:28.394000 write(3, \"x\", 1 <unfinished ...>\n\
+             10315 00:05:28.394100 <... write resumed>) = 1 <0.000100>\n\
+             10315 00:05:28.395000 pwrite64(3, \"x\", 4096, 8192) = 4096 <0.000010>\n\
+             10315 00:05:28.395500 --- SIGCHLD {si_signo=SIGCHLD} ---\n\
+             10315 00:05:28.396000 fsync(3) = 0 <0.001000>\n\
+             10315 00:05:28.397000 openat(AT_FDCWD, \"/nope\", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000009>\n\
+             10315 00:05:28.398000 +++ exited with 0 +++\n",
+        )
+        .unwrap();
+        assert_eq!(v.len(), 7);
+        let open = &v[1];
+        assert_eq!(
+            (open.name.as_str(), open.fd, open.time_ns, open.duration_ns),
+            (
+                "openat",
+                Some(3),
+                (5 * 60 + 28) * 1_000_000_000 + 392_727_000,
+                Some(151_000)
+            )
+        );
+        assert_eq!(
+            (v[2].offset, v[2].size, v[2].path.as_deref()),
+            (Some(0), Some(100), Some("/tmp/xx"))
+        );
+        assert_eq!((v[3].offset, v[3].result), (Some(100), Some(1)));
+        assert_eq!(v[4].offset, Some(8192));
+        assert_eq!(
+            (v[5].name.as_str(), v[5].path.as_deref()),
+            ("fsync", Some("/tmp/xx"))
+        );
+        assert_eq!((v[6].result, v[6].fd), (Some(-1), None));
+    }
+
+    #[test]
+    fn clone_files_shares_the_table() {
+        let v = parse(
+            "1 00:00:00.000001 clone(child_stack=0x1, flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_THREAD) = 2 <0.000010>\n\
+             2 00:00:00.000002 openat(AT_FDCWD, \"/a\", O_RDONLY) = 5 <0.000010>\n\
+             1 00:00:00.000003 read(5, \"\", 10) = 10 <0.000010>\n\
+             3 00:00:00.000004 read(5</b>, \"\", 10) = 10 <0.000010>\n",
+        )
+        .unwrap();
+        assert_eq!(v[2].path.as_deref(), Some("/a"));
+        assert_eq!(v[3].path.as_deref(), Some("/b"));
+    }
+
+    #[test]
+    fn strict_errors() {
+        let e = parse("1 00:00:00.000001 <... read resumed>) = 1 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("without an earlier"), "{}", e.message);
+        assert_eq!(e.column, 19);
+        let e = parse("1 xx read(3) = 1\n").unwrap_err();
+        assert_eq!(e.column, 3);
+        let e = parse("1 00:00:00.000001 read(3, \"\", 1) <0.1>\n").unwrap_err();
+        assert!(e.message.contains("missing `) = result`"), "{}", e.message);
+    }
+}

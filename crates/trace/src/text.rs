@@ -1,0 +1,229 @@
+//! Line splitting and field parsing shared by the text importers. Columns are 1-based byte
+//! offsets, so an error points at the exact field.
+
+use crate::error::LineError;
+
+/// Whitespace-separated fields of one line, with their byte offsets.
+pub(crate) struct Fields<'a> {
+    line: &'a str,
+    pos: usize,
+}
+
+/// One field: its text and its 1-based column.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Field<'a> {
+    pub text: &'a str,
+    pub column: usize,
+}
+
+impl<'a> Fields<'a> {
+    pub(crate) fn new(line: &'a str) -> Fields<'a> {
+        Fields { line, pos: 0 }
+    }
+
+    pub(crate) fn at(line: &'a str, pos: usize) -> Fields<'a> {
+        Fields { line, pos }
+    }
+
+    fn skip_space(&mut self) {
+        let b = self.line.as_bytes();
+        while self.pos < b.len() && (b[self.pos] == b' ' || b[self.pos] == b'\t') {
+            self.pos += 1;
+        }
+    }
+
+    pub(crate) fn next_field(&mut self) -> Option<Field<'a>> {
+        self.skip_space();
+        let b = self.line.as_bytes();
+        if self.pos >= b.len() {
+            return None;
+        }
+        let start = self.pos;
+        while self.pos < b.len() && b[self.pos] != b' ' && b[self.pos] != b'\t' {
+            self.pos += 1;
+        }
+        Some(Field {
+            text: &self.line[start..self.pos],
+            column: start + 1,
+        })
+    }
+
+    /// The next field, or a "missing field" error pointing just past the end of the line.
+    pub(crate) fn expect(&mut self, what: &str) -> Result<Field<'a>, LineError> {
+        match self.next_field() {
+            Some(f) => Ok(f),
+            None => Err(LineError::new(
+                self.line.len() + 1,
+                format!("missing field: {what}"),
+            )),
+        }
+    }
+
+    /// The rest of the line after the current position, leading whitespace skipped.
+    pub(crate) fn rest(&mut self) -> Field<'a> {
+        self.skip_space();
+        Field {
+            text: &self.line[self.pos..],
+            column: self.pos + 1,
+        }
+    }
+
+    /// Error if anything but whitespace is left.
+    pub(crate) fn expect_end(&mut self) -> Result<(), LineError> {
+        match self.next_field() {
+            None => Ok(()),
+            Some(f) => Err(LineError::new(
+                f.column,
+                format!("unexpected field `{}`", f.text),
+            )),
+        }
+    }
+
+    pub(crate) fn line(&self) -> &'a str {
+        self.line
+    }
+}
+
+impl<'a> Field<'a> {
+    pub(crate) fn err(&self, message: impl Into<String>) -> LineError {
+        LineError::new(self.column, message)
+    }
+
+    pub(crate) fn u64(&self, what: &str) -> Result<u64, LineError> {
+        parse_u64(self.text).ok_or_else(|| {
+            self.err(format!(
+                "{what}: expected an unsigned integer, found `{}`",
+                self.text
+            ))
+        })
+    }
+
+    pub(crate) fn u32(&self, what: &str) -> Result<u32, LineError> {
+        self.u64(what)?
+            .try_into()
+            .map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+    }
+
+    pub(crate) fn i64(&self, what: &str) -> Result<i64, LineError> {
+        parse_i64(self.text).ok_or_else(|| {
+            self.err(format!(
+                "{what}: expected an integer, found `{}`",
+                self.text
+            ))
+        })
+    }
+
+    pub(crate) fn i32(&self, what: &str) -> Result<i32, LineError> {
+        self.i64(what)?
+            .try_into()
+            .map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+    }
+
+    /// `seconds.fraction` (any number of fraction digits, up to 9 kept) as nanoseconds.
+    pub(crate) fn time_ns(&self, what: &str) -> Result<u64, LineError> {
+        parse_secs_ns(self.text).ok_or_else(|| {
+            self.err(format!(
+                "{what}: expected seconds like 12.345678, found `{}`",
+                self.text
+            ))
+        })
+    }
+}
+
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+pub(crate) fn parse_i64(s: &str) -> Option<i64> {
+    if let Some(neg) = s.strip_prefix('-') {
+        let v = parse_u64(neg)?;
+        if v <= i64::MAX as u64 + 1 {
+            Some((v as i64).wrapping_neg())
+        } else {
+            None
+        }
+    } else {
+        i64::try_from(parse_u64(s)?).ok()
+    }
+}
+
+/// `"12.345"` → 12_345_000_000 ns. Fractions longer than 9 digits are truncated.
+pub(crate) fn parse_secs_ns(s: &str) -> Option<u64> {
+    let (sec, frac) = match s.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (s, ""),
+    };
+    let sec = parse_u64(sec)?;
+    let mut ns: u64 = 0;
+    let fb = frac.as_bytes();
+    for i in 0..9 {
+        ns *= 10;
+        if let Some(&c) = fb.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            ns += d as u64;
+        }
+    }
+    if fb.len() > 9 && !fb[9..].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    sec.checked_mul(1_000_000_000)?.checked_add(ns)
+}
+
+/// `maj,min`.
+pub(crate) fn parse_dev(f: &Field<'_>) -> Result<forefront_record::trace::DevId, LineError> {
+    let bad = || f.err(format!("device: expected major,minor, found `{}`", f.text));
+    let (a, b) = f.text.split_once(',').ok_or_else(bad)?;
+    let major = parse_u64(a)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(bad)?;
+    let minor = parse_u64(b)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(bad)?;
+    Ok(forefront_record::trace::DevId { major, minor })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_times() {
+        assert_eq!(parse_u64("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64("18446744073709551616"), None);
+        assert_eq!(parse_u64(""), None);
+        assert_eq!(parse_u64("1a"), None);
+        assert_eq!(parse_i64("-1"), Some(-1));
+        assert_eq!(parse_i64("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_secs_ns("0.000000001"), Some(1));
+        assert_eq!(parse_secs_ns("269.461225"), Some(269_461_225_000));
+        assert_eq!(parse_secs_ns("1.1234567891"), Some(1_123_456_789));
+        assert_eq!(parse_secs_ns("1.x"), None);
+    }
+
+    #[test]
+    fn fields_report_columns() {
+        let mut f = Fields::new("  ab\tcd  ");
+        let a = f.next_field().unwrap();
+        assert_eq!((a.text, a.column), ("ab", 3));
+        let c = f.next_field().unwrap();
+        assert_eq!((c.text, c.column), ("cd", 6));
+        let e = f.expect("x").unwrap_err();
+        assert_eq!(e.column, 10);
+        assert!(e.message.contains("missing field: x"));
+    }
+}
