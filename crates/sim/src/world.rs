@@ -180,8 +180,6 @@ pub struct World {
     flusher: Tid,
     jbd2: Tid,
     kick_pending: bool,
-    flusher_kicked: bool,
-    jbd2_kicked: bool,
     throttle_waiters: Vec<Tid>,
     congestion_waiters: Vec<Tid>,
     alloc_waiters: Vec<Tid>,
@@ -193,6 +191,8 @@ pub struct World {
     /// Foreground tasks waiting for I/O right now (FastTrack's Page Allocator gate).
     fg_io_waiting: u32,
     pending_release: bool,
+    /// Direct reclaim found only dirty pages: the flusher writes regardless of thresholds.
+    wb_for_reclaim: bool,
     scratch_cores: Vec<usize>,
     scratch_ids: Vec<ReqId>,
     scratch_started: Vec<Started>,
@@ -247,8 +247,6 @@ impl World {
             flusher: 0,
             jbd2: 1,
             kick_pending: false,
-            flusher_kicked: false,
-            jbd2_kicked: false,
             throttle_waiters: Vec::new(),
             congestion_waiters: Vec::new(),
             alloc_waiters: Vec::new(),
@@ -258,6 +256,7 @@ impl World {
             async_queued: 0,
             fg_io_waiting: 0,
             pending_release: false,
+            wb_for_reclaim: false,
             scratch_cores: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_started: Vec::new(),
@@ -895,6 +894,9 @@ impl World {
             return true;
         }
         // Everything left is dirty or under I/O: wait for write-back to clean some.
+        // Reclaim-driven write-back (wakeup_flusher_threads from direct reclaim): the flusher
+        // writes dirty pages even below the background threshold until allocations succeed.
+        self.wb_for_reclaim = true;
         self.wake_flusher();
         self.alloc_waiters.push(tid);
         self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
@@ -1329,12 +1331,10 @@ impl World {
     }
 
     fn wake_flusher(&mut self) {
-        self.flusher_kicked = true;
         self.wake_if(self.flusher, WaitOn::Idle);
     }
 
     fn wake_jbd2(&mut self) {
-        self.jbd2_kicked = true;
         self.wake_if(self.jbd2, WaitOn::Idle);
     }
 
@@ -1602,7 +1602,7 @@ impl World {
         let mut best: Option<(SimTime, FileId)> = None;
         for (f, fc) in self.pc.files.iter().enumerate() {
             if let Some(at) = fc.dirtied_at {
-                if (over || now.since(at) >= expire || self.flusher_kicked && self.pc.nr_dirty > self.dirty_bg_pages)
+                if (over || now.since(at) >= expire || self.wb_for_reclaim)
                     && best.is_none_or(|(b, _)| at < b)
                 {
                     best = Some((at, f as FileId));
@@ -1658,7 +1658,7 @@ impl World {
             }
             return (cost.max(1), After::Step);
         }
-        self.flusher_kicked = false;
+        self.wb_for_reclaim = false;
         self.block_on(tid, WaitOn::Idle, Cat::Sleep);
         (0, After::Block)
     }
@@ -1683,7 +1683,6 @@ impl World {
                 self.release_commit_waiters();
                 return (self.us(5.0), After::Step);
             }
-            self.jbd2_kicked = false;
             self.block_on(tid, WaitOn::Idle, Cat::Sleep);
             return (0, After::Block);
         };

@@ -68,3 +68,16 @@ fn write_dominant_switch_waits_behind_background_reads_in_the_device() {
     assert!(dq > 0.5 * delay, "device queue {dq} ms of a {delay} ms delay");
     assert!(r.hooks["device.read_first_overtakes"] > 0);
 }
+
+#[test]
+fn tiny_memory_never_deadlocks_and_every_fg_iteration_completes() {
+    for policy in ["android", "fasttrack"] {
+        for scenario in ["launch-update", "switch-upload", "camera-switch"] {
+            let mut c = RunConfig::builtin(scenario, policy, Some(3), 5).expect("built-in");
+            c.scenario.phone.page_cache_mib = 48;
+            let r = run(&c);
+            assert_eq!(r.invariants.tasks_blocked_without_waker, 0);
+            assert_eq!(r.metrics.fg_samples_ms.len(), 20, "{scenario} {policy}: FG iterations completed within the run");
+        }
+    }
+}

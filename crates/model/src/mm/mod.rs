@@ -343,8 +343,24 @@ impl PageCache {
     /// Evict up to `want` clean pages in the policy's order; `is_fg(uid)` classifies owners.
     pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
         let mut out = Reclaimed::default();
-        // Bounded scan: each pass either evicts, rotates or deactivates one page.
-        let mut budget = want * 32 + 256;
+        // Age the active lists a little on every call (shrink_active_list): apps whose active
+        // list outgrew the inactive one move up to 32 pages down.
+        let uids: Vec<Uid> = self.lrus.keys().copied().collect();
+        for uid in uids {
+            for _ in 0..32 {
+                let l = self.lrus[&uid];
+                if l.active.len <= l.inactive.len {
+                    break;
+                }
+                let id = l.active.tail;
+                self.unlink(id);
+                self.pages[id as usize].referenced = false;
+                self.link(id, List::Inactive);
+            }
+        }
+        // Each pass evicts, rotates, re-activates or deactivates one page; a page is touched a
+        // bounded number of times, so this terminates having freed what could be freed.
+        let mut budget = self.nr_pages * 3 + 256;
         while out.freed < want && budget > 0 {
             budget -= 1;
             let (uid, from_active) = match self.pick_list(order, &is_fg) {
@@ -412,12 +428,7 @@ impl PageCache {
                 if want_fg.is_some_and(|f| is_fg(uid) != f) || l.clean() == 0 {
                     continue;
                 }
-                let deactivate = l.inactive.len < l.active.len || l.inactive.len == 0;
-                let (tail, active) = if deactivate && l.active.len > 0 {
-                    (l.active.tail, true)
-                } else {
-                    (l.inactive.tail, false)
-                };
+                let (tail, active) = if l.inactive.len > 0 { (l.inactive.tail, false) } else { (l.active.tail, true) };
                 let stamp = self.pages[tail as usize].stamp;
                 if best.is_none_or(|(s, _, _)| stamp < s) {
                     best = Some((stamp, uid, active));
