@@ -24,6 +24,8 @@ pub struct RunReport {
     pub hooks: BTreeMap<String, u64>,
     /// Conservation counters checked by the tests.
     pub invariants: Invariants,
+    /// Time series sampled every `bucket_ms` of simulated time.
+    pub timeline: Timeline,
     pub stats: RunStats,
 }
 
@@ -51,6 +53,22 @@ pub struct Metrics {
     /// Pages of the FG app evicted, and how many of those while BG pages were evictable.
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,
+}
+
+/// Throughput and state over simulated time, one value per bucket.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub bucket_ms: f64,
+    /// Bytes read + written by the foreground app's syscalls in each bucket, as MB/s.
+    pub fg_mb_per_s: Vec<f64>,
+    /// The same for background apps.
+    pub bg_mb_per_s: Vec<f64>,
+    /// Dirty page-cache data at the end of each bucket (MB).
+    pub dirty_mb: Vec<f64>,
+    /// Requests queued in the host plus outstanding in the device at the end of each bucket.
+    pub queue_depth: Vec<u32>,
+    /// Headline phases as (start ms, duration ms).
+    pub phases: Vec<(f64, f64)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

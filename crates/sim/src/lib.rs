@@ -170,6 +170,11 @@ pub fn run(cfg: &RunConfig) -> RunReport {
         breakdown,
         hooks,
         invariants: out.invariants,
+        timeline: {
+            let mut tl = out.timeline;
+            tl.phases = head.iter().map(|s| (round3(s.start.as_ms_f64()), round3(s.ns as f64 / 1e6))).collect();
+            tl
+        },
         stats: RunStats {
             events: out.events,
             wall_ms: round3(wall_ms),

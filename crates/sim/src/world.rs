@@ -26,6 +26,8 @@ pub enum Ev {
     Wake(Tid, u32),
     FlusherTimer,
     CommitTimer,
+    /// Close a timeline bucket.
+    Sample,
 }
 
 /// What a task does when its current CPU burst ends.
@@ -153,6 +155,7 @@ pub struct Outcome {
     pub dev_read: u64,
     pub dev_written: u64,
     pub dev_reorders: u64,
+    pub timeline: forefront_record::run::Timeline,
     pub dev_fg_behind_bg: u64,
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,
@@ -193,6 +196,9 @@ pub struct World {
     pending_release: bool,
     /// Direct reclaim found only dirty pages: the flusher writes regardless of thresholds.
     wb_for_reclaim: bool,
+    timeline: forefront_record::run::Timeline,
+    bucket_fg: u64,
+    bucket_bg: u64,
     scratch_cores: Vec<usize>,
     scratch_ids: Vec<ReqId>,
     scratch_started: Vec<Started>,
@@ -209,6 +215,8 @@ pub struct World {
 }
 
 const KERNEL_UID: Uid = 0;
+/// Timeline bucket (ms of simulated time).
+pub const BUCKET_MS: u64 = 100;
 
 impl World {
     pub fn new(sc: &Scenario, dev: FlashParams, policy: Policy, bg_apps: u32, seed: u64) -> World {
@@ -257,6 +265,9 @@ impl World {
             fg_io_waiting: 0,
             pending_release: false,
             wb_for_reclaim: false,
+            timeline: forefront_record::run::Timeline { bucket_ms: BUCKET_MS as f64, ..Default::default() },
+            bucket_fg: 0,
+            bucket_bg: 0,
             scratch_cores: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_started: Vec::new(),
@@ -350,6 +361,7 @@ impl World {
         let wb = SimTime::from_secs_f64(w.phone.writeback_interval_s);
         w.q.schedule(wb, Ev::FlusherTimer);
         w.q.schedule(SimTime::from_secs_f64(w.phone.fs.commit_interval_s), Ev::CommitTimer);
+        w.q.schedule(SimTime::from_ms(BUCKET_MS), Ev::Sample);
         // Kernel threads start idle (blocked on their wake-up).
         for k in [w.flusher, w.jbd2] {
             w.tasks[k as usize].state = TState::Blocked;
@@ -422,6 +434,34 @@ impl World {
 
     // ---------------------------------------------------------------- event loop
 
+    fn close_bucket(&mut self) {
+        let mb_s = |b: u64| (b as f64 / 1e6 / (BUCKET_MS as f64 / 1e3) * 1000.0).round() / 1000.0;
+        let tl = &mut self.timeline;
+        tl.fg_mb_per_s.push(mb_s(self.bucket_fg));
+        tl.bg_mb_per_s.push(mb_s(self.bucket_bg));
+        tl.dirty_mb.push(((self.pc.nr_dirty * PAGE_SIZE) as f64 / 1e4).round() / 100.0);
+        tl.queue_depth.push((self.bq.queued() + self.dev.outstanding()) as u32);
+        self.bucket_fg = 0;
+        self.bucket_bg = 0;
+    }
+
+    /// Account syscall bytes of `tid` (totals and the current timeline bucket).
+    fn count_bytes(&mut self, tid: Tid, bytes: u64, write: bool) {
+        let t = &self.tasks[tid as usize];
+        match self.apps[t.app].role {
+            Role::Bg => {
+                if write {
+                    self.bg_written += bytes;
+                } else {
+                    self.bg_read += bytes;
+                }
+                self.bucket_bg += bytes;
+            }
+            Role::Fg => self.bucket_fg += bytes,
+            Role::System => {}
+        }
+    }
+
     pub fn run(mut self) -> Outcome {
         while let Some((now, ev)) = self.q.pop() {
             if now > self.end || self.fg_tasks_left == 0 {
@@ -447,6 +487,10 @@ impl World {
                     self.wake_flusher();
                     let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);
                     self.q.schedule(t, Ev::FlusherTimer);
+                }
+                Ev::Sample => {
+                    self.close_bucket();
+                    self.q.schedule(now.after(BUCKET_MS * 1_000_000), Ev::Sample);
                 }
                 Ev::CommitTimer => {
                     let interval = (self.phone.fs.commit_interval_s * 1e9) as u64;
@@ -515,6 +559,7 @@ impl World {
             dev_read: self.dev.served_bytes_read,
             dev_written: self.dev.served_bytes_written,
             dev_reorders: self.dev.reorders,
+            timeline: self.timeline,
             dev_fg_behind_bg: self.dev.fg_behind_bg,
             fg_pages_evicted: self.pc.evicted_fg,
             fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
@@ -691,10 +736,6 @@ impl World {
             Some(&id) => id,
             None => self.create_file(path, uid),
         }
-    }
-
-    fn is_bg_app(&self, tid: Tid) -> bool {
-        self.apps[self.tasks[tid as usize].app].role == Role::Bg
     }
 
     fn start_op(&mut self, tid: Tid, op: Op) -> (u64, After) {
@@ -947,9 +988,7 @@ impl World {
                     self.pc.mark_accessed(p);
                     cost += copy;
                     let next = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
-                    if self.is_bg_app(tid) {
-                        self.bg_read += next - pos;
-                    }
+                    self.count_bytes(tid, next - pos, false);
                     pos = next;
                 }
                 Some(p) => {
@@ -1241,9 +1280,7 @@ impl World {
                 }
             }
             cost += copy;
-            if self.is_bg_app(tid) {
-                self.bg_written += page_end - pos;
-            }
+            self.count_bytes(tid, page_end - pos, true);
             pos = page_end;
         }
         // End of one write() call: i_size/mtime under a journal handle (ext4_dirty_inode).
