@@ -79,6 +79,13 @@ struct RunArgs {
     scheduler: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Also write a Perfetto / Chrome trace-event JSON of the run (tasks per CPU, syscall spans
+    /// per thread, requests per queue, queue depth).
+    #[arg(long, value_name = "FILE.json")]
+    trace_out: Option<std::path::PathBuf>,
+    /// Overwrite the --trace-out file if it exists.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -133,7 +140,7 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
 
 fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&r)?;
-    let report = sim_run(&cfg);
+    let report = run_with_trace(&cfg, r.trace_out.as_deref(), r.force)?;
     let mut out = std::io::stdout().lock();
     match r.format {
         Format::Json => {
@@ -147,6 +154,24 @@ fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
         Format::Table => print_report(&mut out, &report)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Run, writing the Perfetto export to `trace_out` when given.
+pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, force: bool) -> anyhow::Result<RunReport> {
+    let Some(path) = trace_out else { return Ok(sim_run(cfg)) };
+    anyhow::ensure!(force || !path.exists(), "{} exists; pass --force to overwrite it", path.display());
+    let (report, trace) = forefront_sim::run_traced(cfg, true);
+    let (records, fg_tids) = trace.expect("asked for a trace");
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let fg = forefront_trace::stats::FgSelector { pids: fg_tids, comms: vec![] };
+    let mut w = forefront_trace::perfetto::PerfettoWriter::new(std::io::BufWriter::new(file), fg)?;
+    for r in &records {
+        w.add(r)?;
+    }
+    let mut out = w.finish()?;
+    out.flush()?;
+    eprintln!("wrote {} ({} records)", path.display(), records.len());
+    Ok(report)
 }
 
 const CSV_HEADER: &str = "scenario,policy,device,scheduler,seed,bg_apps,fg_ms,fg_p50_ms,fg_p90_ms,fg_p99_ms,fg_max_ms,bg_mb_per_s,samples";

@@ -23,6 +23,7 @@ use std::time::Instant;
 use forefront_model::flash::FlashParams;
 use forefront_policy::Policy;
 use forefront_record::run::{Metrics, RunReport, RunStats};
+use forefront_record::trace::TraceRecord;
 use forefront_workload::{LoadError, Scenario};
 
 /// Where a task's time went.
@@ -121,9 +122,20 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Run one simulation.
 pub fn run(cfg: &RunConfig) -> RunReport {
+    run_traced(cfg, false).0
+}
+
+/// Run one simulation; with `trace`, also return its block, syscall and scheduler records
+/// (time-ordered) and the FG app's task ids, for a Perfetto export.
+pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<(Vec<TraceRecord>, Vec<u32>)>) {
     let wall = Instant::now();
-    let world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
-    let out = world.run();
+    let mut world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
+    let fg_tids = world.fg_tids();
+    if trace {
+        world.record_trace();
+    }
+    let mut out = world.run();
+    let records = out.trace.take().map(|r| (r, fg_tids));
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline).collect();
     let samples: Vec<f64> = head.iter().map(|s| s.ns as f64 / 1e6).collect();
@@ -142,7 +154,7 @@ pub fn run(cfg: &RunConfig) -> RunReport {
         hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
     }
     let mb = |b: u64| round3(b as f64 / 1e6);
-    RunReport {
+    let report = RunReport {
         scenario: cfg.scenario.name.clone(),
         policy: cfg.policy.name.clone(),
         device: cfg.device.name.clone(),
@@ -181,7 +193,8 @@ pub fn run(cfg: &RunConfig) -> RunReport {
             sim_ms: round3(out.sim_end.as_ms_f64()),
             events_per_s: (out.events as f64 / (wall_ms / 1e3).max(1e-9)).round(),
         },
-    }
+    };
+    (report, records)
 }
 
 fn round3(v: f64) -> f64 {

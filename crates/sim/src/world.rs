@@ -10,6 +10,9 @@ use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_policy::{DeviceOrder, Dispatch as DispatchPolicy, Policy, Reclaim};
+use forefront_record::trace::{
+    BlockAction, BlockDetail, BlockEvent, BlockOp, DevId, Rwbs, SchedEvent, SchedRecord, SyscallRecord, TraceRecord,
+};
 use forefront_workload::{Costs, Op, Phone, Role, Scenario};
 
 use crate::program::{compile, Instr};
@@ -117,6 +120,8 @@ struct Task {
     phases: Vec<(String, SimTime, [u64; Cat::COUNT], (u64, u64))>,
     handle: Option<u64>,
     bg_prio: bool,
+    /// The op in progress, for `--trace-out` syscall spans: (name, path, size, start).
+    span: Option<(&'static str, Option<String>, Option<u64>, SimTime)>,
     zero_steps: u32,
 }
 
@@ -156,6 +161,8 @@ pub struct Outcome {
     pub dev_written: u64,
     pub dev_reorders: u64,
     pub timeline: forefront_record::run::Timeline,
+    /// Recorded trace (time-ordered), when [`World::record_trace`] was called.
+    pub trace: Option<Vec<TraceRecord>>,
     pub dev_fg_behind_bg: u64,
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,
@@ -199,6 +206,9 @@ pub struct World {
     timeline: forefront_record::run::Timeline,
     bucket_fg: u64,
     bucket_bg: u64,
+    /// Records for `--trace-out`, when asked for.
+    rec: Option<Vec<TraceRecord>>,
+    core_curr: Vec<Option<Tid>>,
     scratch_cores: Vec<usize>,
     scratch_ids: Vec<ReqId>,
     scratch_started: Vec<Started>,
@@ -268,6 +278,8 @@ impl World {
             timeline: forefront_record::run::Timeline { bucket_ms: BUCKET_MS as f64, ..Default::default() },
             bucket_fg: 0,
             bucket_bg: 0,
+            rec: None,
+            core_curr: Vec::new(),
             scratch_cores: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_started: Vec::new(),
@@ -392,6 +404,7 @@ impl World {
             phases: Vec::new(),
             handle: None,
             bg_prio,
+            span: None,
             zero_steps: 0,
         });
         tid
@@ -433,6 +446,105 @@ impl World {
     }
 
     // ---------------------------------------------------------------- event loop
+
+    /// Record block, syscall and scheduler events for a Perfetto export.
+    pub fn record_trace(&mut self) {
+        self.rec = Some(Vec::new());
+        self.core_curr = vec![None; self.cpu.ncores()];
+    }
+
+    /// The FG app's task ids (for colouring exported traces).
+    pub fn fg_tids(&self) -> Vec<u32> {
+        (0..self.tasks.len() as Tid).filter(|&t| self.apps[self.tasks[t as usize].app].role == Role::Fg).collect()
+    }
+
+    fn rec_block(&mut self, id: ReqId, action: BlockAction) {
+        let Some(rec) = &mut self.rec else { return };
+        let r = self.reqs.get(id);
+        let time_ns = match action {
+            BlockAction::Issue => r.times.dispatched,
+            BlockAction::Complete => r.times.completed,
+            _ => None,
+        }
+        .unwrap_or(self.q.now())
+        .ns();
+        let op = match r.op {
+            ReqOp::Read => BlockOp::Read,
+            ReqOp::Write => BlockOp::Write,
+            ReqOp::Flush => BlockOp::Flush,
+            ReqOp::Discard => BlockOp::Discard,
+        };
+        let t = &self.tasks[r.prov.tid as usize];
+        rec.push(TraceRecord::Block(BlockEvent {
+            time_ns,
+            dev: DevId { major: 8, minor: 0 },
+            cpu: 0,
+            seq: rec.len() as u64,
+            pid: r.prov.tid,
+            comm: Some(t.name.clone()),
+            action,
+            rwbs: Rwbs { op, preflush: r.preflush, fua: r.fua, ahead: false, sync: r.sync, meta: r.meta },
+            sector: r.sector,
+            bytes: r.bytes(),
+            error: 0,
+            detail: BlockDetail::None,
+        }));
+    }
+
+    fn rec_switches(&mut self, cores: &[usize]) {
+        let Some(rec) = &mut self.rec else { return };
+        let now = self.q.now().ns();
+        for &c in cores {
+            let next = self.cpu.running_on(c);
+            let prev = self.core_curr[c];
+            if next == prev {
+                continue;
+            }
+            self.core_curr[c] = next;
+            let who = |t: Option<Tid>| match t {
+                Some(t) => (self.tasks[t as usize].name.clone(), t),
+                None => ("swapper".to_string(), 0),
+            };
+            let ((pc, pp), (nc, np)) = (who(prev), who(next));
+            let prev_state = match prev {
+                Some(t) if self.cpu.is_runnable(t) => "R",
+                Some(_) => "S",
+                None => "R",
+            };
+            rec.push(TraceRecord::Sched(SchedRecord {
+                time_ns: now,
+                cpu: c as u32,
+                event: SchedEvent::Switch {
+                    prev_comm: pc,
+                    prev_pid: pp,
+                    prev_prio: 120,
+                    prev_state: prev_state.to_string(),
+                    next_comm: nc,
+                    next_pid: np,
+                    next_prio: 120,
+                },
+            }));
+        }
+    }
+
+    /// Close the syscall span of the op `tid` just finished.
+    fn rec_span_end(&mut self, tid: Tid) {
+        let now = self.q.now();
+        let Some((name, path, size, start)) = self.tasks[tid as usize].span.take() else { return };
+        if let Some(rec) = &mut self.rec {
+            rec.push(TraceRecord::Syscall(SyscallRecord {
+                time_ns: start.ns(),
+                tid,
+                name: name.to_string(),
+                fd: None,
+                path,
+                offset: None,
+                size,
+                duration_ns: Some(now.since(start)),
+                result: None,
+            }));
+        }
+    }
 
     fn close_bucket(&mut self) {
         let mb_s = |b: u64| (b as f64 / 1e6 / (BUCKET_MS as f64 / 1e3) * 1000.0).round() / 1000.0;
@@ -526,6 +638,9 @@ impl World {
                 self.q.schedule(t, Ev::Core(c as u8, gen));
             }
         }
+        if self.rec.is_some() {
+            self.rec_switches(&cores);
+        }
         self.scratch_cores = cores;
     }
 
@@ -560,6 +675,10 @@ impl World {
             dev_written: self.dev.served_bytes_written,
             dev_reorders: self.dev.reorders,
             timeline: self.timeline,
+            trace: self.rec.map(|mut r| {
+                r.sort_by_key(|x| x.time_ns());
+                r
+            }),
             dev_fg_behind_bg: self.dev.fg_behind_bg,
             fg_pages_evicted: self.pc.evicted_fg,
             fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
@@ -704,7 +823,10 @@ impl World {
         if !matches!(self.tasks[tid as usize].exec, Exec::None) {
             return self.continue_op(tid);
         }
-        // Fetch the next instruction.
+        // Fetch the next instruction (the previous op, if any, has finished).
+        if self.rec.is_some() {
+            self.rec_span_end(tid);
+        }
         let t = &mut self.tasks[tid as usize];
         let Some(instr) = t.prog.get(t.pc).cloned() else {
             return (0, After::Exit);
@@ -727,7 +849,12 @@ impl World {
                 }
                 (0, After::Step)
             }
-            Instr::Op(op) => self.start_op(tid, op),
+            Instr::Op(op) => {
+                if self.rec.is_some() {
+                    self.tasks[tid as usize].span = span_of(&op, self.now());
+                }
+                self.start_op(tid, op)
+            }
         }
     }
 
@@ -1117,6 +1244,12 @@ impl World {
             Insert::Scheduler
         };
         let out = self.bq.submit(&mut self.reqs, req, insert, now);
+        if self.rec.is_some() {
+            match out {
+                Submitted::Queued(id) => self.rec_block(id, BlockAction::Queue),
+                Submitted::Merged(id) => self.rec_block(id, BlockAction::BackMerge),
+            }
+        }
         let id = match out {
             Submitted::Queued(id) => {
                 let i = id as usize;
@@ -1164,6 +1297,9 @@ impl World {
                 DeviceOrder::ForegroundFirst => (if r.prov.fg { 0 } else { 2 }) + u8::from(!r.op.is_read()),
             };
             self.dev.submit(id, class, r.prov.fg, now);
+            if self.rec.is_some() {
+                self.rec_block(id, BlockAction::Issue);
+            }
         }
         self.scratch_ids = ids;
         let mut started = std::mem::take(&mut self.scratch_started);
@@ -1187,6 +1323,9 @@ impl World {
         let now = self.now();
         self.dev.finish(now);
         self.bq.complete(&mut self.reqs, id, now);
+        if self.rec.is_some() {
+            self.rec_block(id, BlockAction::Complete);
+        }
         self.inv.requests_completed += 1;
         self.inv.bytes_completed += self.reqs.get(id).bytes();
         let segs = std::mem::take(&mut self.segs[id as usize]);
@@ -1805,4 +1944,27 @@ impl World {
             self.wake(t);
         }
     }
+}
+
+/// The syscall name, path and size an op shows in exported traces (None: not a syscall).
+fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<String>, Option<u64>, SimTime)> {
+    let (name, path, size) = match op {
+        Op::Open { path } => ("open", Some(path), None),
+        Op::Creat { path } => ("creat", Some(path), None),
+        Op::Close { path } => ("close", Some(path), None),
+        Op::Read { path, len, .. } => ("read", Some(path), Some(len.0)),
+        Op::Write { path, len, .. } => ("write", Some(path), Some(len.0)),
+        Op::Fsync { path } => ("fsync", Some(path), None),
+        Op::Fdatasync { path } => ("fdatasync", Some(path), None),
+        Op::Truncate { path, size } => ("truncate", Some(path), Some(size.0)),
+        Op::Unlink { path } => ("unlink", Some(path), None),
+        Op::Stat { path } => ("stat", Some(path), None),
+        Op::Compute { .. } => ("compute", None, None),
+        Op::Sleep { .. } => ("sleep", None, None),
+        Op::NetRecv { bytes } => ("net_recv", None, Some(bytes.0)),
+        Op::Wait { .. } => ("wait", None, None),
+        Op::Signal { .. } => ("signal", None, None),
+        _ => return None,
+    };
+    Some((name, path.cloned(), size, now))
 }
