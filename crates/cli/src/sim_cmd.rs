@@ -34,6 +34,43 @@ enum SimCommand {
     /// Compare policies on one scenario over several background-app counts: FG latency, the
     /// delay caused by BG apps, its reduction against `android`, and what BG apps lose.
     Compare(CompareArgs),
+    /// Replay a real trace in the simulator: a syscall trace (strace, MobiGen) as app threads,
+    /// or a block trace (blkparse, blktrace, ftrace) at the block layer, on any device/policy.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// Trace files (several blktrace per-CPU files, or their base name DEV, are merged).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<std::path::PathBuf>,
+    /// Trace format; `auto` detects it from the content.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "blkparse", "blktrace", "strace", "mobigen", "iopro", "ftrace"])]
+    input_format: String,
+    /// Skip unparsable lines (counted on stderr) instead of stopping.
+    #[arg(long)]
+    lenient: bool,
+    /// Devices to replay on (repeatable: runtimes side by side). Default: galaxy-s5-emmc.
+    #[arg(long = "device")]
+    devices: Vec<String>,
+    #[arg(long, default_value = "android")]
+    policy: String,
+    /// Foreground threads (syscall traces): their calls are the measured app, the others run
+    /// as a background app. Default: every thread is foreground.
+    #[arg(long, value_name = "TID")]
+    fg: Vec<u32>,
+    /// `trace` keeps the trace's think times; `afap` issues calls back to back.
+    #[arg(long, value_parser = ["trace", "afap"], default_value = "trace")]
+    timing: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Perfetto / Chrome trace-event JSON of the (first device's) replay.
+    #[arg(long, value_name = "FILE.json")]
+    trace_out: Option<std::path::PathBuf>,
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args)]
@@ -100,6 +137,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::List) => list(),
         Some(SimCommand::Run(r)) => run_one(r),
         Some(SimCommand::Compare(c)) => compare_policies(c),
+        Some(SimCommand::Replay(r)) => replay(r),
         None => compare(args.seed, args.bg_apps, args.format),
     }
 }
@@ -389,4 +427,81 @@ fn round1(v: f64) -> f64 {
 }
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
+}
+
+fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
+    use forefront_record::trace::TraceRecord;
+    use forefront_sim::replay::{block_scenario, syscall_scenario, Timing};
+    let format = forefront_trace::InputFormat::from_name(&a.input_format).expect("clap checked the value");
+    let opts = forefront_trace::ReadOptions { format, lenient: a.lenient };
+    let mut reader = forefront_trace::TraceReader::open(&a.files, &opts)?;
+    let (mut calls, mut blocks) = (Vec::new(), Vec::new());
+    for r in &mut reader {
+        match r? {
+            TraceRecord::Syscall(c) => calls.push(c),
+            TraceRecord::Block(b) => blocks.push(b),
+            _ => {}
+        }
+    }
+    if reader.warnings().count > 0 {
+        eprintln!("warning: {} trace problem(s) skipped (--lenient)", reader.warnings().count);
+    }
+    let timing = if a.timing == "afap" { Timing::Afap } else { Timing::Trace };
+    let name = a.files.first().and_then(|f| f.file_name()).map_or("trace".into(), |n| n.to_string_lossy().into_owned());
+    let devices = if a.devices.is_empty() { vec!["galaxy-s5-emmc".to_string()] } else { a.devices.clone() };
+    let build = |device: &str| -> anyhow::Result<_> {
+        let r = if !calls.is_empty() {
+            syscall_scenario(&name, &calls, &a.fg, timing, device)
+        } else if !a.fg.is_empty() {
+            Err("--fg selects threads of a syscall trace; this is a block trace".into())
+        } else {
+            block_scenario(&name, &blocks, timing, device)
+        };
+        r.map_err(|e| anyhow::anyhow!("{name}: {e}"))
+    };
+    let mut cfgs = vec![];
+    let mut skipped = None;
+    for d in &devices {
+        let (scenario, sk) = build(d)?;
+        skipped.get_or_insert(sk);
+        let device = forefront_workload::load_device(d)?;
+        let policy = Policy::by_name(&a.policy)?;
+        cfgs.push(RunConfig { scenario, device, policy, bg_apps: 0, seed: a.seed });
+        let bg = cfgs.last().expect("pushed").scenario.bg_apps;
+        cfgs.last_mut().expect("pushed").bg_apps = bg;
+    }
+    if let Some(sk) = &skipped {
+        let left: u64 = sk.calls.values().sum();
+        eprintln!("replaying {} of {} records ({} not file I/O: {})", sk.replayed, sk.replayed + left, left,
+            sk.calls.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    }
+    let mut reports = vec![run_with_trace(&cfgs[0], a.trace_out.as_deref(), a.force)?];
+    reports.extend(run_all(&cfgs[1..]));
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        Format::Json if reports.len() == 1 => {
+            serde_json::to_writer_pretty(&mut out, &reports[0])?;
+            writeln!(out)?;
+        }
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &reports)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            writeln!(out, "{CSV_HEADER},runtime_s")?;
+            for r in &reports {
+                writeln!(out, "{},{}", csv_row(r), r.stats.sim_ms / 1e3)?;
+            }
+        }
+        Format::Table => {
+            writeln!(out, "replay of {name} ({} timing), policy {}", a.timing, a.policy)?;
+            writeln!(out, "| device | runtime s | FG threads | mean thread ms | p99 thread ms | device MB read | device MB written |")?;
+            writeln!(out, "|---|---|---|---|---|---|---|")?;
+            for r in &reports {
+                let m = &r.metrics;
+                writeln!(out, "| {} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {:.1} |", r.device, r.stats.sim_ms / 1e3, m.fg_samples_ms.len(), m.fg_ms, m.fg_p99_ms, m.device_read_mb, m.device_written_mb)?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -71,3 +71,64 @@ fn golden_outputs() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{file} differs from the golden file");
     }
 }
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("forefront-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn replay_of_a_syscall_trace_is_slower_on_a_card_with_slow_random_writes() {
+    let dir = tempdir("replay");
+    let trace = dir.join("app.mobigen");
+    // A SQLite-like app: small writes to two files, each followed by fsync (MobiGen format).
+    let mut text = String::from("1 0 open /data/data/app/db O_RDWR|O_CREAT 5\n1 10 open /data/data/app/log O_RDWR|O_CREAT 6\n");
+    for i in 0..200u64 {
+        let t = 100 + i * 50;
+        text.push_str(&format!("1 {t} pwrite 5 {} 4096\n1 {} fsync 5 0\n", (i * 7919 % 64) * 4096, t + 10));
+        text.push_str(&format!("1 {} write 6 512\n", t + 20));
+    }
+    std::fs::write(&trace, text).unwrap();
+    let out = forefront(&["sim", "replay", trace.to_str().unwrap(), "--timing", "afap", "--device", "galaxy-s5-emmc", "--device", "sd-kingston-c4", "--format", "csv"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let runtime: Vec<f64> = csv.lines().skip(1).map(|l| l.rsplit(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(runtime.len(), 2, "{csv}");
+    assert!(runtime[1] > 10.0 * runtime[0], "eMMC {} s vs Kingston SD {} s", runtime[0], runtime[1]);
+}
+
+#[test]
+fn replay_of_a_block_trace_keeps_the_json_contract_and_bad_traces_fail_with_location() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt");
+    let out = forefront(&["sim", "replay", sample, "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["metrics"]["fg_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["invariants"]["requests_completed"].as_u64().unwrap() > 0);
+    let bad = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/mobigen-bad.txt");
+    let out = forefront(&["sim", "replay", bad]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mobigen-bad.txt:2:"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn trace_out_writes_perfetto_json_and_refuses_to_overwrite() {
+    let dir = tempdir("traceout");
+    let path = dir.join("run.json");
+    let p = path.to_str().unwrap();
+    let out = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p, "--format", "csv"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    for cat in ["syscall", "queue", "device", "sched"] {
+        assert!(events.iter().any(|e| e["cat"] == cat), "no {cat} events");
+    }
+    let again = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p]);
+    assert_eq!(again.status.code(), Some(2));
+    let forced = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p, "--force"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(forced.status.success());
+}

@@ -15,6 +15,7 @@
 //! [`Cat`] so the headline phase gets a per-layer breakdown.
 
 mod program;
+pub mod replay;
 pub mod world;
 
 use std::collections::BTreeMap;

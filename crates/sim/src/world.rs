@@ -215,6 +215,8 @@ pub struct World {
     samples: Vec<Sample>,
     hooks: BTreeMap<String, u64>,
     fg_tasks_left: usize,
+    /// When the last foreground thread finished (the run ends there).
+    fg_done_at: Option<SimTime>,
     end: SimTime,
     bg_read: u64,
     bg_written: u64,
@@ -286,6 +288,7 @@ impl World {
             samples: Vec::new(),
             hooks: BTreeMap::new(),
             fg_tasks_left: 0,
+            fg_done_at: None,
             end: SimTime::from_secs_f64(sc.duration_s),
             bg_read: 0,
             bg_written: 0,
@@ -668,7 +671,7 @@ impl World {
             hooks: self.hooks,
             bg_read: self.bg_read,
             bg_written: self.bg_written,
-            sim_end: self.q.now().min(self.end),
+            sim_end: self.fg_done_at.unwrap_or(self.q.now().min(self.end)),
             events: self.q.popped(),
             invariants: inv,
             dev_read: self.dev.served_bytes_read,
@@ -802,6 +805,9 @@ impl World {
                 t.state = TState::Done;
                 if self.apps[t.app].role == Role::Fg {
                     self.fg_tasks_left -= 1;
+                    if self.fg_tasks_left == 0 {
+                        self.fg_done_at = Some(now);
+                    }
                 }
                 self.cpu.stop(tid, now);
                 true
@@ -1008,6 +1014,38 @@ impl World {
                     }
                 }
                 (sys, After::Step)
+            }
+            Op::Bio { write, sector, bytes, sync } => {
+                let t = &self.tasks[tid as usize];
+                let fg = self.task_is_fg(tid);
+                let sectors = bytes.0.div_ceil(512).clamp(1, u64::from(u32::MAX)) as u32;
+                let req = Request {
+                    id: 0,
+                    op: if write { ReqOp::Write } else { ReqOp::Read },
+                    sector,
+                    sectors,
+                    sync: sync || !write,
+                    meta: false,
+                    fua: false,
+                    preflush: false,
+                    prov: Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) },
+                    ioprio_class: 2,
+                    ioprio_level: 4,
+                    boosted: false,
+                    merged: 0,
+                    times: ReqTimes::default(),
+                    waiters: Vec::new(),
+                    tag: 0,
+                };
+                self.count_bytes(tid, u64::from(sectors) * 512, write);
+                let (id, _) = self.submit(req, Seg::Other);
+                let cost = self.us(self.costs.submit_request_us);
+                if sync {
+                    self.wait_request(tid, id, Cat::BlockQueue);
+                    (cost, After::Block)
+                } else {
+                    (cost, After::Step)
+                }
             }
             Op::Repeat { .. } | Op::Sqlite { .. } => unreachable!("expanded by the compiler"),
         }

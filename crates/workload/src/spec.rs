@@ -242,6 +242,15 @@ pub enum Op {
     Foreground { app: String },
     /// Evict `app`'s clean pages (the app was killed and its memory reclaimed: the next launch is cold).
     DropCaches { app: String },
+    /// A request straight to the block layer at `sector` (512 B units), bypassing the page cache
+    /// and file system: block-trace replay. `sync` requests are waited for; async ones are not.
+    Bio {
+        write: bool,
+        sector: u64,
+        bytes: Bytes,
+        #[serde(default)]
+        sync: bool,
+    },
 }
 
 fn default_chunk() -> Bytes {

@@ -1,0 +1,266 @@
+//! Trace replay: a syscall trace becomes app threads running file operations; a block trace
+//! becomes threads issuing requests straight to the block layer. Either runs on any device and
+//! policy like a built-in scenario.
+//!
+//! Syscall replay maps each traced thread to a simulated thread of the app `replay` (the
+//! threads named by `fg_tids`, or all when empty) or of a background app `trace-bg` (the
+//! others). Files the trace reads are created on flash before the run, as large as the furthest
+//! byte read. Timing: [`Timing::Trace`] keeps each thread's think time (the gap between the end
+//! of one call and the start of the next; calls without a traced duration count as instant),
+//! [`Timing::Afap`] issues calls back to back. The headline phase `replay` spans each
+//! foreground thread from its first to its last call.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use forefront_record::trace::{BlockAction, BlockEvent, BlockOp, SyscallRecord};
+use forefront_workload::{AppSpec, Bytes, FileSpec, Op, Phone, Role, Scenario, ThreadSpec};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Keep the trace's think times.
+    Trace,
+    /// As fast as possible.
+    Afap,
+}
+
+/// What was left out of a replay, so the user can judge its fidelity.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Syscall name → calls not replayed (not file I/O, or no file known).
+    pub calls: BTreeMap<String, u64>,
+    pub replayed: u64,
+}
+
+const FG_APP: &str = "replay";
+const BG_APP: &str = "trace-bg";
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Build a scenario from syscall records (any order; sorted by time here).
+pub fn syscall_scenario(
+    name: &str,
+    records: &[SyscallRecord],
+    fg_tids: &[u32],
+    timing: Timing,
+    device: &str,
+) -> Result<(Scenario, Skipped), String> {
+    if records.is_empty() {
+        return Err("the trace has no system calls to replay".into());
+    }
+    let mut sorted: Vec<&SyscallRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| (r.time_ns, r.tid));
+    let t0 = sorted[0].time_ns;
+    let mut skipped = Skipped::default();
+    let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
+    let mut threads: BTreeMap<u32, (Vec<Op>, u64)> = BTreeMap::new(); // ops, time the last call ended
+    for r in &sorted {
+        let path = r.path.clone().or_else(|| r.fd.map(|fd| format!("/fd/{fd}")));
+        let len = |r: &SyscallRecord| match r.result {
+            Some(v) if v >= 0 => Some(v as u64),
+            Some(_) => None,
+            None => r.size,
+        };
+        let op = match (r.name.as_str(), path) {
+            ("read" | "pread" | "pread64" | "readv" | "preadv", Some(p)) => match len(r) {
+                Some(n) if n > 0 => {
+                    let off = r.offset.unwrap_or(0);
+                    let e = sizes.entry(p.clone()).or_insert(0);
+                    *e = (*e).max(off + n);
+                    Some(Op::Read { path: p, offset: Bytes(off), len: Bytes(n), chunk: Bytes(n) })
+                }
+                _ => None,
+            },
+            ("write" | "pwrite" | "pwrite64" | "writev" | "pwritev", Some(p)) => match len(r) {
+                Some(n) if n > 0 => Some(Op::Write { path: p, offset: r.offset.map(Bytes), len: Bytes(n), chunk: Bytes(n) }),
+                _ => None,
+            },
+            ("fsync", Some(p)) => Some(Op::Fsync { path: p }),
+            ("fdatasync", Some(p)) => Some(Op::Fdatasync { path: p }),
+            ("creat", Some(p)) => Some(Op::Creat { path: p }),
+            ("open" | "openat" | "open64", Some(p)) => Some(Op::Open { path: p }),
+            ("close", Some(p)) => Some(Op::Close { path: p }),
+            ("unlink" | "unlinkat", Some(p)) => Some(Op::Unlink { path: p }),
+            ("ftruncate" | "ftruncate64" | "truncate", Some(p)) => r.size.map(|s| Op::Truncate { path: p, size: Bytes(s) }),
+            ("stat" | "stat64" | "lstat" | "lstat64" | "fstat" | "fstat64" | "newfstatat" | "access" | "faccessat", Some(p)) => {
+                Some(Op::Stat { path: p })
+            }
+            _ => None,
+        };
+        let Some(op) = op else {
+            *skipped.calls.entry(r.name.clone()).or_insert(0) += 1;
+            continue;
+        };
+        skipped.replayed += 1;
+        let (ops, last_end) = threads.entry(r.tid).or_insert_with(|| (Vec::new(), t0));
+        if timing == Timing::Trace && r.time_ns > *last_end {
+            ops.push(Op::Sleep { ms: ms(r.time_ns - *last_end) });
+        }
+        *last_end = r.time_ns + r.duration_ns.unwrap_or(0);
+        ops.push(op);
+    }
+    if threads.is_empty() {
+        return Err("no call of the trace is file I/O that can be replayed".into());
+    }
+    let is_fg = |tid: u32| fg_tids.is_empty() || fg_tids.contains(&tid);
+    let unknown: Vec<u32> = fg_tids.iter().copied().filter(|t| !threads.contains_key(t)).collect();
+    if !unknown.is_empty() {
+        return Err(format!("--fg names threads with no replayable call: {unknown:?}"));
+    }
+    let mut fg_threads = Vec::new();
+    let mut bg_threads = Vec::new();
+    for (tid, (ops, _)) in threads {
+        let mut body = Vec::with_capacity(ops.len() + 3);
+        if is_fg(tid) {
+            // The first sleep (thread start offset) stays outside the measured phase.
+            let mut it = ops.into_iter().peekable();
+            if let Some(Op::Sleep { .. }) = it.peek() {
+                body.push(it.next().expect("peeked"));
+            }
+            body.push(Op::Foreground { app: FG_APP.into() });
+            body.push(Op::PhaseBegin { name: "replay".into() });
+            body.extend(it);
+            body.push(Op::PhaseEnd { name: "replay".into() });
+            fg_threads.push(ThreadSpec { name: format!("tid{tid}"), background_priority: false, nice: 0, ops: body });
+        } else {
+            bg_threads.push(ThreadSpec { name: format!("tid{tid}"), background_priority: false, nice: 0, ops });
+        }
+    }
+    let files = sizes
+        .into_iter()
+        .map(|(path, size)| FileSpec { path, size: Bytes(size), owner: FG_APP.into(), cached: false })
+        .collect();
+    let mut apps = vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0 }];
+    let bg_apps = u32::from(!bg_threads.is_empty());
+    if !bg_threads.is_empty() {
+        apps.push(AppSpec { name: BG_APP.into(), role: Role::Bg, threads: bg_threads, start_jitter_ms: 0.0 });
+    }
+    let span = ms(sorted.last().expect("non-empty").time_ns - t0) / 1e3;
+    let sc = Scenario {
+        name: format!("replay:{name}"),
+        description: format!("replay of {name}"),
+        headline: "replay".into(),
+        device: device.into(),
+        duration_s: (span * 20.0 + 600.0).min(3600.0),
+        bg_apps,
+        phone: Phone::default(),
+        files,
+        apps,
+    };
+    sc.validate()?;
+    Ok((sc, skipped))
+}
+
+/// Build a scenario from block events: one thread per submitting pid issues each queued
+/// request (Q, or D when the trace has no Q) at the block layer, keeping the gaps between
+/// its submissions; reads and sync writes are waited for, async writes are not.
+pub fn block_scenario(name: &str, events: &[BlockEvent], timing: Timing, device: &str) -> Result<(Scenario, Skipped), String> {
+    let has_q = events.iter().any(|e| e.action == BlockAction::Queue);
+    let want = if has_q { BlockAction::Queue } else { BlockAction::Issue };
+    let mut sorted: Vec<&BlockEvent> = events.iter().filter(|e| e.action == want).collect();
+    if sorted.is_empty() {
+        return Err("the trace has no queued (Q) or issued (D) block requests to replay".into());
+    }
+    sorted.sort_by_key(|e| (e.time_ns, e.seq));
+    let t0 = sorted[0].time_ns;
+    let mut skipped = Skipped::default();
+    let mut threads: BTreeMap<u32, (Vec<Op>, u64)> = BTreeMap::new();
+    for e in &sorted {
+        let write = match e.rwbs.op {
+            BlockOp::Read => false,
+            BlockOp::Write => true,
+            _ => {
+                *skipped.calls.entry(format!("{:?}", e.rwbs.op).to_lowercase()).or_insert(0) += 1;
+                continue;
+            }
+        };
+        if e.bytes == 0 {
+            *skipped.calls.entry("zero-length".into()).or_insert(0) += 1;
+            continue;
+        }
+        skipped.replayed += 1;
+        let (ops, last) = threads.entry(e.pid).or_insert_with(|| (Vec::new(), t0));
+        if timing == Timing::Trace && e.time_ns > *last {
+            ops.push(Op::Sleep { ms: ms(e.time_ns - *last) });
+        }
+        *last = e.time_ns;
+        ops.push(Op::Bio { write, sector: e.sector, bytes: Bytes(e.bytes), sync: !write || e.rwbs.sync });
+    }
+    let pids: BTreeSet<u32> = threads.keys().copied().collect();
+    let fg_threads = threads
+        .into_iter()
+        .map(|(pid, (ops, _))| {
+            let mut body = vec![Op::Foreground { app: FG_APP.into() }, Op::PhaseBegin { name: "replay".into() }];
+            body.extend(ops);
+            body.push(Op::PhaseEnd { name: "replay".into() });
+            ThreadSpec { name: format!("pid{pid}"), background_priority: false, nice: 0, ops: body }
+        })
+        .collect();
+    let span = ms(sorted.last().expect("non-empty").time_ns - t0) / 1e3;
+    let sc = Scenario {
+        name: format!("replay:{name}"),
+        description: format!("block replay of {name} ({} submitters)", pids.len()),
+        headline: "replay".into(),
+        device: device.into(),
+        duration_s: (span * 20.0 + 600.0).min(3600.0),
+        bg_apps: 0,
+        phone: Phone::default(),
+        files: Vec::new(),
+        apps: vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0 }],
+    };
+    sc.validate()?;
+    Ok((sc, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(t: u64, tid: u32, name: &str, path: &str, off: Option<u64>, size: Option<u64>) -> SyscallRecord {
+        SyscallRecord {
+            time_ns: t,
+            tid,
+            name: name.into(),
+            fd: Some(3),
+            path: Some(path.into()),
+            offset: off,
+            size,
+            duration_ns: None,
+            result: size.map(|s| s as i64),
+        }
+    }
+
+    #[test]
+    fn syscalls_become_ops_with_think_times_and_sized_files() {
+        let recs = vec![
+            call(1_000_000, 7, "pread64", "/d/a.db", Some(8192), Some(4096)),
+            call(3_000_000, 7, "write", "/d/a.db-journal", None, Some(512)),
+            call(3_500_000, 7, "fsync", "/d/a.db-journal", None, None),
+            call(4_000_000, 7, "ioctl", "/dev/binder", None, None),
+            call(2_000_000, 9, "read", "/d/b", Some(0), Some(100)),
+        ];
+        let (sc, skipped) = syscall_scenario("t", &recs, &[7], Timing::Trace, "galaxy-s5-emmc").unwrap();
+        assert_eq!(skipped.replayed, 4);
+        assert_eq!(skipped.calls["ioctl"], 1);
+        let sizes: BTreeMap<_, _> = sc.files.iter().map(|f| (f.path.as_str(), f.size.0)).collect();
+        assert_eq!(sizes["/d/a.db"], 12288);
+        assert_eq!(sizes["/d/b"], 100);
+        assert_eq!(sc.apps.len(), 2, "tid 9 is background");
+        let fg = &sc.apps[0].threads[0].ops;
+        assert!(matches!(fg[0], Op::Foreground { .. }), "{fg:?}");
+        // Think time between the pread (ends at 1 ms: no duration) and the write (3 ms): 2 ms.
+        assert!(fg.iter().any(|o| matches!(o, Op::Sleep { ms } if (*ms - 2.0).abs() < 1e-9)), "{fg:?}");
+        let (afap, _) = syscall_scenario("t", &recs, &[], Timing::Afap, "galaxy-s5-emmc").unwrap();
+        assert!(afap.apps[0].threads.iter().all(|t| t.ops.iter().all(|o| !matches!(o, Op::Sleep { .. }))));
+    }
+
+    #[test]
+    fn empty_or_unreplayable_traces_are_errors() {
+        assert!(syscall_scenario("t", &[], &[], Timing::Afap, "x").is_err());
+        let only_ioctl = vec![call(0, 1, "ioctl", "/dev/x", None, None)];
+        assert!(syscall_scenario("t", &only_ioctl, &[], Timing::Afap, "x").is_err());
+        let recs = vec![call(0, 1, "read", "/a", Some(0), Some(10))];
+        assert!(syscall_scenario("t", &recs, &[5], Timing::Afap, "x").unwrap_err().contains("--fg"));
+    }
+}
