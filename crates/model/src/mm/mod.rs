@@ -36,6 +36,8 @@ pub struct Page {
     pub file: FileId,
     pub index: u32,
     pub owner: Uid,
+    /// Slot of the owner's LRU lists.
+    app: u16,
     pub uptodate: bool,
     pub dirty: bool,
     pub writeback: bool,
@@ -63,6 +65,7 @@ impl Lru {
 
 #[derive(Clone, Copy, Debug)]
 struct AppLru {
+    uid: Uid,
     active: Lru,
     inactive: Lru,
     /// Pages that cannot be evicted now (dirty, under write-back or locked for a read).
@@ -96,7 +99,8 @@ pub struct FileCache {
 }
 
 enum Pick {
-    List(Uid, bool),
+    /// An app's slot, and whether to take from its active list.
+    List(usize, bool),
     BgBusy,
     Nothing,
 }
@@ -115,7 +119,9 @@ pub struct PageCache {
     pages: Vec<Page>,
     free: Vec<PageId>,
     pub files: Vec<FileCache>,
-    lrus: BTreeMap<Uid, AppLru>,
+    /// Per-app lists, indexed by [`Page::app`]; `app_index` maps a uid to its slot.
+    lrus: Vec<AppLru>,
+    app_index: BTreeMap<Uid, u16>,
     clock: u64,
     /// Pages the cache may hold (memory available to it).
     pub capacity: u64,
@@ -135,7 +141,8 @@ impl PageCache {
             pages: Vec::new(),
             free: Vec::new(),
             files: Vec::new(),
-            lrus: BTreeMap::new(),
+            lrus: Vec::new(),
+            app_index: BTreeMap::new(),
             clock: 0,
             capacity: capacity_pages.max(64),
             nr_pages: 0,
@@ -177,10 +184,20 @@ impl PageCache {
     /// Insert a new (not uptodate) page; the caller made room first.
     pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
         self.clock += 1;
+        let app = match self.app_index.get(&owner) {
+            Some(&a) => a,
+            None => {
+                let a = self.lrus.len() as u16;
+                self.lrus.push(AppLru { uid: owner, active: Lru::EMPTY, inactive: Lru::EMPTY, busy: 0 });
+                self.app_index.insert(owner, a);
+                a
+            }
+        };
         let page = Page {
             file,
             index,
             owner,
+            app,
             uptodate: false,
             dirty: false,
             writeback: false,
@@ -240,7 +257,7 @@ impl PageCache {
         let p = &self.pages[id as usize];
         let now_busy = Self::is_busy(p);
         if was_busy != now_busy && p.list != List::None {
-            let l = self.lrus.get_mut(&p.owner).expect("a linked page has its app's lists");
+            let l = &mut self.lrus[p.app as usize];
             if now_busy {
                 l.busy += 1;
             } else {
@@ -322,7 +339,7 @@ impl PageCache {
         debug_assert!(!p.locked && !p.writeback);
         let (file, index, dirty) = (p.file, p.index, p.dirty);
         if dirty && p.list != List::None {
-            self.lrus.get_mut(&p.owner).expect("lists").busy -= 1;
+            self.lrus[p.app as usize].busy -= 1;
         }
         if dirty {
             self.nr_dirty -= 1;
@@ -345,10 +362,9 @@ impl PageCache {
         let mut out = Reclaimed::default();
         // Age the active lists a little on every call (shrink_active_list): apps whose active
         // list outgrew the inactive one move up to 32 pages down.
-        let uids: Vec<Uid> = self.lrus.keys().copied().collect();
-        for uid in uids {
+        for app in 0..self.lrus.len() {
             for _ in 0..32 {
-                let l = self.lrus[&uid];
+                let l = self.lrus[app];
                 if l.active.len <= l.inactive.len {
                     break;
                 }
@@ -363,15 +379,15 @@ impl PageCache {
         let mut budget = self.nr_pages * 3 + 256;
         while out.freed < want && budget > 0 {
             budget -= 1;
-            let (uid, from_active) = match self.pick_list(order, &is_fg) {
-                Pick::List(uid, active) => (uid, active),
+            let (app, from_active) = match self.pick_list(order, &is_fg) {
+                Pick::List(app, active) => (app, active),
                 Pick::BgBusy => {
                     out.bg_busy = true;
                     break;
                 }
                 Pick::Nothing => break,
             };
-            let lru = self.lrus[&uid];
+            let lru = self.lrus[app];
             if from_active {
                 let id = lru.active.tail;
                 self.unlink(id);
@@ -413,7 +429,7 @@ impl PageCache {
 
     /// Whether any background app has a page that could be evicted now.
     pub fn bg_clean_pages(&self, is_fg: &impl Fn(Uid) -> bool) -> u64 {
-        self.lrus.iter().filter(|(u, _)| !is_fg(**u)).map(|(_, l)| u64::from(l.clean())).sum()
+        self.lrus.iter().filter(|l| !is_fg(l.uid)).map(|l| u64::from(l.clean())).sum()
     }
 
     /// The list to take the next page from: an app's inactive tail, or its active tail when its
@@ -423,24 +439,24 @@ impl PageCache {
     /// only when no background page is left at all.
     fn pick_list(&self, order: ReclaimOrder, is_fg: &impl Fn(Uid) -> bool) -> Pick {
         let pick = |want_fg: Option<bool>| {
-            let mut best: Option<(u64, Uid, bool)> = None;
-            for (&uid, l) in &self.lrus {
-                if want_fg.is_some_and(|f| is_fg(uid) != f) || l.clean() == 0 {
+            let mut best: Option<(u64, usize, bool)> = None;
+            for (app, l) in self.lrus.iter().enumerate() {
+                if l.clean() == 0 || want_fg.is_some_and(|f| is_fg(l.uid) != f) {
                     continue;
                 }
                 let (tail, active) = if l.inactive.len > 0 { (l.inactive.tail, false) } else { (l.active.tail, true) };
                 let stamp = self.pages[tail as usize].stamp;
                 if best.is_none_or(|(s, _, _)| stamp < s) {
-                    best = Some((stamp, uid, active));
+                    best = Some((stamp, app, active));
                 }
             }
-            best.map_or(Pick::Nothing, |(_, uid, a)| Pick::List(uid, a))
+            best.map_or(Pick::Nothing, |(_, app, a)| Pick::List(app, a))
         };
         match order {
             ReclaimOrder::Global => pick(None),
             ReclaimOrder::BackgroundFirst => match pick(Some(false)) {
                 Pick::Nothing => {
-                    let bg_busy = self.lrus.iter().any(|(u, l)| !is_fg(*u) && l.busy > 0);
+                    let bg_busy = self.lrus.iter().any(|l| !is_fg(l.uid) && l.busy > 0);
                     if bg_busy {
                         Pick::BgBusy
                     } else {
@@ -452,8 +468,8 @@ impl PageCache {
         }
     }
 
-    fn lru_mut(&mut self, uid: Uid, list: List) -> &mut Lru {
-        let l = self.lrus.entry(uid).or_insert(AppLru { active: Lru::EMPTY, inactive: Lru::EMPTY, busy: 0 });
+    fn lru_mut(&mut self, app: u16, list: List) -> &mut Lru {
+        let l = &mut self.lrus[app as usize];
         match list {
             List::Active => &mut l.active,
             List::Inactive => &mut l.inactive,
@@ -463,8 +479,8 @@ impl PageCache {
 
     /// Put a page at the head (most recent end) of a list.
     fn link(&mut self, id: PageId, list: List) {
-        let owner = self.pages[id as usize].owner;
-        let lru = self.lru_mut(owner, list);
+        let app = self.pages[id as usize].app;
+        let lru = self.lru_mut(app, list);
         let old_head = lru.head;
         lru.head = id;
         if lru.tail == NIL {
@@ -481,9 +497,9 @@ impl PageCache {
     }
 
     fn unlink(&mut self, id: PageId) {
-        let (owner, list, prev, next) = {
+        let (app, list, prev, next) = {
             let p = &self.pages[id as usize];
-            (p.owner, p.list, p.prev, p.next)
+            (p.app, p.list, p.prev, p.next)
         };
         if list == List::None {
             return;
@@ -494,7 +510,7 @@ impl PageCache {
         if next != NIL {
             self.pages[next as usize].prev = prev;
         }
-        let lru = self.lru_mut(owner, list);
+        let lru = self.lru_mut(app, list);
         if lru.head == id {
             lru.head = next;
         }
