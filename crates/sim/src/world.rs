@@ -80,6 +80,7 @@ enum Kind {
     User,
     Flusher,
     Jbd2,
+    Kswapd,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -189,6 +190,7 @@ pub struct World {
     fg_uid: Option<Uid>,
     flusher: Tid,
     jbd2: Tid,
+    kswapd: Tid,
     kick_pending: bool,
     throttle_waiters: Vec<Tid>,
     congestion_waiters: Vec<Tid>,
@@ -236,7 +238,8 @@ impl World {
         let phone = sc.phone.clone();
         let fg_w = policy.cpu.fg_shares.unwrap_or(phone.fg_cpu_shares);
         let bg_w = policy.cpu.bg_shares.unwrap_or(phone.bg_cpu_shares);
-        let cpu = CpuSched::new(phone.cpu.clone(), vec![1024, fg_w, bg_w]);
+        let mut cpu = CpuSched::new(phone.cpu.clone(), vec![1024, fg_w, bg_w]);
+        cpu.set_group_cpus(BG_GROUP, phone.bg_cores.iter().fold(0u64, |m, &c| m | (1u64 << c)));
         let capacity = phone.page_cache_mib * 256;
         let pc = PageCache::new(capacity);
         let fs = Fs::new(phone.fs.clone(), dev.capacity_gib << 30, streams.stream("fs.alloc"));
@@ -266,6 +269,7 @@ impl World {
             fg_uid: None,
             flusher: 0,
             jbd2: 1,
+            kswapd: 2,
             kick_pending: false,
             throttle_waiters: Vec::new(),
             congestion_waiters: Vec::new(),
@@ -299,6 +303,7 @@ impl World {
         w.apps.push(App { name: "kernel".into(), uid: KERNEL_UID, role: Role::System });
         w.flusher = w.add_task("flush-8:0", 0, Kind::Flusher, Vec::new(), false, 0);
         w.jbd2 = w.add_task("jbd2/sda-8", 0, Kind::Jbd2, Vec::new(), false, 0);
+        w.kswapd = w.add_task("kswapd0", 0, Kind::Kswapd, Vec::new(), false, 0);
         w.tasks[w.flusher as usize].exec = Exec::Flusher;
         w.tasks[w.jbd2 as usize].exec = Exec::Jbd2;
 
@@ -378,7 +383,7 @@ impl World {
         w.q.schedule(SimTime::from_secs_f64(w.phone.fs.commit_interval_s), Ev::CommitTimer);
         w.q.schedule(SimTime::from_ms(BUCKET_MS), Ev::Sample);
         // Kernel threads start idle (blocked on their wake-up).
-        for k in [w.flusher, w.jbd2] {
+        for k in [w.flusher, w.jbd2, w.kswapd] {
             w.tasks[k as usize].state = TState::Blocked;
             w.tasks[k as usize].wait = Some(Wait { on: WaitOn::Idle, cat: Cat::Sleep, since: SimTime::ZERO, fg_io: false });
         }
@@ -824,6 +829,7 @@ impl World {
         match self.tasks[tid as usize].kind {
             Kind::Flusher => return self.step_flusher(tid),
             Kind::Jbd2 => return self.step_jbd2(tid),
+            Kind::Kswapd => return self.step_kswapd(tid),
             Kind::User => {}
         }
         if !matches!(self.tasks[tid as usize].exec, Exec::None) {
@@ -1073,20 +1079,24 @@ impl World {
     // ---------------------------------------------------------------- page cache paths
 
     /// Make room for `n` pages; false if the task must wait (it is then registered).
-    fn alloc_pages(&mut self, tid: Tid, n: u64, cost: &mut u64) -> bool {
-        if self.alloc_gate_pauses(tid) {
-            return false;
-        }
-        *cost += n * self.us(self.costs.alloc_page_us);
-        let low = 256; // min_free_kbytes-like reserve (1 MiB)
-        if self.pc.free_pages() >= n + low {
-            return true;
-        }
-        let want = n + low - self.pc.free_pages() + 32;
-        let order = match self.policy.reclaim {
+    /// Watermarks in pages: direct reclaim below `min`, kswapd woken below `low` and reclaiming
+    /// up to `high` (the kernel derives them from min_free_kbytes; here 1 MiB, 1 % and 2 % of
+    /// the page cache: an assumption of the same order).
+    fn watermarks(&self) -> (u64, u64, u64) {
+        let min = 256;
+        (min, (self.pc.capacity / 100).max(min + 64), (self.pc.capacity / 50).max(min + 128))
+    }
+
+    fn reclaim_order(&self) -> ReclaimOrder {
+        match self.policy.reclaim {
             Reclaim::Global => ReclaimOrder::Global,
             Reclaim::BackgroundFirst => ReclaimOrder::BackgroundFirst,
-        };
+        }
+    }
+
+    /// Reclaim `want` pages in the policy's order, counting hooks; returns (freed, bg_busy).
+    fn shrink(&mut self, want: u64) -> forefront_model::mm::Reclaimed {
+        let order = self.reclaim_order();
         let fg = self.fg_uid;
         let r = self.pc.reclaim(want, order, |u| Some(u) == fg);
         if order == ReclaimOrder::BackgroundFirst && r.freed > 0 {
@@ -1095,6 +1105,24 @@ impl World {
         if r.bg_busy {
             self.hook("reclaim.bg_dirty_first");
         }
+        r
+    }
+
+    fn alloc_pages(&mut self, tid: Tid, n: u64, cost: &mut u64) -> bool {
+        if self.alloc_gate_pauses(tid) {
+            return false;
+        }
+        *cost += n * self.us(self.costs.alloc_page_us);
+        let (min, low, _) = self.watermarks();
+        let free = self.pc.free_pages();
+        if free < n + low {
+            self.wake_if(self.kswapd, WaitOn::Idle);
+        }
+        if free >= n + min {
+            return true;
+        }
+        // Direct reclaim.
+        let r = self.shrink(n + min - free + 32);
         *cost += r.freed * self.us(self.costs.reclaim_page_us);
         if self.pc.free_pages() >= n {
             return true;
@@ -2005,4 +2033,27 @@ fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<String>, Optio
         _ => return None,
     };
     Some((name, path.cloned(), size, now))
+}
+
+impl World {
+    /// kswapd: woken below the low watermark, reclaims in batches of 32 until the high one.
+    fn step_kswapd(&mut self, tid: Tid) -> (u64, After) {
+        let (_, _, high) = self.watermarks();
+        if self.pc.free_pages() < high {
+            let r = self.shrink(32);
+            if r.freed > 0 {
+                if !self.alloc_waiters.is_empty() && !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+                    for t in std::mem::take(&mut self.alloc_waiters) {
+                        self.wake(t);
+                    }
+                }
+                return (r.freed * self.us(self.costs.reclaim_page_us) + self.us(2.0), After::Step);
+            }
+            // Only dirty or in-flight pages left: write-back must clean some first.
+            self.wb_for_reclaim = true;
+            self.wake_flusher();
+        }
+        self.block_on(tid, WaitOn::Idle, Cat::Sleep);
+        (0, After::Block)
+    }
 }

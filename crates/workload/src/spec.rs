@@ -39,6 +39,8 @@ pub struct Phone {
     pub fg_cpu_shares: u32,
     /// cpu.shares of the background group (Android of the FTC paper: 110) [VT].
     pub bg_cpu_shares: u32,
+    /// Cores the background group may use (Android's `background` cpuset); empty = all.
+    pub bg_cores: Vec<usize>,
     /// blkio weights (CFQ groups): root and background [AOSP].
     pub blkio_root_weight: u32,
     pub blkio_bg_weight: u32,
@@ -69,6 +71,7 @@ impl Default for Phone {
             cpu: CpuParams::default(),
             fg_cpu_shares: 1024,
             bg_cpu_shares: 110,
+            bg_cores: Vec::new(),
             blkio_root_weight: 1000,
             blkio_bg_weight: 200,
             page_cache_mib: 512,
@@ -302,6 +305,9 @@ impl Scenario {
         }
         if !(p.dirty_background_ratio > 0.0 && p.dirty_background_ratio <= p.dirty_ratio && p.dirty_ratio <= 100.0) {
             return Err("need 0 < phone.dirty_background_ratio <= phone.dirty_ratio <= 100".into());
+        }
+        if let Some(&c) = p.bg_cores.iter().find(|&&c| c >= p.cpu.cores.len()) {
+            return Err(format!("phone.bg_cores names core {c}, but the phone has {} cores", p.cpu.cores.len()));
         }
         if p.page_cache_mib < 16 {
             return Err("phone.page_cache_mib must be at least 16".into());

@@ -147,6 +147,8 @@ pub struct CpuSched {
     switch_ns: u64,
     tasks: Vec<TaskEnt>,
     group_weights: Vec<u32>,
+    /// Cores each group may run on (cpuset), as a bit mask; all cores by default.
+    group_cpus: Vec<u64>,
     cores: Vec<Core>,
     /// Cores whose deadline changed since the last [`CpuSched::take_changed`].
     changed: Vec<usize>,
@@ -183,6 +185,7 @@ impl CpuSched {
             switch_ns: (params.context_switch_us * 1e3) as u64,
             params,
             tasks: Vec::new(),
+            group_cpus: vec![u64::MAX; group_weights.len()],
             group_weights,
             cores,
             changed: Vec::new(),
@@ -368,13 +371,51 @@ impl CpuSched {
         }
     }
 
+    /// Restrict a group to the cores in `mask` (bit i = core i), like a cpuset. Queued tasks
+    /// move at their next wake-up.
+    pub fn set_group_cpus(&mut self, g: GroupId, mask: u64) {
+        let all = if self.cores.len() >= 64 { u64::MAX } else { (1u64 << self.cores.len()) - 1 };
+        self.group_cpus[g as usize] = if mask & all == 0 { all } else { mask & all };
+    }
+
+    fn allowed(&self, tid: Tid, core: usize) -> bool {
+        self.group_cpus[self.tasks[tid as usize].group as usize] & (1u64 << core) != 0
+    }
+
+    /// Wake-up placement: the fastest idle allowed core (the previous one when it is among
+    /// them), else the previous core if allowed, else the allowed core with the fewest queued
+    /// tasks. Preferring fast idle cores is what HMP/EAS boosting does for the demanding
+    /// foreground threads of a big.LITTLE phone; with equal cores it is plain CFS idle-sibling
+    /// selection.
     fn select_core(&self, tid: Tid) -> usize {
         let prev = self.tasks[tid as usize].last_core;
         let idle = |c: usize| self.cores[c].curr.is_none() && self.cores[c].top.is_empty();
-        if idle(prev) {
+        let mut best: Option<usize> = None;
+        for c in 0..self.cores.len() {
+            if !self.allowed(tid, c) || !idle(c) {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some(b) => {
+                    let (sc, sb) = (self.cores[c].speed, self.cores[b].speed);
+                    sc > sb || (sc == sb && c == prev)
+                }
+            };
+            if better {
+                best = Some(c);
+            }
+        }
+        if let Some(c) = best {
+            return c;
+        }
+        if self.allowed(tid, prev) {
             return prev;
         }
-        (0..self.cores.len()).find(|&c| idle(c)).unwrap_or(prev)
+        (0..self.cores.len())
+            .filter(|&c| self.allowed(tid, c))
+            .min_by_key(|&c| (self.queued_tasks(c) + usize::from(self.cores[c].curr.is_some()), c))
+            .unwrap_or(prev)
     }
 
     /// The running task `tid` continues with a new burst without leaving the core.
@@ -686,9 +727,9 @@ impl CpuSched {
         if self.queued_tasks(src) == 0 {
             return;
         }
-        // The highest-vruntime queued task (it would wait longest where it is).
+        // The highest-vruntime queued task allowed here (it would wait longest where it is).
         let victim = (0..self.tasks.len() as Tid)
-            .filter(|&t| self.tasks[t as usize].state == State::Queued(src))
+            .filter(|&t| self.tasks[t as usize].state == State::Queued(src) && self.allowed(t, core))
             .max_by_key(|&t| (self.tasks[t as usize].vruntime, std::cmp::Reverse(t)));
         let Some(tid) = victim else { return };
         self.account_wait(tid, now);

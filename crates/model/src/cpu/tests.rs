@@ -108,3 +108,23 @@ fn idle_cores_take_woken_tasks_and_pull_queued_ones() {
     s.stop(on1, SimTime::from_ms(1));
     assert!(s.running_on(1).is_some(), "core 1 pulled the queued task");
 }
+
+#[test]
+fn cpusets_confine_groups_and_wakeups_prefer_fast_idle_cores() {
+    let mut s = CpuSched::new(CpuParams { cores: vec![1.0, 1.0, 0.5, 0.5], ..Default::default() }, vec![1024, 1024, 110]);
+    s.set_group_cpus(2, 0b1100);
+    for t in 0..4 {
+        s.add_task(t, if t < 2 { 1 } else { 2 }, 1024);
+    }
+    // A foreground task goes to a big core, background ones only to little cores.
+    s.wake(0, 50_000_000, SimTime::ZERO);
+    assert!(s.running_on(0) == Some(0) || s.running_on(1) == Some(0));
+    s.wake(2, 50_000_000, SimTime::ZERO);
+    s.wake(3, 50_000_000, SimTime::ZERO);
+    assert!(s.running_on(2).is_some() && s.running_on(3).is_some(), "BG on the little cores");
+    assert_eq!(s.running_on(1).or(s.running_on(0)).map(|t| t < 2), Some(true));
+    // The second big core stays free of background work even while it idles.
+    s.wake(1, 50_000_000, SimTime::ZERO);
+    let bigs: Vec<_> = [0, 1].iter().map(|&c| s.running_on(c)).collect();
+    assert!(bigs.contains(&Some(0)) && bigs.contains(&Some(1)), "{bigs:?}");
+}
