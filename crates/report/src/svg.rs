@@ -29,6 +29,17 @@ pub fn coord(v: f64) -> String {
     format!("{r:.1}")
 }
 
+/// `s` cut to `max` characters, with an ellipsis when cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
 /// A "nice" tick step (1, 2, 2.5 or 5 × 10^k) giving about `target` intervals over `span`.
 pub fn nice_step(span: f64, target: usize) -> f64 {
     let raw = span / target.max(1) as f64;
@@ -305,8 +316,10 @@ fn no_data(out: &mut String, f: &Frame, what: &str) {
 /// (`step` series, y from 0 to 1). The x axis turns logarithmic when the data span more than
 /// `log_ratio` (pass `f64::INFINITY` for always linear).
 pub fn line_chart(title: &str, series: &[Series], x_title: &str, y_title: &str, y_fixed: Option<(f64, f64)>, log_ratio: f64) -> String {
-    let legend_w = 230.0;
-    let f = Frame { width: 900.0, height: 380.0, left: 64.0, right: 20.0 + legend_w, top: 16.0, bottom: 46.0 };
+    // Legend column as wide as the longest label (about 7 px per character at 12 px).
+    let longest = series.iter().map(|s| s.label.chars().count()).max().unwrap_or(0);
+    let legend_w = (46.0 + 7.0 * longest as f64).max(160.0);
+    let f = Frame { width: 670.0 + legend_w, height: 380.0, left: 64.0, right: 20.0 + legend_w, top: 16.0, bottom: 46.0 };
     let pts = || series.iter().flat_map(|s| s.points.iter());
     let (xmin, xmax) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
     let (ymin, ymax) = y_fixed.unwrap_or_else(|| pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1))));
@@ -366,7 +379,7 @@ impl TimeSeriesChart<'_> {
             coord(f.x0()),
             self.color,
             coord(f.x0() + 18.0),
-            escape(self.title)
+            escape(&truncate(self.title, 48))
         );
         out.push_str(&format!(r#"<g class="phases" fill="{PHASE_FILL}" fill-opacity="0.16">"#));
         for &(start, dur) in self.phases {
@@ -433,7 +446,10 @@ pub fn stacked_bars(title: &str, bars: &[Bar], seg_names: &[String], seg_color: 
     let legend_rows = seg_names.len().div_ceil(5) as f64;
     let top = 12.0 + 20.0 * legend_rows;
     let plot_h = (bars.len().max(1) as f64) * (bar_h + 12.0);
-    let f = Frame { width: 900.0, height: top + plot_h + 50.0, left: 200.0, right: 70.0, top, bottom: 50.0 };
+    // Room on the left for the longest bar label (about 7 px per character at 12 px).
+    let longest = bars.iter().map(|b| b.label.chars().count()).max().unwrap_or(0);
+    let left = (30.0 + 7.0 * longest as f64).max(120.0);
+    let f = Frame { width: 700.0 + left, height: top + plot_h + 50.0, left, right: 70.0, top, bottom: 50.0 };
     let xmax = bars.iter().map(|b| b.segments.iter().map(|s| s.1.max(0.0)).sum::<f64>()).fold(0.0, f64::max);
     let x = Scale::nice(0.0, xmax, 8, f.x0(), f.x1());
     let mut out = String::new();
@@ -495,6 +511,13 @@ mod tests {
     fn escapes_markup() {
         assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
         assert_eq!(escape("plain · ünïcode"), "plain · ünïcode");
+    }
+
+    #[test]
+    fn truncates_by_characters() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "ab…");
+        assert_eq!(truncate("ünïcödé", 4), "ünï…");
     }
 
     #[test]
