@@ -1,10 +1,79 @@
-//! `forefront report`: not built yet (see the open issues).
+//! `forefront report`: render saved run results as one self-contained HTML page.
+//!
+//! Wiring only: loading, metrics and rendering live in `forefront-report`.
 
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct ReportArgs {}
+use anyhow::Context;
+use forefront_report::{html, input, Named};
 
-pub fn run(_args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`forefront report` is not implemented yet")
+#[derive(clap::Args)]
+#[command(after_help = "\
+Examples:
+  forefront sim run switch-upload --bg-apps 0 --format json > alone.json
+  forefront sim run switch-upload --policy android --format json > android.json
+  forefront sim run switch-upload --policy fasttrack --format json > fasttrack.json
+  forefront report alone.json android.json fasttrack.json -o report.html
+
+The page (inline CSS and SVG, no scripts, no network) has: the runs, a comparison table (FG
+mean/p50/p90/p99/max, delay against the FG-only run if one has --bg-apps 0, delay reduction
+against android, BG MB/s, device metrics, hooks fired), the FG latency CDF per run, FG/BG
+throughput over time with the headline phases shaded, and a per-layer breakdown. Output of
+`forefront sim compare --format json` is accepted too and shown as a table.")]
+pub struct ReportArgs {
+    /// Saved results: `forefront sim run --format json` or `forefront sim compare --format
+    /// json` output, one per file (`-` reads one from stdin).
+    #[arg(required = true, value_name = "RUN.json")]
+    inputs: Vec<PathBuf>,
+    /// The HTML file to write; `-` writes the page to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Page title (default: "forefront report: " and the scenario names).
+    #[arg(long)]
+    title: Option<String>,
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut inputs = Vec::with_capacity(args.inputs.len());
+    let mut stdin_used = false;
+    for path in &args.inputs {
+        let value = if path == Path::new("-") {
+            anyhow::ensure!(!stdin_used, "`-` (stdin) given more than once");
+            stdin_used = true;
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
+            input::parse(Path::new("<stdin>"), &text)?
+        } else {
+            input::load(path)?
+        };
+        inputs.push(Named { name: path.display().to_string(), value });
+    }
+    let page = html::render(&inputs, &html::Options { title: args.title });
+    if args.output == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(page.as_bytes())?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let out = &args.output;
+    let file = if args.force {
+        std::fs::File::create(out)
+    } else {
+        // create_new: no window between "does it exist" and "create".
+        std::fs::OpenOptions::new().write(true).create_new(true).open(out)
+    };
+    let mut file = match file {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            anyhow::bail!("{} exists; pass --force to overwrite it", out.display())
+        }
+        r => r.with_context(|| format!("creating {}", out.display()))?,
+    };
+    file.write_all(page.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("wrote {} ({} input(s), {} KiB)", out.display(), inputs.len(), page.len().div_ceil(1024));
+    Ok(ExitCode::SUCCESS)
 }
