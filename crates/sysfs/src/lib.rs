@@ -34,4 +34,9 @@ pub mod vm;
 
 pub use cgroup::{Cgroup, Knob};
 pub use error::{Error, Result};
+
+/// Writes a raw value to a kernel file in one write (for restoring a recorded original text).
+pub fn write_value(path: &std::path::Path, value: &str) -> Result<()> {
+    error::write_str(path, value)
+}
 pub use mounts::{CgroupMounts, Controller, Hierarchy, Version};
