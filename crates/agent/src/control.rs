@@ -100,9 +100,19 @@ pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
     s.set_read_timeout(Some(Duration::from_secs(15))).map_err(err)?;
     let mut text = serde_json::to_vec(req).expect("request serialises");
     text.push(b'\n');
-    s.write_all(&text).map_err(err)?;
+    // The agent may answer (a refusal) and close before reading: read its reply even if our
+    // write failed. A failure is reported as `Other`, never as `BrokenPipe`, which the CLI
+    // would take for a closed stdout.
+    let written = s.write_all(&text);
     let mut line = String::new();
-    BufReader::new(s).read_line(&mut line).map_err(err)?;
+    let read = BufReader::new(&s).read_line(&mut line);
+    if line.trim().is_empty() {
+        let why = match (written, read) {
+            (Err(e), _) | (_, Err(e)) => e.to_string(),
+            _ => "connection closed without a reply".to_owned(),
+        };
+        return Err(err(std::io::Error::other(why)));
+    }
     serde_json::from_str(&line).map_err(|e| ClientError::Reply { path: socket.into(), message: format!("{e}: {line:?}") })
 }
 

@@ -243,7 +243,10 @@ impl Agent {
                 if cpu.bg_idle {
                     if p.bg.knob_path(Knob::CpuIdle).is_some() {
                         self.set_knob(&p.bg, Knob::CpuIdle, 1)?;
-                        self.notes.push(format!("cpu: shares {}/{} and cpu.idle=1 for background", cpu.fg_shares, cpu.bg_shares));
+                        self.notes.push(format!(
+                            "cpu: shares {} for foreground; cpu.idle=1 for background (the kernel then gives it the minimum weight, shares {} unused)",
+                            cpu.fg_shares, cpu.bg_shares
+                        ));
                     } else {
                         self.notes.push(format!("cpu: shares {}/{}; no cpu.idle in this kernel", cpu.fg_shares, cpu.bg_shares));
                     }
@@ -487,8 +490,18 @@ impl Agent {
                 });
                 match (want_idle, recorded) {
                     (true, None) => {
-                        let Ok(original) = ioprio::get(tid) else { continue };
+                        let Ok(mut original) = ioprio::get(tid) else { continue };
                         let Ok(st) = procfs::stat(&self.root, tid) else { continue };
+                        // Born from a process the agent made idle: it inherited the idle
+                        // class, so its own original is its parent's.
+                        if original == IoPrio::IDLE {
+                            if let Some(p) = self.journal.entries().iter().find_map(|e| match e {
+                                Entry::Ioprio { tid, original, .. } if *tid == st.ppid => Some(*original),
+                                _ => None,
+                            }) {
+                                original = p;
+                            }
+                        }
                         entries.push(Entry::Ioprio { tid, start_time: st.start_time, original });
                         prio_changes.push((tid, IoPrio::IDLE));
                     }

@@ -16,7 +16,7 @@ use forefront_sysfs::{Cgroup, Knob};
 pub fn run(mut input: impl Read + AsFd, groups: &[Cgroup], mut log: impl FnMut(&str)) {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     let thaw = |why: &str, log: &mut dyn FnMut(&str)| {
-        for g in groups {
+        for g in groups.iter().filter(|g| g.exists()) {
             match g.set_knob(Knob::Freeze, 0) {
                 Ok(_) => log(&format!("watchdog: thawed {} ({why})", g.dir.display())),
                 Err(e) if e.is_not_found() => {}
