@@ -145,6 +145,9 @@ impl Agent {
             wanted.push(Controller::Memory);
         }
         let mut notes = vec![];
+        if cfg.scope.uids.is_empty() && cfg.scope.cgroups.is_empty() && cfg.scope.trees.is_empty() {
+            notes.push("scope is empty: only the foreground app is managed (set scope.uids, cgroups or trees)".into());
+        }
         let mut placements: Vec<Placement> = vec![];
         for c in wanted {
             let Some(h) = mounts.hierarchy(c) else {

@@ -7,6 +7,7 @@
 //!   workloads ([`ops::update_forever`], [`ops::upload_forever`]).
 //! - [`runner`]: modes ([`runner::Mode`]), interleaved repetitions after a discarded warm-up,
 //!   caches dropped before each operation ([`runner::run`] → [`runner::Report`]).
+//! - [`loopdev`]: an ext4 image on a loop device, for an isolated run.
 //! - [`stats`]: median, IQR, min, max.
 //! - [`render`]: the table and the JSON contract.
 //!
@@ -24,6 +25,7 @@
 //! ```
 
 pub mod fixture;
+pub mod loopdev;
 pub mod ops;
 pub mod render;
 pub mod runner;

@@ -8,9 +8,9 @@ pub fn table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fg {:?} under bg {:?}: {} runs per mode (+1 warm-up discarded), {} bg process(es), device {} ({}), dir {}",
-        r.fg,
-        r.bg,
+        "fg {} under bg {}: {} runs per mode (+1 warm-up discarded), {} bg process(es), device {} ({}), dir {}",
+        json_name(&r.fg),
+        json_name(&r.bg),
         r.runs,
         r.bg_procs,
         r.device,
@@ -18,24 +18,35 @@ pub fn table(r: &Report) -> String {
         r.dir.display()
     )
     .map(|_| ());
-    let _ = writeln!(s, "{:<12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9}", "mode", "median ms", "min", "max", "IQR", "x alone", "bg MB/s");
+    let _ = writeln!(s, "{:<12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>10}", "mode", "median ms", "min", "max", "IQR", "x alone", "bg MB/s", "bg MB/s w");
     for m in Mode::ALL {
         let Some(x) = r.modes.get(m.name()) else { continue };
         let ratio = x.ratio_to_alone.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         let bg = x.bg_mb_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+        let bgw = x.bg_window_mb_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
         let _ = writeln!(
             s,
-            "{:<12} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>9}",
+            "{:<12} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>9} {:>10}",
             m.name(),
             x.summary.median_ms,
             x.summary.min_ms,
             x.summary.max_ms,
             x.summary.iqr_ms,
             ratio,
-            bg
+            bg,
+            bgw
         );
     }
+    let _ = writeln!(
+        s,
+        "bg MB/s: background read/write throughput while the FG operation ran; w: over the {} ms ramp + the operation",
+        r.ramp_ms
+    );
     s
+}
+
+fn json_name(v: &impl serde::Serialize) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 pub fn json(r: &Report) -> String {

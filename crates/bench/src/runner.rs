@@ -104,8 +104,11 @@ pub struct ModeResult {
     pub summary: Summary,
     /// Median divided by the median of `alone` (when measured).
     pub ratio_to_alone: Option<f64>,
-    /// Median background throughput while the foreground operation ran (MB/s, 10^6 bytes).
+    /// Median background throughput while the foreground operation ran (MB/s, 10^6 bytes
+    /// through `write`/`read`, from /proc/PID/io).
     pub bg_mb_s: Option<f64>,
+    /// The same over the ramp and the operation together (what BG gets over a longer window).
+    pub bg_window_mb_s: Option<f64>,
     pub samples_ms: Vec<f64>,
 }
 
@@ -119,6 +122,7 @@ pub struct Report {
     pub dir: PathBuf,
     pub app: AppSpec,
     pub bg_procs: usize,
+    pub ramp_ms: u64,
     pub modes: BTreeMap<&'static str, ModeResult>,
 }
 
@@ -190,7 +194,10 @@ impl Drop for AgentChild {
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {
     pub fg_ms: f64,
+    /// Background throughput during the operation.
     pub bg_bytes_per_s: Option<f64>,
+    /// Background throughput from the start of the ramp to the end of the operation.
+    pub bg_window_bytes_per_s: Option<f64>,
 }
 
 /// Progress events for the caller (a progress bar on a TTY, nothing otherwise).
@@ -256,11 +263,13 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         let ms: Vec<f64> = s.iter().map(|x| x.fg_ms).collect();
         let summary = summarize(&ms).expect("runs >= 1");
         let bg: Vec<f64> = s.iter().filter_map(|x| x.bg_bytes_per_s).map(|b| b / 1e6).collect();
+        let bgw: Vec<f64> = s.iter().filter_map(|x| x.bg_window_bytes_per_s).map(|b| b / 1e6).collect();
         modes.insert(
             m.name(),
             ModeResult {
                 ratio_to_alone: alone.as_ref().map(|a| summary.median_ms / a.median_ms),
                 bg_mb_s: summarize(&bg).map(|b| b.median_ms),
+                bg_window_mb_s: summarize(&bgw).map(|b| b.median_ms),
                 summary,
                 samples_ms: ms,
             },
@@ -274,7 +283,8 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         scheduler: original_sched,
         dir: work.path.clone(),
         app: plan.app.clone(),
-        bg_procs: plan.bg_procs,
+        bg_procs: if plan.bg == Bg::None { 0 } else { plan.bg_procs },
+        ramp_ms: plan.ramp.as_millis() as u64,
         modes,
     })
 }
@@ -374,6 +384,7 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    let ramp0 = (bg_bytes(&workers, plan.bg), Instant::now());
     std::thread::sleep(if workers.is_empty() { Duration::from_millis(100) } else { plan.ramp });
 
     let c0 = bg_bytes(&workers, plan.bg);
@@ -396,6 +407,8 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
     Ok(Sample {
         fg_ms: elapsed.as_secs_f64() * 1000.0,
         bg_bytes_per_s: (!workers.is_empty()).then(|| c1.saturating_sub(c0) as f64 / elapsed.as_secs_f64()),
+        bg_window_bytes_per_s: (!workers.is_empty())
+            .then(|| c1.saturating_sub(ramp0.0) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
     })
 }
 

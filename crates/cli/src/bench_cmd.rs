@@ -97,6 +97,13 @@ struct RunArgs {
     /// File system to run on: a work directory is created inside and removed afterwards.
     #[arg(long, default_value = "/var/tmp")]
     dir: PathBuf,
+    /// Run on an ext4 image on a loop device instead of --dir: the image is made (fully
+    /// written) and formatted if absent, and removed afterwards if it was made.
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    loop_image: Option<PathBuf>,
+    /// Size of a new --loop-image (MiB).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
+    loop_mib: u64,
     /// Keep the work directory.
     #[arg(long)]
     keep: bool,
@@ -155,6 +162,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
     modes.dedup();
+    let loopfs = match &a.loop_image {
+        Some(img) => Some(forefront_bench::loopdev::LoopFs::create(img, a.loop_mib)?),
+        None => None,
+    };
     let plan = Plan {
         fg: match a.fg {
             FgArg::Launch => Fg::Launch,
@@ -167,7 +178,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         },
         runs: a.runs as usize,
         modes,
-        dir: a.dir,
+        dir: loopfs.as_ref().map(|l| l.dir().to_path_buf()).unwrap_or(a.dir),
         keep: a.keep,
         bg_procs: a.bg_procs as usize,
         bg_file_bytes: a.bg_file_mib << 20,
@@ -210,6 +221,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
     })?;
     bar.finish_and_clear();
+    drop(loopfs);
     let text = match a.format {
         Format::Table => forefront_bench::render::table(&report),
         Format::Json => forefront_bench::render::json(&report) + "\n",
