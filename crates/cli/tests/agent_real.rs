@@ -24,10 +24,17 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// Written to fd 2 directly: the test harness captures `eprintln!` of passing tests, and a
+/// skip must be visible in `cargo test` output.
+fn skip_note(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{msg}");
+}
+
 macro_rules! real_kernel_or_skip {
     ($name:expr) => {
         if let Some(why) = skip_reason() {
-            eprintln!("SKIP: {} needs root and cgroup v1 cpu/blkio/freezer ({why})", $name);
+            skip_note(&format!("SKIP: {} needs root and cgroup v1 cpu/blkio/freezer ({why})", $name));
             return;
         }
     };
