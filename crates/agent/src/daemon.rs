@@ -107,6 +107,8 @@ pub struct Agent {
     last_scan: Option<Instant>,
     /// What each action did at start (shown by `status`).
     notes: Vec<String>,
+    /// Every knob file the agent wrote at start and the value it wrote (shown by `status`).
+    applied: Vec<(PathBuf, String)>,
     log: fn(&str),
 }
 
@@ -191,6 +193,7 @@ impl Agent {
             epoch: Instant::now(),
             last_scan: None,
             notes,
+            applied: vec![],
             log,
         };
         if let Err(e) = agent.setup_groups() {
@@ -303,7 +306,8 @@ impl Agent {
             let (path, original) = g.read_knob(knob)?;
             self.journal.record([Entry::Knob { path, original }])?;
         }
-        g.set_knob(knob, value)?;
+        let path = g.set_knob(knob, value)?;
+        self.applied.push((path, knob.encode(g.version, value)));
         Ok(())
     }
 
@@ -435,12 +439,6 @@ impl Agent {
         let left: Vec<i32> = self.members.keys().filter(|p| !classes.contains_key(p)).copied().collect();
         for pid in left {
             self.release(pid);
-        }
-        if let Some(p) = peer {
-            // A peer that was background is released rather than re-placed (see above).
-            if changed.iter().any(|(q, c)| *q == p && *c == Class::Interactive) && !classes.contains_key(&p) {
-                self.release(p);
-            }
         }
         for (pid, class) in changed {
             let (start_time, comm) = starts[&pid].clone();
@@ -630,9 +628,10 @@ impl Agent {
                 return Err(e.to_string());
             }
         }
-        // v1 reports FREEZING until every task stopped; wait a little so the reply means it.
+        // The kernel stops tasks asynchronously (v1 FREEZING, v2 `frozen 0` in cgroup.events):
+        // wait a little so that the reply means it, but never more than 100 ms.
         while t0.elapsed() < Duration::from_millis(100) {
-            if groups.iter().all(|g| g.read_knob(Knob::Freeze).map(|(_, s)| s != "FREEZING").unwrap_or(true)) {
+            if groups.iter().all(|g| g.freeze_settled().unwrap_or(true)) {
                 break;
             }
             std::thread::sleep(Duration::from_micros(200));
@@ -678,6 +677,7 @@ impl Agent {
             "classes": classes,
             "groups": groups,
             "actions": self.notes,
+            "knobs": self.applied.iter().map(|(p, v)| json!({"path": p, "value": v})).collect::<Vec<_>>(),
             "changes": self.journal.entries(),
             "watchdog_pid": self.watchdog.as_ref().map(|w| w.child.id()),
         })

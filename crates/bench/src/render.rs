@@ -37,6 +37,9 @@ pub fn table(r: &Report) -> String {
             bgw
         );
     }
+    if let Some(b) = r.modes.get("agent").and_then(|a| a.burst_call_ms) {
+        let _ = writeln!(s, "agent: the burst call ({:?}) took {b:.1} ms (median), included in its times", r.launcher);
+    }
     let _ = writeln!(
         s,
         "bg MB/s: background read/write throughput while the FG operation ran; w: over the {} ms ramp + the operation",

@@ -80,6 +80,19 @@ pub struct Plan {
     pub app: AppSpec,
     /// The `forefront` binary (run for the operation, the workers and the agent).
     pub exe: PathBuf,
+    /// How the bench tells the agent about the burst.
+    pub launcher: Launcher,
+}
+
+/// How a launcher talks to the agent in `agent` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launcher {
+    /// Over the control socket from the (resident) launcher process, as a real launcher would.
+    Socket,
+    /// By running `forefront agent fg PID --burst` / `--burst-end`: also pays for starting a
+    /// process, whose code pages may have to be read from a busy disk after the cache drop.
+    Cli,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +122,9 @@ pub struct ModeResult {
     pub bg_mb_s: Option<f64>,
     /// The same over the ramp and the operation together (what BG gets over a longer window).
     pub bg_window_mb_s: Option<f64>,
+    /// `agent` mode: median time of the burst call (included in the operation's time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_call_ms: Option<f64>,
     pub samples_ms: Vec<f64>,
 }
 
@@ -123,6 +139,7 @@ pub struct Report {
     pub app: AppSpec,
     pub bg_procs: usize,
     pub ramp_ms: u64,
+    pub launcher: Launcher,
     pub modes: BTreeMap<&'static str, ModeResult>,
 }
 
@@ -198,6 +215,8 @@ pub struct Sample {
     pub bg_bytes_per_s: Option<f64>,
     /// Background throughput from the start of the ramp to the end of the operation.
     pub bg_window_bytes_per_s: Option<f64>,
+    /// `agent` mode: how long telling the agent that the burst begins took.
+    pub burst_call_ms: Option<f64>,
 }
 
 /// Progress events for the caller (a progress bar on a TTY, nothing otherwise).
@@ -270,6 +289,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
                 ratio_to_alone: alone.as_ref().map(|a| summary.median_ms / a.median_ms),
                 bg_mb_s: summarize(&bg).map(|b| b.median_ms),
                 bg_window_mb_s: summarize(&bgw).map(|b| b.median_ms),
+                burst_call_ms: summarize(&s.iter().filter_map(|x| x.burst_call_ms).collect::<Vec<_>>()).map(|b| b.median_ms),
                 summary,
                 samples_ms: ms,
             },
@@ -285,6 +305,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         app: plan.app.clone(),
         bg_procs: if plan.bg == Bg::None { 0 } else { plan.bg_procs },
         ramp_ms: plan.ramp.as_millis() as u64,
+        launcher: plan.launcher,
         modes,
     })
 }
@@ -389,8 +410,10 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
 
     let c0 = bg_bytes(&workers, plan.bg);
     let t0 = Instant::now();
+    let mut burst_call_ms = None;
     if mode == Mode::Agent {
-        launcher_call(plan, &socket, &[&fg_pid.to_string(), "--burst"])?;
+        launcher_call(plan, &socket, Some(fg_pid))?;
+        burst_call_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
     }
     go.write_all(b"go\n").map_err(|e| BenchError::Step(format!("foreground operation: {e}")))?;
     let done = read_line(&mut out, "foreground operation")?;
@@ -400,7 +423,7 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
         return Err(BenchError::Step(format!("foreground operation failed: {}", done.trim())));
     }
     if mode == Mode::Agent {
-        launcher_call(plan, &socket, &["--burst-end"])?;
+        launcher_call(plan, &socket, None)?;
         agent.stop()?;
     }
     drop(kids);
@@ -409,23 +432,49 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
         bg_bytes_per_s: (!workers.is_empty()).then(|| c1.saturating_sub(c0) as f64 / elapsed.as_secs_f64()),
         bg_window_bytes_per_s: (!workers.is_empty())
             .then(|| c1.saturating_sub(ramp0.0) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
+        burst_call_ms,
     })
 }
 
-/// What a launcher does: `forefront agent fg ...` as a separate process.
-fn launcher_call(plan: &Plan, socket: &Path, args: &[&str]) -> Result<(), BenchError> {
-    let out = Command::new(&plan.exe)
-        .args(["agent", "fg"])
-        .args(args)
-        .arg("--socket")
-        .arg(socket)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| BenchError::Spawn { what: "forefront agent fg".into(), source })?;
-    if !out.status.success() {
-        return Err(BenchError::Step(format!("forefront agent fg {args:?}: {}", String::from_utf8_lossy(&out.stderr).trim())));
+/// What a launcher does: burst begins (`Some(fg pid)`) or ends (`None`), over the socket or
+/// through `forefront agent fg` as a separate process.
+fn launcher_call(plan: &Plan, socket: &Path, burst_for: Option<i32>) -> Result<(), BenchError> {
+    use forefront_agent::proto::Request;
+    match plan.launcher {
+        Launcher::Socket => {
+            let req = match burst_for {
+                Some(pid) => Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst: true },
+                None => Request::BurstEnd {},
+            };
+            let r = forefront_agent::control::request(socket, &req).map_err(|e| BenchError::Step(e.to_string()))?;
+            if !r.ok {
+                return Err(BenchError::Step(format!("agent refused {req:?}: {}", r.error.unwrap_or_default())));
+            }
+            Ok(())
+        }
+        Launcher::Cli => {
+            let pid = burst_for.map(|p| p.to_string());
+            let args: Vec<&str> = match &pid {
+                Some(p) => vec![p, "--burst"],
+                None => vec!["--burst-end"],
+            };
+            let out = Command::new(&plan.exe)
+                .args(["agent", "fg"])
+                .args(&args)
+                .arg("--socket")
+                .arg(socket)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|source| BenchError::Spawn { what: "forefront agent fg".into(), source })?;
+            if !out.status.success() {
+                return Err(BenchError::Step(format!(
+                    "forefront agent fg {args:?}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            Ok(())
+        }
     }
-    Ok(())
 }
 
 /// The child side of a foreground operation: says `ready`, waits for a line, runs, reports.

@@ -230,6 +230,10 @@ fn print_status(out: &mut impl Write, st: &serde_json::Value) -> std::io::Result
     for a in st["actions"].as_array().into_iter().flatten() {
         writeln!(out, "  {}", a.as_str().unwrap_or(""))?;
     }
+    writeln!(out, "knobs set:")?;
+    for k in st["knobs"].as_array().into_iter().flatten() {
+        writeln!(out, "  {} = {}", k["path"].as_str().unwrap_or(""), k["value"].as_str().unwrap_or(""))?;
+    }
     let changes = st["changes"].as_array().cloned().unwrap_or_default();
     writeln!(out, "changes recorded for restore: {}", changes.len())?;
     for c in &changes {

@@ -22,8 +22,8 @@ enum BenchCommand {
     #[command(after_help = "Example (the table in docs/agent.md):\n  \
         forefront bench run --fg launch --bg update --runs 15\n\n\
         Modes: alone (no background), baseline (background, stock settings), agent (the real \
-        `forefront agent run` with its default config, told `agent fg PID --burst` / `--burst-end` \
-        around the operation), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).")]
+        `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
+        `forefront agent fg PID --burst` / `--burst-end` — around the operation), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).")]
     Run(RunArgs),
     /// (internal) One foreground operation: prints `ready`, waits for a line, runs, prints `done MS BYTES`.
     #[command(hide = true)]
@@ -75,6 +75,12 @@ enum ModeArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum LauncherArg {
+    Socket,
+    Cli,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Table,
     Json,
@@ -104,6 +110,10 @@ struct RunArgs {
     /// Size of a new --loop-image (MiB).
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
     loop_mib: u64,
+    /// How the bench tells the agent that a burst begins and ends (agent mode): over the
+    /// control socket, as a resident launcher would, or by running `forefront agent fg`.
+    #[arg(long, value_enum, default_value = "socket")]
+    launcher: LauncherArg,
     /// Keep the work directory.
     #[arg(long)]
     keep: bool,
@@ -185,6 +195,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         ramp: Duration::from_millis(a.ramp_ms),
         app: forefront_bench::fixture::AppSpec { code_bytes: a.app_mib << 20, ..Default::default() },
         exe: std::env::current_exe()?,
+        launcher: match a.launcher {
+            LauncherArg::Socket => runner::Launcher::Socket,
+            LauncherArg::Cli => runner::Launcher::Cli,
+        },
     };
     let tty = std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::hidden();

@@ -206,6 +206,8 @@ fn applies_v1_knobs_and_restores_them_on_sigterm() {
     let st = rig.status();
     assert_eq!(st["classes"]["background"][0]["pid"], bg);
     assert!(st["changes"].as_array().unwrap().len() >= 9);
+    let knobs: Vec<String> = st["knobs"].as_array().unwrap().iter().map(|k| k["path"].as_str().unwrap().to_owned()).collect();
+    assert!(knobs.iter().any(|p| p.ends_with("/bg/cpu.idle")), "{knobs:?}");
 
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");

@@ -146,6 +146,21 @@ impl Cgroup {
         })
     }
 
+    /// Whether a freeze asked for has taken effect for every task: v1 `freezer.state` left
+    /// FREEZING; v2 `cgroup.events` says `frozen 1` (without that file: assumed settled).
+    pub fn freeze_settled(&self) -> Result<bool> {
+        match self.version {
+            Version::V1 => Ok(self.read_knob(Knob::Freeze)?.1 != "FREEZING"),
+            Version::V2 => {
+                let p = self.dir.join("cgroup.events");
+                if !p.exists() {
+                    return Ok(true);
+                }
+                Ok(read_to_string(&p)?.lines().any(|l| l.trim() == "frozen 1"))
+            }
+        }
+    }
+
     /// Member processes (`cgroup.procs`).
     pub fn procs(&self) -> Result<Vec<i32>> {
         let p = self.dir.join("cgroup.procs");
@@ -252,6 +267,18 @@ mod tests {
         g2.set_knob(Knob::Freeze, 1).unwrap();
         assert_eq!(g2.read_knob(Knob::Freeze).unwrap().1, "1");
         assert!(g2.is_frozen().unwrap());
+    }
+
+    #[test]
+    fn freeze_settled_per_version() {
+        let (t, g1) = fake(Version::V1, &[("freezer.state", "FREEZING\n")]);
+        assert!(!g1.freeze_settled().unwrap());
+        std::fs::write(t.path().join("freezer.state"), "FROZEN\n").unwrap();
+        assert!(g1.freeze_settled().unwrap());
+        let (t, g2) = fake(Version::V2, &[("cgroup.freeze", "1\n"), ("cgroup.events", "populated 1\nfrozen 0\n")]);
+        assert!(!g2.freeze_settled().unwrap());
+        std::fs::write(t.path().join("cgroup.events"), "populated 1\nfrozen 1\n").unwrap();
+        assert!(g2.freeze_settled().unwrap());
     }
 
     #[test]
