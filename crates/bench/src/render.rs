@@ -38,7 +38,7 @@ pub fn table(r: &Report) -> String {
         );
     }
     if let Some(b) = r.modes.get("agent").and_then(|a| a.burst_call_ms) {
-        let _ = writeln!(s, "agent: the burst call ({:?}) took {b:.1} ms (median), included in its times", r.launcher);
+        let _ = writeln!(s, "agent: the burst call ({}) took {b:.1} ms (median), included in its times", json_name(&r.launcher));
     }
     let _ = writeln!(
         s,
