@@ -739,6 +739,7 @@ mod tests {
             let d = cg.join(g);
             std::fs::create_dir_all(&d).unwrap();
             for (f, v) in [
+                ("memory.low", "0"),
                 ("cpu.weight", "100"),
                 ("cpu.idle", "0"),
                 ("io.bfq.weight", "default 100"),
@@ -824,6 +825,18 @@ mod tests {
         assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "default 100");
         assert_eq!(read(&t, "cgroup.subtree_control"), "-cpu -io");
         assert!(!cfg.agent.state.exists());
+    }
+
+    #[test]
+    fn v2_memory_protection_when_enabled() {
+        let (t, mut cfg) = fake_v2();
+        cfg.memory.enabled = true;
+        cfg.memory.fg_low_bytes = 256 << 20;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        assert_eq!(read(&t, "forefront/fg/memory.low"), (256u64 << 20).to_string());
+        assert_eq!(read(&t, "forefront/bg/memory.low"), "0");
+        a.shutdown();
+        assert_eq!(read(&t, "forefront/fg/memory.low"), "0");
     }
 
     #[test]

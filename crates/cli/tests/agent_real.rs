@@ -203,6 +203,20 @@ fn applies_v1_knobs_and_restores_them_on_sigterm() {
         assert_eq!(read(rig.gdir("blkio", "bg").join("blkio.bfq.weight")), "10");
     }
     assert_eq!(ioprio_class(bg), 3, "idle I/O class");
+    // Membership follows forks: the shell's `sleep` children are born in the bg groups.
+    let procs = rig.gdir("cpu", "bg").join("cgroup.procs");
+    let t0 = Instant::now();
+    let child = loop {
+        let pids: Vec<i32> = read(procs.clone()).lines().filter_map(|l| l.parse().ok()).collect();
+        if let Some(c) = pids.into_iter().find(|&p| p != bg) {
+            break Some(c);
+        }
+        if t0.elapsed() > Duration::from_secs(2) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(child.is_some(), "no child of the background shell appeared in its group");
     let st = rig.status();
     assert_eq!(st["classes"]["background"][0]["pid"], bg);
     assert!(st["changes"].as_array().unwrap().len() >= 9);
