@@ -1,10 +1,252 @@
-//! `forefront agent`: not built yet (see the open issues).
+//! `forefront agent`: run the foreground-first daemon, or talk to it like a launcher does.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct AgentArgs {}
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand, ValueEnum};
+use forefront_agent::{check, config::Config, control, proto::Request};
 
-pub fn run(_args: AgentArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`forefront agent` is not implemented yet")
+#[derive(Args)]
+#[command(after_help = "Configuration: /etc/forefront/agent.toml by default; `forefront agent config` prints \
+every key with its default. See docs/agent.md.")]
+pub struct AgentArgs {
+    #[command(subcommand)]
+    command: AgentCommand,
+}
+
+#[derive(Args, Clone)]
+struct ConfigArg {
+    /// Agent configuration (TOML). Missing default file = built-in defaults.
+    #[arg(long, short, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+#[derive(Args, Clone)]
+struct SocketArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Control socket (default: `agent.socket` from the config).
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum AgentCommand {
+    /// Run the agent (until SIGTERM/SIGINT; then every changed knob is restored).
+    Run(ConfigArg),
+    /// Name the foreground app (a process and its descendants, a uid or a cgroup); with
+    /// --burst, pause background work while it launches or switches; --burst-end resumes it.
+    Fg(FgArgs),
+    /// Show classes, members, paused state and every knob the agent changed.
+    Status {
+        #[command(flatten)]
+        socket: SocketArgs,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// List every kernel capability the configured actions need and whether it is here.
+    Check {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Undo what a crashed agent left (reads the state file); for `ExecStopPost=`.
+    Restore(ConfigArg),
+    /// Print the default configuration, every key documented in docs/agent.md.
+    Config,
+    /// (internal) The watchdog the agent starts: thaws GROUPs when its stdin closes.
+    #[command(hide = true)]
+    Watchdog {
+        /// `v1:/sys/fs/cgroup/freezer/forefront/bg` or `v2:/sys/fs/cgroup/forefront/bg`.
+        #[arg(long = "group", required = true)]
+        groups: Vec<String>,
+    },
+}
+
+#[derive(Args)]
+struct FgArgs {
+    /// Process id of the foreground app (its threads and children follow).
+    #[arg(required_unless_present_any = ["uid", "cgroup", "burst_end"], conflicts_with_all = ["uid", "cgroup"])]
+    pid: Option<i32>,
+    /// Every process of this uid is foreground (Android-style one uid per app).
+    #[arg(long, conflicts_with = "cgroup")]
+    uid: Option<u32>,
+    /// Every process in this cgroup (path in the hierarchy holding `cpu`) is foreground.
+    #[arg(long)]
+    cgroup: Option<String>,
+    /// A launch or switch begins: pause background work (bounded by `pause.max_ms`).
+    #[arg(long, conflicts_with = "burst_end")]
+    burst: bool,
+    /// The launch or switch is over: resume background work now.
+    #[arg(long)]
+    burst_end: bool,
+    #[command(flatten)]
+    socket: SocketArgs,
+}
+
+const DEFAULT_CONFIG: &str = "/etc/forefront/agent.toml";
+
+fn load(arg: &ConfigArg) -> anyhow::Result<Config> {
+    match &arg.config {
+        Some(p) => Ok(Config::load(p)?),
+        None if std::path::Path::new(DEFAULT_CONFIG).exists() => Ok(Config::load(DEFAULT_CONFIG.as_ref())?),
+        None => Ok(Config::default()),
+    }
+}
+
+fn socket_of(s: &SocketArgs) -> anyhow::Result<PathBuf> {
+    Ok(match &s.socket {
+        Some(p) => p.clone(),
+        None => load(&s.config)?.agent.socket,
+    })
+}
+
+fn call(socket: &std::path::Path, req: Request) -> anyhow::Result<forefront_agent::proto::Response> {
+    let r = control::request(socket, &req).with_context(|| "is `forefront agent run` running?")?;
+    if !r.ok {
+        bail!("agent refused: {}", r.error.unwrap_or_default());
+    }
+    Ok(r)
+}
+
+pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        AgentCommand::Run(c) => {
+            let cfg = load(&c)?;
+            let exe = std::env::current_exe().context("cannot find the forefront binary for the watchdog")?;
+            forefront_agent::run(cfg, Some(&exe), forefront_agent::daemon::stderr_log)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Fg(a) => {
+            let socket = socket_of(&a.socket)?;
+            let r = if a.burst_end {
+                if a.pid.is_some() || a.uid.is_some() || a.cgroup.is_some() {
+                    // Name the foreground first (no burst), then end the pause.
+                    call(&socket, Request::Fg { pid: a.pid, uid: a.uid, cgroup: a.cgroup, burst: false })?;
+                }
+                call(&socket, Request::BurstEnd {})?
+            } else {
+                call(&socket, Request::Fg { pid: a.pid, uid: a.uid, cgroup: a.cgroup, burst: a.burst })?
+            };
+            println!("{}", r.message.unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Status { socket, format } => {
+            let r = call(&socket_of(&socket)?, Request::Status {})?;
+            let st = r.status.unwrap_or_default();
+            let mut out = std::io::stdout().lock();
+            match format {
+                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&st)?)?,
+                Format::Table => print_status(&mut out, &st)?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Check { config, format } => {
+            let cfg = load(&config)?;
+            let caps = check::check(&cfg);
+            let mut out = std::io::stdout().lock();
+            match format {
+                Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&caps)?)?,
+                Format::Table => {
+                    for c in &caps {
+                        writeln!(out, "{:<5} {:<22} {}", if c.ok { "ok" } else { "MISS" }, c.name, c.detail)?;
+                    }
+                }
+            }
+            let missing = caps.iter().filter(|c| !c.ok).count();
+            if missing > 0 {
+                eprintln!("{missing} capability(ies) missing: the matching actions will be off");
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Restore(c) => {
+            let cfg = load(&c)?;
+            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root)? {
+                None => println!("nothing to restore ({} absent)", cfg.agent.state.display()),
+                Some(j) => {
+                    let n = j.entries().len();
+                    let problems = j.restore();
+                    for p in &problems {
+                        eprintln!("restore: {p}");
+                    }
+                    println!("restored {n} change(s), {} problem(s)", problems.len());
+                    if !problems.is_empty() {
+                        return Ok(ExitCode::from(1));
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Config => {
+            print!("{}", toml::to_string(&Config::default())?);
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Watchdog { groups } => {
+            use forefront_sysfs::{Cgroup, Version};
+            let groups = groups
+                .iter()
+                .map(|g| match g.split_once(':') {
+                    Some(("v1", p)) => Ok(Cgroup::new(p, Version::V1)),
+                    Some(("v2", p)) => Ok(Cgroup::new(p, Version::V2)),
+                    _ => bail!("--group {g:?}: expected v1:PATH or v2:PATH"),
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            // Outlive the agent: a Ctrl-C in its terminal or a SIGTERM/SIGHUP to its process
+            // group must not take the watchdog with it. It exits when its stdin closes.
+            use nix::sys::signal::{signal, SigHandler, Signal};
+            for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+                // SAFETY: ignoring a signal installs no handler code.
+                unsafe { signal(s, SigHandler::SigIgn) }?;
+            }
+            forefront_agent::watchdog::run(std::io::stdin(), &groups, forefront_agent::daemon::stderr_log);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_status(out: &mut impl Write, st: &serde_json::Value) -> std::io::Result<()> {
+    writeln!(out, "agent pid {}  watchdog pid {}", st["pid"], st["watchdog_pid"])?;
+    writeln!(out, "foreground: {}", st["foreground"])?;
+    match st["paused"].get("ms_left") {
+        Some(ms) => writeln!(out, "background: PAUSED ({ms} ms left)")?,
+        None => writeln!(out, "background: running")?,
+    }
+    for class in ["foreground", "interactive", "background"] {
+        let members = st["classes"][class].as_array().cloned().unwrap_or_default();
+        let list: Vec<String> = members.iter().map(|m| format!("{}({})", m["pid"], m["comm"].as_str().unwrap_or(""))).collect();
+        writeln!(out, "{class:<12} {:>3}  {}", list.len(), list.join(" "))?;
+    }
+    writeln!(out, "actions:")?;
+    for a in st["actions"].as_array().into_iter().flatten() {
+        writeln!(out, "  {}", a.as_str().unwrap_or(""))?;
+    }
+    writeln!(out, "knobs set:")?;
+    for k in st["knobs"].as_array().into_iter().flatten() {
+        writeln!(out, "  {} = {}", k["path"].as_str().unwrap_or(""), k["value"].as_str().unwrap_or(""))?;
+    }
+    let changes = st["changes"].as_array().cloned().unwrap_or_default();
+    writeln!(out, "changes recorded for restore: {}", changes.len())?;
+    for c in &changes {
+        let line = match c["kind"].as_str() {
+            Some("created") => format!("  created  {}", c["dir"].as_str().unwrap_or("")),
+            Some("knob") => format!("  knob     {} (was {})", c["path"].as_str().unwrap_or(""), c["original"]),
+            Some("subtree") => format!("  enabled  {} in {}", c["added"], c["path"].as_str().unwrap_or("")),
+            Some("moved") => format!("  moved    pid {} from {}", c["pid"], c["original"].as_str().unwrap_or("")),
+            Some("ioprio") => format!("  ioprio   tid {} (was class {})", c["tid"], c["original"]["class"]),
+            Some("frozen") => format!("  frozen   {}", c["dir"].as_str().unwrap_or("")),
+            _ => format!("  {c}"),
+        };
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }

@@ -18,6 +18,26 @@
 //! let p = forefront_policy::Policy::by_name("android").unwrap();
 //! assert_eq!(p.device_order, forefront_policy::DeviceOrder::ReadFirst);
 //! ```
+//!
+//! [`classify`] holds the agent's pure FG/interactive/BG classification of real processes (who
+//! is foreground, who serves it, who is background; membership follows forks):
+//!
+//! ```
+//! use forefront_policy::classify::{classify, Class, Foreground, Process, Rules};
+//! let procs = [
+//!     Process { pid: 10, ppid: 1, uid: 1000, comm: "browser".into(), cgroup: "/".into() },
+//!     Process { pid: 11, ppid: 10, uid: 1000, comm: "renderer".into(), cgroup: "/".into() },
+//!     Process { pid: 20, ppid: 1, uid: 1000, comm: "updater".into(), cgroup: "/".into() },
+//! ];
+//! let rules = Rules { scope_uids: vec![1000], ..Rules::default() };
+//! let classes = classify(&procs, &Foreground::Pids(vec![10]), &rules);
+//! assert_eq!(classes[&11], Class::Foreground); // membership follows forks
+//! assert_eq!(classes[&20], Class::Background);
+//! ```
+
+pub mod classify;
+
+pub use classify::Class;
 
 use serde::Serialize;
 

@@ -1,0 +1,125 @@
+//! `forefront agent check`: every kernel capability the configured actions need, all listed
+//! at once (not one failure at a time).
+
+use std::path::Path;
+
+use forefront_sysfs::{block, CgroupMounts, Controller, Version};
+
+use crate::config::Config;
+
+/// One capability and whether this system has it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Capability {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+}
+
+fn cap(name: &str, ok: bool, detail: impl Into<String>) -> Capability {
+    Capability { name: name.into(), ok, detail: detail.into() }
+}
+
+pub fn check(cfg: &Config) -> Vec<Capability> {
+    let root = &cfg.agent.root;
+    let mut out = vec![];
+    let euid = nix::unistd::geteuid().as_raw();
+    out.push(cap("root", euid == 0, if euid == 0 { "running as root".to_owned() } else { format!("euid {euid}: cgroup writes need root") }));
+    let mounts = match CgroupMounts::read(root) {
+        Ok(m) => m,
+        Err(e) => {
+            out.push(cap("cgroup mounts", false, e.to_string()));
+            return out;
+        }
+    };
+    let need = |c: Controller, action: &str, out: &mut Vec<Capability>| match mounts.hierarchy(c) {
+        Some(h) => {
+            out.push(cap(&format!("{c} controller"), true, format!("{:?} at {}", h.version, h.mount.display())));
+            Some(h)
+        }
+        None => {
+            out.push(cap(&format!("{c} controller"), false, format!("not mounted (v1) nor enabled in v2: {action} off")));
+            None
+        }
+    };
+    if cfg.cpu.enabled {
+        if let Some(h) = need(Controller::Cpu, "CPU weights", &mut out) {
+            if cfg.cpu.bg_idle {
+                let has = match h.version {
+                    Version::V1 => h.mount.join("cpu.idle").exists(),
+                    Version::V2 => any_child_has(&h.mount, "cpu.idle"),
+                };
+                out.push(cap("cpu.idle", has, if has { "idle CPU class available" } else { "kernel < 5.15 or not found: background keeps low shares only" }));
+            }
+        }
+    }
+    if cfg.io.enabled {
+        if let Some(h) = need(Controller::Io, "I/O weights", &mut out) {
+            let has = match h.version {
+                Version::V1 => h.mount.join("blkio.bfq.io_service_bytes").exists(),
+                Version::V2 => any_child_has(&h.mount, "io.bfq.weight") || any_child_has(&h.mount, "io.weight"),
+            };
+            out.push(cap("BFQ group weights", has, if has { "BFQ loaded" } else { "BFQ not loaded: `modprobe bfq` and select it for the disk" }));
+        }
+        let bfq_anywhere = std::fs::read_dir(root.join("sys/block"))
+            .map(|d| d.flatten().any(|e| block::scheduler(&e.path().join("queue")).map(|(_, all)| all.iter().any(|s| s == "bfq")).unwrap_or(false)))
+            .unwrap_or(false);
+        out.push(cap("bfq scheduler", bfq_anywhere, if bfq_anywhere { "offered by at least one disk" } else { "no disk offers bfq" }));
+    }
+    if cfg.pause.enabled {
+        need(Controller::Freezer, "background pause", &mut out);
+    }
+    if cfg.memory.enabled {
+        need(Controller::Memory, "memory protection", &mut out);
+    }
+    for (what, p) in [("socket directory", &cfg.agent.socket), ("state directory", &cfg.agent.state)] {
+        let dir = p.parent().unwrap_or(Path::new("/"));
+        let ok = dir.is_dir() || dir.parent().is_some_and(|d| d.is_dir());
+        out.push(cap(what, ok, dir.display().to_string()));
+    }
+    out
+}
+
+fn any_child_has(dir: &Path, file: &str) -> bool {
+    std::fs::read_dir(dir).map(|d| d.flatten().any(|e| e.path().join(file).exists())).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_every_missing_capability_at_once() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
+        std::fs::write(t.path().join("proc/self/mountinfo"), "").unwrap();
+        let cfg = Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
+        let caps = check(&cfg);
+        let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
+        for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler"] {
+            assert!(missing.contains(&want), "{want} not reported: {missing:?}");
+        }
+    }
+
+    #[test]
+    fn fake_v2_with_everything() {
+        let t = tempfile::tempdir().unwrap();
+        let cg = t.path().join("sys/fs/cgroup");
+        std::fs::create_dir_all(cg.join("system.slice")).unwrap();
+        std::fs::write(cg.join("cgroup.controllers"), "cpu io memory pids").unwrap();
+        for f in ["cpu.idle", "io.bfq.weight"] {
+            std::fs::write(cg.join("system.slice").join(f), "0").unwrap();
+        }
+        std::fs::create_dir_all(t.path().join("sys/block/sda/queue")).unwrap();
+        std::fs::write(t.path().join("sys/block/sda/queue/scheduler"), "none [bfq]").unwrap();
+        std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
+        std::fs::write(
+            t.path().join("proc/self/mountinfo"),
+            "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+        )
+        .unwrap();
+        let cfg = Config { agent: crate::config::AgentSection { root: t.path().into(), socket: t.path().join("s"), state: t.path().join("st"), ..Default::default() }, ..Default::default() };
+        let caps = check(&cfg);
+        let bad: Vec<_> = caps.iter().filter(|c| !c.ok && c.name != "root").collect();
+        assert!(bad.is_empty(), "{bad:?}");
+    }
+}

@@ -1,0 +1,251 @@
+//! The agent's TOML configuration. [`Config::default`] is the single source of truth for every
+//! default; unknown keys are errors, so a typo fails loudly with its file and line.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Bad configuration: what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// toml's message already carries line, column and the offending key.
+    #[error("{path}: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("{path}: field `{field}`: {message}")]
+    Invalid { path: PathBuf, field: &'static str, message: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub agent: AgentSection,
+    pub control: ControlSection,
+    pub scope: ScopeSection,
+    pub cpu: CpuSection,
+    pub io: IoSection,
+    pub pause: PauseSection,
+    pub memory: MemorySection,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    /// Control socket (Unix stream, one JSON request per connection).
+    pub socket: PathBuf,
+    /// Crash-safe record of every original value the agent changed.
+    pub state: PathBuf,
+    /// Name of the agent's group in each hierarchy; `fg` and `bg` are created below it.
+    pub group: String,
+    /// How often new processes in scope are classified and placed (ms).
+    pub rescan_ms: u64,
+    /// File-system root for /proc and /sys (tests point it at a fake tree).
+    pub root: PathBuf,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControlSection {
+    /// Peers with these uids may call the socket (root included only if listed).
+    pub allow_uids: Vec<u32>,
+    /// Peers with these (primary) gids may call the socket.
+    pub allow_gids: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScopeSection {
+    /// Processes of these uids are managed.
+    pub uids: Vec<u32>,
+    /// Processes in these groups (paths in the hierarchy holding `cpu`) are managed.
+    pub cgroups: Vec<String>,
+    /// These processes and their descendants are managed.
+    pub trees: Vec<i32>,
+    /// `comm` names of interactive helpers (compositor, launcher): never slowed or paused.
+    pub interactive: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CpuSection {
+    pub enabled: bool,
+    /// In v1 `cpu.shares` units (converted for v2). Stock Android: 1024 and 110.
+    pub fg_shares: u64,
+    pub bg_shares: u64,
+    /// Put the background group in the idle CPU class (`cpu.idle=1`, Linux ≥ 5.15) when the
+    /// kernel has it: measured here to keep a 60 Hz FG frame task at its alone timing.
+    pub bg_idle: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IoSection {
+    pub enabled: bool,
+    /// BFQ weights 1..=1000 (`blkio.bfq.weight` / `io.bfq.weight`).
+    pub fg_weight: u64,
+    pub bg_weight: u64,
+    /// Give background threads the idle I/O class (`ionice -c3`), honoured by BFQ and
+    /// mq-deadline: unlike group weights it also applies on v1, where buffered writeback
+    /// escapes blkio weights.
+    pub bg_ioprio_idle: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PauseSection {
+    /// Freeze background during a launch/switch burst (the measured best mechanism here).
+    pub enabled: bool,
+    /// Hard deadline of one pause (ms); the agent and, should it die, its watchdog thaw then.
+    pub max_ms: u64,
+    /// Minimum time between the end of one pause and the start of the next (ms).
+    pub min_gap_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemorySection {
+    /// Off by default: not measured here, and on v1 it moves processes between memory groups
+    /// (which also moves their charge accounting).
+    pub enabled: bool,
+    /// v2 `memory.low` of the foreground group (bytes).
+    pub fg_low_bytes: u64,
+    /// v1 `memory.soft_limit_in_bytes` of the background group (bytes; 0 = leave).
+    pub bg_soft_limit_bytes: u64,
+}
+
+impl Default for AgentSection {
+    fn default() -> Self {
+        AgentSection {
+            socket: "/run/forefront/agent.sock".into(),
+            state: "/run/forefront/state.json".into(),
+            group: "forefront".into(),
+            rescan_ms: 500,
+            root: "/".into(),
+        }
+    }
+}
+
+impl Default for CpuSection {
+    fn default() -> Self {
+        CpuSection { enabled: true, fg_shares: 1024, bg_shares: 110, bg_idle: true }
+    }
+}
+
+impl Default for IoSection {
+    fn default() -> Self {
+        IoSection { enabled: true, fg_weight: 1000, bg_weight: 10, bg_ioprio_idle: true }
+    }
+}
+
+impl Default for PauseSection {
+    fn default() -> Self {
+        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000 }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            agent: AgentSection::default(),
+            control: ControlSection { allow_uids: vec![0], allow_gids: vec![] },
+            scope: ScopeSection::default(),
+            cpu: CpuSection::default(),
+            io: IoSection::default(),
+            pause: PauseSection::default(),
+            memory: MemorySection::default(),
+        }
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let cfg: Config =
+            toml::from_str(text).map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    pub fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let bad = |field, message: String| Err(ConfigError::Invalid { path: path.into(), field, message });
+        if !(2..=262_144).contains(&self.cpu.fg_shares) {
+            return bad("cpu.fg_shares", format!("{} is outside 2..=262144", self.cpu.fg_shares));
+        }
+        if !(2..=262_144).contains(&self.cpu.bg_shares) {
+            return bad("cpu.bg_shares", format!("{} is outside 2..=262144", self.cpu.bg_shares));
+        }
+        if !(1..=1000).contains(&self.io.fg_weight) {
+            return bad("io.fg_weight", format!("{} is outside 1..=1000", self.io.fg_weight));
+        }
+        if !(1..=1000).contains(&self.io.bg_weight) {
+            return bad("io.bg_weight", format!("{} is outside 1..=1000", self.io.bg_weight));
+        }
+        if self.pause.max_ms == 0 || self.pause.max_ms > 60_000 {
+            return bad("pause.max_ms", format!("{} is outside 1..=60000", self.pause.max_ms));
+        }
+        if self.agent.rescan_ms < 10 {
+            return bad("agent.rescan_ms", format!("{} is below 10", self.agent.rescan_ms));
+        }
+        let g = &self.agent.group;
+        if g.is_empty() || g.contains('/') || g == "." || g == ".." {
+            return bad("agent.group", format!("{g:?} must be one plain directory name"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_default() {
+        assert_eq!(Config::parse(Path::new("a.toml"), "").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn partial_sections_keep_other_defaults() {
+        let c = Config::parse(Path::new("a.toml"), "[cpu]\nbg_shares = 50\n[scope]\nuids = [1000]\n").unwrap();
+        assert_eq!(c.cpu.bg_shares, 50);
+        assert_eq!(c.cpu.fg_shares, 1024);
+        assert_eq!(c.scope.uids, [1000]);
+    }
+
+    #[test]
+    fn typo_names_file_line_and_key() {
+        let e = Config::parse(Path::new("/etc/forefront.toml"), "[cpu]\nenabled = true\nbg_share = 5\n").unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("/etc/forefront.toml: "), "{s}");
+        assert!(s.contains("line 3"), "{s}");
+        assert!(s.contains("bg_share"), "{s}");
+    }
+
+    #[test]
+    fn wrong_type_is_an_error() {
+        let s = Config::parse(Path::new("c.toml"), "[pause]\nmax_ms = \"long\"\n").unwrap_err().to_string();
+        assert!(s.contains("line 2") && s.contains("max_ms"), "{s}");
+    }
+
+    #[test]
+    fn out_of_range_names_the_field() {
+        let s = Config::parse(Path::new("c.toml"), "[io]\nbg_weight = 0\n").unwrap_err().to_string();
+        assert_eq!(s, "c.toml: field `io.bg_weight`: 0 is outside 1..=1000");
+        let s = Config::parse(Path::new("c.toml"), "[agent]\ngroup = \"../x\"\n").unwrap_err().to_string();
+        assert!(s.contains("agent.group"), "{s}");
+    }
+
+    #[test]
+    fn default_round_trips_through_toml() {
+        let text = toml::to_string(&Config::default()).unwrap();
+        assert_eq!(Config::parse(Path::new("x"), &text).unwrap(), Config::default());
+    }
+}

@@ -1,0 +1,879 @@
+//! The agent: one [`Event`] enum, one loop, every kernel write through `forefront-sysfs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use forefront_policy::classify::{classify, Class, Foreground, Process, Rules};
+use forefront_sysfs::{ioprio, ioprio::IoPrio, procfs, Cgroup, CgroupMounts, Controller, Knob, Version};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::pause::{PauseGate, Refusal};
+use crate::proto::{Request, Response};
+use crate::state::{Entry, Journal, StateError};
+
+/// Everything the loop reacts to.
+#[derive(Debug)]
+pub enum Event {
+    /// A request from the control socket, already parsed and authorised.
+    Request { req: Request, peer: Peer, reply: mpsc::Sender<Response> },
+    /// SIGTERM, SIGINT or SIGHUP: restore everything and exit.
+    Signal(i32),
+}
+
+/// Credentials of the process at the other end of the socket (`SO_PEERCRED`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    pub pid: i32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Sysfs(#[from] forefront_sysfs::Error),
+    #[error("control socket {path}: {source}")]
+    Socket {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start the watchdog {exe}: {source}")]
+    Watchdog {
+        exe: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("nothing to manage: {0}")]
+    Nothing(String),
+}
+
+/// The agent's groups in one hierarchy (v1: one per controller; v2: one for all).
+#[derive(Clone, Debug)]
+pub struct Placement {
+    pub mount: PathBuf,
+    pub version: Version,
+    pub controllers: Vec<Controller>,
+    pub top: Cgroup,
+    pub fg: Cgroup,
+    pub bg: Cgroup,
+}
+
+impl Placement {
+    fn group_for(&self, class: Class) -> &Cgroup {
+        match class {
+            Class::Background => &self.bg,
+            Class::Foreground | Class::Interactive => &self.fg,
+        }
+    }
+    fn has(&self, c: Controller) -> bool {
+        self.controllers.contains(&c)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Member {
+    start_time: u64,
+    class: Class,
+    comm: String,
+}
+
+/// How the agent reaches its watchdog process.
+pub struct WatchdogLink {
+    pub child: std::process::Child,
+    pub input: std::process::ChildStdin,
+}
+
+/// The agent's state between events.
+pub struct Agent {
+    cfg: Config,
+    root: PathBuf,
+    placements: Vec<Placement>,
+    journal: Journal,
+    fg: Foreground,
+    gate: PauseGate,
+    members: BTreeMap<i32, Member>,
+    /// The group path each managed process had before the agent moved it (names apps).
+    name_cgroup: BTreeMap<i32, String>,
+    /// Never managed: the agent, its ancestors, its watchdog.
+    exclude: BTreeSet<i32>,
+    watchdog: Option<WatchdogLink>,
+    epoch: Instant,
+    last_scan: Option<Instant>,
+    /// What each action did at start (shown by `status`).
+    notes: Vec<String>,
+    /// Every knob file the agent wrote at start and the value it wrote (shown by `status`).
+    applied: Vec<(PathBuf, String)>,
+    log: fn(&str),
+}
+
+pub fn stderr_log(line: &str) {
+    eprintln!("forefront-agent: {line}");
+}
+
+impl Agent {
+    /// Restores what an earlier crashed run left, creates the groups, sets their knobs and
+    /// starts the watchdog (`watchdog_exe`: the `forefront` binary; `None`: no watchdog).
+    pub fn start(cfg: Config, watchdog_exe: Option<&Path>, log: fn(&str)) -> Result<Self, AgentError> {
+        let root = cfg.agent.root.clone();
+        if let Some(old) = Journal::open_existing(&cfg.agent.state, &root)? {
+            log(&format!(
+                "restoring {} change(s) left by agent pid {} (unclean exit)",
+                old.entries().len(),
+                old.writer_pid()
+            ));
+            for p in old.restore() {
+                log(&format!("restore: {p}"));
+            }
+        }
+        let journal = Journal::create(&cfg.agent.state, &root)?;
+        let mounts = CgroupMounts::read(&root)?;
+        let mut wanted = vec![];
+        if cfg.cpu.enabled {
+            wanted.push(Controller::Cpu);
+        }
+        if cfg.io.enabled {
+            wanted.push(Controller::Io);
+        }
+        if cfg.pause.enabled {
+            wanted.push(Controller::Freezer);
+        }
+        if cfg.memory.enabled {
+            wanted.push(Controller::Memory);
+        }
+        let mut notes = vec![];
+        if cfg.scope.uids.is_empty() && cfg.scope.cgroups.is_empty() && cfg.scope.trees.is_empty() {
+            notes.push("scope is empty: only the foreground app is managed (set scope.uids, cgroups or trees)".into());
+        }
+        let mut placements: Vec<Placement> = vec![];
+        for c in wanted {
+            let Some(h) = mounts.hierarchy(c) else {
+                notes.push(format!("{c}: controller not available, action off"));
+                continue;
+            };
+            if let Some(p) = placements.iter_mut().find(|p| p.mount == h.mount) {
+                p.controllers.push(c);
+                continue;
+            }
+            let top = Cgroup::new(h.mount.join(&cfg.agent.group), h.version);
+            placements.push(Placement {
+                mount: h.mount.clone(),
+                version: h.version,
+                controllers: vec![c],
+                fg: Cgroup::new(top.dir.join("fg"), h.version),
+                bg: Cgroup::new(top.dir.join("bg"), h.version),
+                top,
+            });
+        }
+        let me = std::process::id() as i32;
+        let mut exclude: BTreeSet<i32> = [me].into();
+        let mut cur = me;
+        while let Ok(s) = procfs::stat(&root, cur) {
+            if s.ppid <= 0 || !exclude.insert(s.ppid) {
+                break;
+            }
+            cur = s.ppid;
+        }
+        let mut agent = Agent {
+            gate: PauseGate::new(cfg.pause.enabled, cfg.pause.max_ms, cfg.pause.min_gap_ms),
+            cfg,
+            root,
+            placements,
+            journal,
+            fg: Foreground::None,
+            members: BTreeMap::new(),
+            name_cgroup: BTreeMap::new(),
+            exclude,
+            watchdog: None,
+            epoch: Instant::now(),
+            last_scan: None,
+            notes,
+            applied: vec![],
+            log,
+        };
+        if let Err(e) = agent.setup_groups() {
+            agent.shutdown();
+            return Err(e);
+        }
+        if let Some(exe) = watchdog_exe {
+            if let Err(e) = agent.spawn_watchdog(exe) {
+                agent.shutdown();
+                return Err(e);
+            }
+        }
+        for n in &agent.notes {
+            log(n);
+        }
+        agent.rescan(None);
+        Ok(agent)
+    }
+
+    fn setup_groups(&mut self) -> Result<(), AgentError> {
+        let placements = self.placements.clone();
+        for p in &placements {
+            if p.version == Version::V2 {
+                let ctl = p.mount.join("cgroup.subtree_control");
+                let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
+                let added: Vec<String> = p
+                    .controllers
+                    .iter()
+                    .filter_map(|c| c.v2_name())
+                    .filter(|n| !enabled.split_whitespace().any(|e| e == *n))
+                    .map(str::to_owned)
+                    .collect();
+                if !added.is_empty() {
+                    self.journal.record([Entry::Subtree { path: ctl, added }])?;
+                    Cgroup::new(&p.mount, Version::V2).enable_subtree(&p.controllers)?;
+                }
+            }
+            for g in [&p.top, &p.fg, &p.bg] {
+                if !g.exists() {
+                    self.journal.record([Entry::Created { dir: g.dir.clone(), version: p.version, mount: p.mount.clone() }])?;
+                    g.create()?;
+                }
+                if g == &p.top {
+                    g.enable_subtree(&p.controllers)?;
+                }
+            }
+            let cpu = self.cfg.cpu.clone();
+            let io = self.cfg.io.clone();
+            let mem = self.cfg.memory.clone();
+            if p.has(Controller::Cpu) {
+                self.set_knob(&p.fg, Knob::CpuWeight, cpu.fg_shares)?;
+                self.set_knob(&p.bg, Knob::CpuWeight, cpu.bg_shares)?;
+                if cpu.bg_idle {
+                    if p.bg.knob_path(Knob::CpuIdle).is_some() {
+                        self.set_knob(&p.bg, Knob::CpuIdle, 1)?;
+                        self.notes.push(format!(
+                            "cpu: shares {} for foreground; cpu.idle=1 for background (the kernel then gives it the minimum weight, shares {} unused)",
+                            cpu.fg_shares, cpu.bg_shares
+                        ));
+                    } else {
+                        self.notes.push(format!("cpu: shares {}/{}; no cpu.idle in this kernel", cpu.fg_shares, cpu.bg_shares));
+                    }
+                } else {
+                    self.notes.push(format!("cpu: shares {}/{}", cpu.fg_shares, cpu.bg_shares));
+                }
+            }
+            if p.has(Controller::Io) {
+                if p.bg.knob_path(Knob::IoWeight).is_some() {
+                    self.set_knob(&p.fg, Knob::IoWeight, io.fg_weight)?;
+                    self.set_knob(&p.bg, Knob::IoWeight, io.bg_weight)?;
+                    let file = p.bg.knob_path(Knob::IoWeight).unwrap();
+                    self.notes.push(format!(
+                        "io: weights {}/{} via {}",
+                        io.fg_weight,
+                        io.bg_weight,
+                        file.file_name().unwrap_or_default().to_string_lossy()
+                    ));
+                } else {
+                    self.notes.push("io: no BFQ/io weight knob (BFQ not loaded?): weights off".into());
+                }
+            }
+            if p.has(Controller::Memory) {
+                match p.version {
+                    Version::V2 if mem.fg_low_bytes > 0 => self.set_knob(&p.fg, Knob::MemoryLow, mem.fg_low_bytes)?,
+                    Version::V1 if mem.bg_soft_limit_bytes > 0 => {
+                        self.set_knob(&p.bg, Knob::MemoryLow, mem.bg_soft_limit_bytes)?
+                    }
+                    _ => {}
+                }
+                self.notes.push(format!("memory: {:?} protection set", p.version));
+            }
+            if p.has(Controller::Freezer) {
+                self.notes.push(format!(
+                    "pause: background frozen during bursts, at most {} ms, {} ms apart",
+                    self.cfg.pause.max_ms, self.cfg.pause.min_gap_ms
+                ));
+            }
+        }
+        if self.cfg.io.enabled && self.cfg.io.bg_ioprio_idle {
+            self.notes.push("io: idle I/O class for background threads".into());
+        }
+        Ok(())
+    }
+
+    /// Sets a knob of one of the agent's groups; a group the agent did not create gets its
+    /// original value journaled first.
+    fn set_knob(&mut self, g: &Cgroup, knob: Knob, value: u64) -> Result<(), AgentError> {
+        let ours = self.journal.entries().iter().any(|e| matches!(e, Entry::Created { dir, .. } if *dir == g.dir));
+        if !ours {
+            let (path, original) = g.read_knob(knob)?;
+            self.journal.record([Entry::Knob { path, original }])?;
+        }
+        let path = g.set_knob(knob, value)?;
+        self.applied.push((path, knob.encode(g.version, value)));
+        Ok(())
+    }
+
+    fn freezer_groups(&self) -> Vec<Cgroup> {
+        self.placements.iter().filter(|p| p.has(Controller::Freezer)).map(|p| p.bg.clone()).collect()
+    }
+
+    fn spawn_watchdog(&mut self, exe: &Path) -> Result<(), AgentError> {
+        let groups = self.freezer_groups();
+        if groups.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(["agent", "watchdog"]);
+        for g in &groups {
+            cmd.arg("--group").arg(format!("{}:{}", if g.version == Version::V1 { "v1" } else { "v2" }, g.dir.display()));
+        }
+        cmd.stdin(std::process::Stdio::piped());
+        let mut child = cmd.spawn().map_err(|source| AgentError::Watchdog { exe: exe.into(), source })?;
+        let input = child.stdin.take().expect("piped stdin");
+        self.exclude.insert(child.id() as i32);
+        self.watchdog = Some(WatchdogLink { child, input });
+        Ok(())
+    }
+
+    fn tell_watchdog(&mut self, msg: &str) {
+        use std::io::Write;
+        if let Some(w) = &mut self.watchdog {
+            if let Err(e) = writeln!(w.input, "{msg}") {
+                (self.log)(&format!("watchdog unreachable ({e}); pauses are still bounded by the agent"));
+            }
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// When the loop must wake up next.
+    pub fn next_wake(&self) -> Duration {
+        let rescan = Duration::from_millis(self.cfg.agent.rescan_ms);
+        let mut wait = match self.last_scan {
+            Some(t) => rescan.saturating_sub(t.elapsed()),
+            None => Duration::ZERO,
+        };
+        if let Some(d) = self.gate.deadline() {
+            wait = wait.min(Duration::from_millis(d.saturating_sub(self.now_ms())));
+        }
+        wait
+    }
+
+    /// Periodic work: end an overdue pause, place new processes.
+    pub fn tick(&mut self) {
+        if self.gate.expired(self.now_ms()) {
+            (self.log)("pause deadline reached: resuming background");
+            self.thaw();
+        }
+        if self.last_scan.is_none_or(|t| t.elapsed() >= Duration::from_millis(self.cfg.agent.rescan_ms)) {
+            self.rescan(None);
+        }
+    }
+
+    fn rules(&self, peer: Option<i32>) -> Rules {
+        let mut exclude = self.exclude.clone();
+        exclude.extend(peer);
+        Rules {
+            scope_uids: self.cfg.scope.uids.clone(),
+            scope_cgroups: self.cfg.scope.cgroups.clone(),
+            scope_trees: self.cfg.scope.trees.clone(),
+            interactive_comms: self.cfg.scope.interactive.clone(),
+            exclude,
+        }
+    }
+
+    /// The hierarchy that names apps (the one holding `cpu`, else v2, else any).
+    fn naming_controller(&self) -> Option<&'static str> {
+        match CgroupMounts::read(&self.root).ok().and_then(|m| m.hierarchy(Controller::Cpu)) {
+            Some(h) if h.version == Version::V1 => Some("cpu"),
+            _ => None,
+        }
+    }
+
+    /// Classifies all processes and moves those whose class changed. `peer`: the process
+    /// talking to the agent now; it is never paused by the request it makes.
+    fn rescan(&mut self, peer: Option<i32>) {
+        self.last_scan = Some(Instant::now());
+        let snap = match procfs::snapshot(&self.root) {
+            Ok(s) => s,
+            Err(e) => return (self.log)(&format!("scan: {e}")),
+        };
+        let need_names = !self.cfg.scope.cgroups.is_empty() || matches!(self.fg, Foreground::Cgroup(_));
+        let naming = if need_names { self.naming_controller() } else { None };
+        let mut procs = Vec::with_capacity(snap.len());
+        let mut starts = BTreeMap::new();
+        for s in snap.iter().filter(|s| !s.kernel_thread) {
+            let cgroup = match self.name_cgroup.get(&s.pid) {
+                Some(c) => c.clone(),
+                None if need_names => procfs::cgroups(&self.root, s.pid)
+                    .ok()
+                    .and_then(|l| procfs::cgroup_of(&l, naming))
+                    .unwrap_or_default(),
+                None => String::new(),
+            };
+            starts.insert(s.pid, (s.start_time, s.comm.clone()));
+            procs.push(Process { pid: s.pid, ppid: s.ppid, uid: s.uid, comm: s.comm.clone(), cgroup });
+        }
+        let mut classes = classify(&procs, &self.fg, &self.rules(peer));
+        if let Some(p) = peer {
+            if self.members.get(&p).is_some_and(|m| m.class == Class::Background) {
+                classes.insert(p, Class::Interactive);
+            }
+        }
+        // Forget the dead and processes whose pid was reused.
+        self.members.retain(|pid, m| starts.get(pid).is_some_and(|(st, _)| *st == m.start_time));
+        self.name_cgroup.retain(|pid, _| starts.contains_key(pid));
+        let root = self.root.clone();
+        let _ = self.journal.forget(|e| match e {
+            Entry::Moved { pid, start_time, .. } => starts.get(pid).is_some_and(|(st, _)| st == start_time),
+            Entry::Ioprio { tid, start_time, .. } => {
+                procfs::stat(&root, *tid).map(|s| s.start_time == *start_time).unwrap_or(false)
+            }
+            _ => true,
+        });
+        let changed: Vec<(i32, Class)> = classes
+            .iter()
+            .filter(|(pid, class)| self.members.get(pid).is_none_or(|m| m.class != **class))
+            .map(|(p, c)| (*p, *c))
+            .collect();
+        let left: Vec<i32> = self.members.keys().filter(|p| !classes.contains_key(p)).copied().collect();
+        for pid in left {
+            self.release(pid);
+        }
+        for (pid, class) in changed {
+            let (start_time, comm) = starts[&pid].clone();
+            if let Err(e) = self.place(pid, start_time, class) {
+                if !e_is_gone(&e) {
+                    (self.log)(&format!("place pid {pid} ({comm}) as {class:?}: {e}"));
+                }
+                continue;
+            }
+            self.members.insert(pid, Member { start_time, class, comm });
+        }
+    }
+
+    /// Moves one process into the groups of `class` and sets its threads' I/O priority.
+    fn place(&mut self, pid: i32, start_time: u64, class: Class) -> Result<(), AgentError> {
+        let lines = procfs::cgroups(&self.root, pid)?;
+        let mut moves = vec![];
+        let mut entries = vec![];
+        for p in &self.placements {
+            let v1name = p.controllers.first().map(|c| c.v1_name());
+            let cur = match p.version {
+                Version::V1 => procfs::cgroup_of(&lines, v1name),
+                Version::V2 => procfs::cgroup_of(&lines, None),
+            }
+            .unwrap_or_else(|| "/".into());
+            let cur_dir = p.mount.join(cur.trim_start_matches('/'));
+            let target = p.group_for(class);
+            if cur_dir == target.dir {
+                continue;
+            }
+            let ours = [&p.fg.dir, &p.bg.dir].contains(&&cur_dir);
+            if !ours {
+                entries.push(Entry::Moved { pid, start_time, original: cur_dir, version: p.version });
+            }
+            moves.push(target.clone());
+        }
+        if !self.name_cgroup.contains_key(&pid) {
+            let naming = self.naming_controller();
+            if let Some(c) = procfs::cgroup_of(&lines, naming) {
+                self.name_cgroup.insert(pid, c);
+            }
+        }
+        let want_idle = class == Class::Background && self.cfg.io.enabled && self.cfg.io.bg_ioprio_idle;
+        let mut prio_changes = vec![];
+        if self.root == Path::new("/") {
+            for tid in procfs::tasks(&self.root, pid).unwrap_or_default() {
+                let recorded = self.journal.entries().iter().find_map(|e| match e {
+                    Entry::Ioprio { tid: t, original, .. } if *t == tid => Some(*original),
+                    _ => None,
+                });
+                match (want_idle, recorded) {
+                    (true, None) => {
+                        let Ok(mut original) = ioprio::get(tid) else { continue };
+                        let Ok(st) = procfs::stat(&self.root, tid) else { continue };
+                        // Born from a process the agent made idle: it inherited the idle
+                        // class, so its own original is its parent's.
+                        if original == IoPrio::IDLE {
+                            if let Some(p) = self.journal.entries().iter().find_map(|e| match e {
+                                Entry::Ioprio { tid, original, .. } if *tid == st.ppid => Some(*original),
+                                _ => None,
+                            }) {
+                                original = p;
+                            }
+                        }
+                        entries.push(Entry::Ioprio { tid, start_time: st.start_time, original });
+                        prio_changes.push((tid, IoPrio::IDLE));
+                    }
+                    (false, Some(original)) => prio_changes.push((tid, original)),
+                    _ => {}
+                }
+            }
+        }
+        self.journal.record(entries)?;
+        for g in moves {
+            g.add_proc(pid)?;
+        }
+        for (tid, prio) in prio_changes {
+            if let Err(e) = ioprio::set(tid, prio) {
+                if !e.is_not_found() {
+                    (self.log)(&e.to_string());
+                }
+            }
+        }
+        if !want_idle {
+            let _ = self.journal.forget(|e| !matches!(e, Entry::Ioprio { .. }) || !is_thread_of(&self.root, e, pid));
+        }
+        Ok(())
+    }
+
+    /// Gives a process back its original groups and I/O priorities (it left the scope).
+    fn release(&mut self, pid: i32) {
+        self.members.remove(&pid);
+        let mut undo = vec![];
+        for e in self.journal.entries() {
+            match e {
+                Entry::Moved { pid: p, original, version, .. } if *p == pid => {
+                    undo.push((Some(Cgroup::new(original, *version)), None))
+                }
+                Entry::Ioprio { tid, original, .. } if is_thread_of(&self.root, e, pid) => {
+                    undo.push((None, Some((*tid, *original))))
+                }
+                _ => {}
+            }
+        }
+        for (g, prio) in undo {
+            if let Some(g) = g {
+                let _ = g.add_proc(pid);
+            }
+            if let Some((tid, p)) = prio {
+                let _ = ioprio::set(tid, p);
+            }
+        }
+        let root = self.root.clone();
+        let _ = self.journal.forget(|e| match e {
+            Entry::Moved { pid: p, .. } => *p != pid,
+            Entry::Ioprio { .. } => !is_thread_of(&root, e, pid),
+            _ => true,
+        });
+    }
+
+    /// Handles one request from the control socket.
+    pub fn handle(&mut self, req: Request, peer: Peer) -> Response {
+        match req {
+            Request::Status {} => Response { ok: true, status: Some(self.status()), ..Default::default() },
+            Request::BurstEnd {} => {
+                if self.thaw() {
+                    Response::ok("background resumed")
+                } else {
+                    Response::ok("no pause in progress")
+                }
+            }
+            Request::Fg { pid, uid, cgroup, burst } => {
+                let (fg, what) = if let Some(pid) = pid {
+                    if procfs::stat(&self.root, pid).is_err() {
+                        return Response::err(format!("no process {pid}"));
+                    }
+                    (Foreground::Pids(vec![pid]), format!("pid {pid}"))
+                } else if let Some(uid) = uid {
+                    (Foreground::Uid(uid), format!("uid {uid}"))
+                } else {
+                    let c = cgroup.unwrap_or_default();
+                    (Foreground::Cgroup(c.clone()), format!("cgroup {c}"))
+                };
+                (self.log)(&format!("foreground: {what}{} (from pid {})", if burst { ", burst" } else { "" }, peer.pid));
+                self.fg = fg;
+                self.rescan(Some(peer.pid));
+                if !burst {
+                    return Response::ok(format!("foreground is {what}"));
+                }
+                match self.freeze() {
+                    Ok(ms) => Response::ok(format!(
+                        "foreground is {what}; background paused for at most {} ms (frozen in {ms:.1} ms)",
+                        self.cfg.pause.max_ms
+                    )),
+                    Err(why) => Response::ok(format!("foreground is {what}; background not paused: {why}")),
+                }
+            }
+        }
+    }
+
+    /// Starts a pause; returns how long freezing took (ms) or why there is none.
+    fn freeze(&mut self) -> Result<f64, String> {
+        let groups = self.freezer_groups();
+        if groups.is_empty() {
+            return Err("no freezer".into());
+        }
+        let now = self.now_ms();
+        let already = self.gate.deadline().is_some();
+        let deadline = self.gate.begin(now).map_err(|r| match r {
+            Refusal::Disabled => "pause disabled in the config".to_owned(),
+            Refusal::TooSoon { retry_in_ms } => format!("too soon after the last pause (retry in {retry_in_ms} ms)"),
+        })?;
+        if already {
+            return Ok(0.0);
+        }
+        let t0 = Instant::now();
+        let entries: Vec<Entry> = groups.iter().map(|g| Entry::Frozen { dir: g.dir.clone(), version: g.version }).collect();
+        if let Err(e) = self.journal.record(entries) {
+            self.gate.end(now);
+            return Err(e.to_string());
+        }
+        self.tell_watchdog(&format!("F {}", deadline - now));
+        for g in &groups {
+            if let Err(e) = g.set_knob(Knob::Freeze, 1) {
+                (self.log)(&e.to_string());
+                self.thaw();
+                return Err(e.to_string());
+            }
+        }
+        // The kernel stops tasks asynchronously (v1 FREEZING, v2 `frozen 0` in cgroup.events):
+        // wait a little so that the reply means it, but never more than 100 ms.
+        while t0.elapsed() < Duration::from_millis(100) {
+            if groups.iter().all(|g| g.freeze_settled().unwrap_or(true)) {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        Ok(t0.elapsed().as_secs_f64() * 1000.0)
+    }
+
+    /// Ends the pause in progress; returns whether there was one.
+    fn thaw(&mut self) -> bool {
+        let was = self.gate.end(self.now_ms());
+        if !was {
+            return false;
+        }
+        for g in self.freezer_groups() {
+            if let Err(e) = g.set_knob(Knob::Freeze, 0) {
+                (self.log)(&e.to_string());
+            }
+        }
+        self.tell_watchdog("T");
+        let _ = self.journal.forget(|e| !matches!(e, Entry::Frozen { .. }));
+        true
+    }
+
+    pub fn status(&self) -> serde_json::Value {
+        let mut classes: BTreeMap<&str, Vec<serde_json::Value>> = BTreeMap::new();
+        for (pid, m) in &self.members {
+            let k = match m.class {
+                Class::Foreground => "foreground",
+                Class::Interactive => "interactive",
+                Class::Background => "background",
+            };
+            classes.entry(k).or_default().push(json!({"pid": pid, "comm": m.comm}));
+        }
+        let groups: Vec<serde_json::Value> = self
+            .placements
+            .iter()
+            .map(|p| json!({"controllers": p.controllers, "version": p.version, "fg": p.fg.dir, "bg": p.bg.dir}))
+            .collect();
+        json!({
+            "pid": std::process::id(),
+            "foreground": self.fg,
+            "paused": self.gate.deadline().map(|d| json!({"ms_left": d.saturating_sub(self.now_ms())})),
+            "classes": classes,
+            "groups": groups,
+            "actions": self.notes,
+            "knobs": self.applied.iter().map(|(p, v)| json!({"path": p, "value": v})).collect::<Vec<_>>(),
+            "changes": self.journal.entries(),
+            "watchdog_pid": self.watchdog.as_ref().map(|w| w.child.id()),
+        })
+    }
+
+    /// Restores everything and stops the watchdog. Safe to call more than once.
+    pub fn shutdown(&mut self) {
+        self.gate.end(self.now_ms());
+        let journal = std::mem::replace(
+            &mut self.journal,
+            Journal::detached(&self.cfg.agent.state, &self.root),
+        );
+        let problems = journal.restore();
+        for p in &problems {
+            (self.log)(&format!("restore: {p}"));
+        }
+        self.members.clear();
+        if let Some(mut w) = self.watchdog.take() {
+            drop(w.input); // EOF: the watchdog thaws (a no-op now) and exits
+            let _ = w.child.wait();
+        }
+        (self.log)(if problems.is_empty() { "restored all original values" } else { "restore finished with problems" });
+    }
+
+    pub fn placements(&self) -> &[Placement] {
+        &self.placements
+    }
+}
+
+fn e_is_gone(e: &AgentError) -> bool {
+    matches!(e, AgentError::Sysfs(s) if s.is_not_found()) || matches!(e, AgentError::Sysfs(forefront_sysfs::Error::Read { .. }))
+}
+
+/// Whether a journal Ioprio entry is about a thread of `pid` (threads list their tgid in
+/// /proc/TID/status; reading /proc/PID/task is simpler and as exact).
+fn is_thread_of(root: &Path, e: &Entry, pid: i32) -> bool {
+    match e {
+        Entry::Ioprio { tid, .. } => *tid == pid || root.join(format!("proc/{pid}/task/{tid}")).exists(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{AgentSection, ScopeSection};
+
+    /// A fake cgroup v2 system: two apps of uid 1000 and a system daemon; the agent's groups
+    /// exist already (a fake tree has no kernel to create knob files), so every knob it sets
+    /// must be journaled and restored.
+    fn fake_v2() -> (tempfile::TempDir, Config) {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        let cg = r.join("sys/fs/cgroup");
+        std::fs::create_dir_all(&cg).unwrap();
+        std::fs::write(cg.join("cgroup.controllers"), "cpuset cpu io memory pids").unwrap();
+        std::fs::write(cg.join("cgroup.subtree_control"), "memory pids").unwrap();
+        for g in ["forefront", "forefront/fg", "forefront/bg"] {
+            let d = cg.join(g);
+            std::fs::create_dir_all(&d).unwrap();
+            for (f, v) in [
+                ("memory.low", "0"),
+                ("cpu.weight", "100"),
+                ("cpu.idle", "0"),
+                ("io.bfq.weight", "default 100"),
+                ("cgroup.freeze", "0"),
+                ("cgroup.procs", ""),
+                ("cgroup.subtree_control", ""),
+            ] {
+                std::fs::write(d.join(f), v).unwrap();
+            }
+        }
+        std::fs::create_dir_all(r.join("proc/self")).unwrap();
+        std::fs::write(r.join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
+        for (pid, ppid, uid, comm, cgroup) in [
+            (1, 0, 0, "init", "/init.scope"),
+            (100, 1, 1000, "camera", "/user.slice/app-camera"),
+            (101, 100, 1000, "camera-enc", "/user.slice/app-camera"),
+            (200, 1, 1000, "updater", "/user.slice/app-updater"),
+            (300, 1, 0, "sshd", "/system.slice/sshd"),
+        ] {
+            let d = r.join(format!("proc/{pid}"));
+            std::fs::create_dir_all(d.join(format!("task/{pid}"))).unwrap();
+            std::fs::write(
+                d.join("stat"),
+                format!("{pid} ({comm}) S {ppid} 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {} 0 0\n", 1000 + pid),
+            )
+            .unwrap();
+            std::fs::write(d.join("status"), format!("Uid:\t{uid}\t{uid}\t{uid}\t{uid}\n")).unwrap();
+            std::fs::write(d.join("cgroup"), format!("0::{cgroup}\n")).unwrap();
+        }
+        let cfg = Config {
+            agent: AgentSection { root: r.into(), state: r.join("run/state.json"), socket: r.join("run/s"), ..Default::default() },
+            scope: ScopeSection { cgroups: vec!["/user.slice".into()], ..Default::default() },
+            ..Default::default()
+        };
+        (t, cfg)
+    }
+
+    fn read(t: &tempfile::TempDir, p: &str) -> String {
+        std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(p)).unwrap()
+    }
+
+    fn peer() -> Peer {
+        Peer { pid: 999_999, uid: 0, gid: 0 }
+    }
+
+    #[test]
+    fn v2_knobs_classes_burst_and_restore_on_a_fake_tree() {
+        let (t, cfg) = fake_v2();
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!(a.placements().len(), 1, "v2: one hierarchy for all controllers");
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "10", "110 shares → weight 10");
+        assert_eq!(read(&t, "forefront/fg/cpu.weight"), "100");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "1");
+        assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "10");
+        assert_eq!(read(&t, "forefront/fg/io.bfq.weight"), "1000");
+        assert_eq!(read(&t, "cgroup.subtree_control"), "+cpu +io");
+        // With no foreground yet, both apps in scope are background; sshd and init are not.
+        assert_eq!(read(&t, "forefront/bg/cgroup.procs"), "100\n101\n200\n");
+
+        let r = a.handle(Request::Fg { pid: None, uid: None, cgroup: Some("/user.slice/app-camera".into()), burst: true }, peer());
+        assert!(r.ok, "{r:?}");
+        assert!(r.message.unwrap().contains("paused for at most"));
+        assert_eq!(read(&t, "forefront/fg/cgroup.procs"), "100\n101\n", "named by its original group");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
+        let st = a.status();
+        assert_eq!(st["classes"]["foreground"].as_array().unwrap().len(), 2);
+        assert_eq!(st["classes"]["background"][0]["comm"], "updater");
+        assert!(st["paused"]["ms_left"].as_u64().unwrap() <= cfg.pause.max_ms);
+
+        // A second burst right after the first one ends is refused (min_gap_ms).
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        let r = a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.message.unwrap().contains("too soon"));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+
+        let bad = a.handle(Request::Fg { pid: Some(4242), uid: None, cgroup: None, burst: false }, peer());
+        assert_eq!(bad.error.as_deref(), Some("no process 4242"));
+
+        a.shutdown();
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "100");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "0");
+        assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "default 100");
+        assert_eq!(read(&t, "cgroup.subtree_control"), "-cpu -io");
+        assert!(!cfg.agent.state.exists());
+    }
+
+    #[test]
+    fn v2_memory_protection_when_enabled() {
+        let (t, mut cfg) = fake_v2();
+        cfg.memory.enabled = true;
+        cfg.memory.fg_low_bytes = 256 << 20;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        assert_eq!(read(&t, "forefront/fg/memory.low"), (256u64 << 20).to_string());
+        assert_eq!(read(&t, "forefront/bg/memory.low"), "0");
+        a.shutdown();
+        assert_eq!(read(&t, "forefront/fg/memory.low"), "0");
+    }
+
+    #[test]
+    fn pause_deadline_is_enforced_by_the_loop() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.max_ms = 50;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
+        assert!(a.next_wake() <= Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(60));
+        a.tick();
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
+    }
+
+    #[test]
+    fn crash_then_restart_restores_first() {
+        let (t, mut cfg) = fake_v2();
+        cfg.cpu.bg_shares = 50;
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
+        std::mem::forget(a); // as if SIGKILLed: no shutdown
+        assert!(cfg.agent.state.exists());
+        // The next start restores the journal before doing anything else, then applies anew.
+        static LOG: std::sync::OnceLock<std::sync::Mutex<Vec<String>>> = std::sync::OnceLock::new();
+        fn log(l: &str) {
+            LOG.get_or_init(Default::default).lock().unwrap().push(l.to_owned());
+        }
+        cfg.pause.enabled = false;
+        let mut b = Agent::start(cfg.clone(), None, log).unwrap();
+        let logged = LOG.get().unwrap().lock().unwrap().clone();
+        assert!(logged.iter().any(|l| l.contains("unclean exit")), "{logged:?}");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0", "thawed by the restore");
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "4", "applied again: 50 shares");
+        b.shutdown();
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "100", "original, not the crashed run's value");
+    }
+}

@@ -1,0 +1,94 @@
+//! The foreground-first agent for a real Linux kernel.
+//!
+//! The foreground app is *pushed* (by a launcher, a window-focus watcher or a user) over the
+//! control socket; the agent classifies processes ([`forefront_policy::classify`]), moves them
+//! into its `fg` and `bg` groups, sets CPU and I/O weights, idle I/O priority, and pauses
+//! background work during launch/switch bursts with a hard deadline.
+//!
+//! - [`daemon`]: the [`daemon::Event`] enum and [`daemon::Agent`], the state between events.
+//! - [`run`]: the one loop (signals, socket, rescans, deadlines).
+//! - [`config`]: the TOML configuration ([`config::Config`], defaults in `Default`).
+//! - [`state`]: the crash-safe [`state::Journal`] of original values.
+//! - [`watchdog`]: the process that thaws background work if the agent dies.
+//! - [`control`] and [`proto`]: the Unix socket and its JSON-lines protocol.
+//! - [`pause`]: the pure rule bounding pauses ([`pause::PauseGate`]).
+//! - [`check`]: which kernel capabilities are missing.
+//!
+//! ```no_run
+//! use forefront_agent::{config::Config, control, proto::Request};
+//! let cfg = Config::default();
+//! // In a launcher: the app with pid 1234 is starting.
+//! let r = control::request(&cfg.agent.socket, &Request::Fg { pid: Some(1234), uid: None, cgroup: None, burst: true })?;
+//! assert!(r.ok);
+//! // ... first frame drawn:
+//! control::request(&cfg.agent.socket, &Request::BurstEnd {})?;
+//! # Ok::<(), forefront_agent::control::ClientError>(())
+//! ```
+
+pub mod check;
+pub mod config;
+pub mod control;
+pub mod daemon;
+pub mod pause;
+pub mod proto;
+pub mod state;
+pub mod watchdog;
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use daemon::{Agent, AgentError, Event};
+
+/// Runs the agent until SIGTERM, SIGINT or SIGHUP, then restores every original value.
+/// `exe` is the `forefront` binary, run again as the watchdog.
+pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(), AgentError> {
+    use nix::sys::signal::{SigSet, Signal};
+    // Block the signals in this thread before any other exists, so every thread inherits the
+    // mask and only the signal thread below receives them (as events, in order).
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set.thread_block().map_err(|e| AgentError::Nothing(format!("cannot block signals: {e}")))?;
+    let (tx, rx) = mpsc::channel();
+    {
+        let tx = tx.clone();
+        std::thread::spawn(move || loop {
+            if let Ok(sig) = set.wait() {
+                if tx.send(Event::Signal(sig as i32)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    let mut agent = Agent::start(cfg.clone(), exe, log)?;
+    let listener = match control::bind(&cfg.agent.socket) {
+        Ok(l) => l,
+        Err(e) => {
+            agent.shutdown();
+            return Err(e);
+        }
+    };
+    {
+        let allow = cfg.control.clone();
+        std::thread::spawn(move || control::serve(listener, allow, tx, log));
+    }
+    log(&format!("listening on {}", cfg.agent.socket.display()));
+    loop {
+        match rx.recv_timeout(agent.next_wake()) {
+            Ok(Event::Request { req, peer, reply }) => {
+                let _ = reply.send(agent.handle(req, peer));
+            }
+            Ok(Event::Signal(sig)) => {
+                log(&format!("signal {sig}: restoring and exiting"));
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        agent.tick();
+    }
+    agent.shutdown();
+    let _ = std::fs::remove_file(&cfg.agent.socket);
+    Ok(())
+}

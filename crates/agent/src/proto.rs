@@ -1,0 +1,117 @@
+//! The control protocol: one JSON object per line, one request per connection.
+//!
+//! ```text
+//! → {"cmd":"fg","pid":1234,"burst":true}     the foreground app, and a launch/switch begins
+//! → {"cmd":"fg","uid":10071}                 every process of this uid is foreground
+//! → {"cmd":"fg","cgroup":"/user.slice/app-x"}
+//! → {"cmd":"burst_end"}                      the launch/switch is over: resume background
+//! → {"cmd":"status"}
+//! ← {"ok":true,"message":"...","status":{...}}   or   {"ok":false,"error":"..."}
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// Longest request line accepted (bytes, newline excluded).
+pub const MAX_REQUEST: usize = 4096;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    Fg {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cgroup: Option<String>,
+        #[serde(default)]
+        burst: bool,
+    },
+    BurstEnd {},
+    Status {},
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
+}
+
+impl Response {
+    pub fn ok(message: impl Into<String>) -> Self {
+        Response { ok: true, message: Some(message.into()), ..Default::default() }
+    }
+    pub fn err(error: impl Into<String>) -> Self {
+        Response { ok: false, error: Some(error.into()), ..Default::default() }
+    }
+}
+
+/// Parses one request line, checking what serde cannot: exactly one way of naming the
+/// foreground, a positive pid, an absolute group path.
+pub fn parse(line: &[u8]) -> Result<Request, String> {
+    if line.len() > MAX_REQUEST {
+        return Err(format!("request longer than {MAX_REQUEST} bytes"));
+    }
+    let text = std::str::from_utf8(line).map_err(|_| "request is not UTF-8".to_owned())?;
+    let req: Request = serde_json::from_str(text.trim()).map_err(|e| format!("bad request: {e}"))?;
+    if let Request::Fg { pid, uid, cgroup, .. } = &req {
+        let named = pid.is_some() as u8 + uid.is_some() as u8 + cgroup.is_some() as u8;
+        if named != 1 {
+            return Err("fg needs exactly one of pid, uid, cgroup".into());
+        }
+        if pid.is_some_and(|p| p <= 0) {
+            return Err("pid must be positive".into());
+        }
+        if let Some(c) = cgroup {
+            if !c.starts_with('/') || c.split('/').any(|s| s == "..") {
+                return Err(format!("cgroup {c:?} must be an absolute path without '..'"));
+            }
+        }
+    }
+    Ok(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_requests() {
+        assert_eq!(
+            parse(br#"{"cmd":"fg","pid":12,"burst":true}"#).unwrap(),
+            Request::Fg { pid: Some(12), uid: None, cgroup: None, burst: true }
+        );
+        assert_eq!(parse(b"{\"cmd\":\"burst_end\"}\n").unwrap(), Request::BurstEnd {});
+        assert_eq!(parse(br#"{"cmd":"status"}"#).unwrap(), Request::Status {});
+        let r = Request::Fg { pid: None, uid: Some(10071), cgroup: None, burst: false };
+        assert_eq!(parse(serde_json::to_string(&r).unwrap().as_bytes()).unwrap(), r);
+    }
+
+    #[test]
+    fn hostile_requests_are_refused_with_a_reason() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"", "bad request"),
+            (b"\xff\xfe", "not UTF-8"),
+            (b"[1,2,3]", "bad request"),
+            (br#"{"cmd":"reboot"}"#, "unknown variant"),
+            (br#"{"cmd":"fg"}"#, "exactly one"),
+            (br#"{"cmd":"fg","pid":1,"uid":2}"#, "exactly one"),
+            (br#"{"cmd":"fg","pid":-5}"#, "positive"),
+            (br#"{"cmd":"fg","pid":99999999999}"#, "bad request"),
+            (br#"{"cmd":"fg","cgroup":"../../etc"}"#, "absolute"),
+            (br#"{"cmd":"fg","cgroup":"/a/../b"}"#, "absolute"),
+            (br#"{"cmd":"status","evil":1}"#, "unknown field"),
+        ];
+        for (input, want) in cases {
+            let e = parse(input).unwrap_err();
+            assert!(e.contains(want), "{:?}: {e}", String::from_utf8_lossy(input));
+        }
+        let long = vec![b' '; MAX_REQUEST + 1];
+        assert!(parse(&long).unwrap_err().contains("longer than"));
+    }
+}

@@ -1,0 +1,129 @@
+//! The watchdog: a separate process that outlives the agent and thaws the background group
+//! when the agent dies (EOF on its stdin pipe) or when a pause outlives its deadline.
+//!
+//! The agent tells it, over the pipe, `F <ms>` when it freezes (deadline in ms from now) and
+//! `T` when it thaws. Whatever happens to the agent — SIGKILL, a panic, a hang — background
+//! work is frozen for at most the deadline, and at most a few ms after the agent's death.
+
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use forefront_sysfs::{Cgroup, Knob};
+
+/// Runs until `input` reaches EOF; thaws `groups` on a missed deadline and at EOF.
+/// `log` receives one line per action.
+pub fn run(mut input: impl Read + AsFd, groups: &[Cgroup], mut log: impl FnMut(&str)) {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let thaw = |why: &str, log: &mut dyn FnMut(&str)| {
+        for g in groups.iter().filter(|g| g.exists()) {
+            match g.set_knob(Knob::Freeze, 0) {
+                Ok(_) => log(&format!("watchdog: thawed {} ({why})", g.dir.display())),
+                Err(e) if e.is_not_found() => {}
+                Err(e) => log(&format!("watchdog: {e}")),
+            }
+        }
+    };
+    let mut deadline: Option<Instant> = None;
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 256];
+    loop {
+        let timeout = match deadline {
+            None => PollTimeout::NONE,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now()).as_millis().min(60_000) as u16;
+                PollTimeout::from(left)
+            }
+        };
+        let ready = {
+            let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, timeout) {
+                Ok(n) => n > 0,
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => {
+                    log(&format!("watchdog: poll failed ({e}); thawing and exiting"));
+                    thaw("poll error", &mut log);
+                    return;
+                }
+            }
+        };
+        if !ready {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                thaw("pause deadline passed", &mut log);
+                deadline = None;
+            }
+            continue;
+        }
+        let n = match input.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => 0,
+        };
+        if n == 0 {
+            thaw("agent gone", &mut log);
+            return;
+        }
+        pending.extend_from_slice(&buf[..n]);
+        while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=nl).collect();
+            let line = String::from_utf8_lossy(&line);
+            let mut words = line.split_whitespace();
+            match (words.next(), words.next().and_then(|w| w.parse::<u64>().ok())) {
+                (Some("F"), Some(ms)) => deadline = Some(Instant::now() + Duration::from_millis(ms)),
+                (Some("T"), _) => deadline = None,
+                _ => log(&format!("watchdog: ignoring {:?}", line.trim())),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forefront_sysfs::Version;
+    use std::io::Write;
+
+    fn frozen_fake_group() -> (tempfile::TempDir, Cgroup) {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("freezer.state"), "FROZEN").unwrap();
+        let g = Cgroup::new(t.path(), Version::V1);
+        (t, g)
+    }
+
+    #[test]
+    fn thaws_on_eof() {
+        let (_t, g) = frozen_fake_group();
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let (r, mut w) = (std::fs::File::from(r), std::fs::File::from(w));
+        let g2 = g.clone();
+        let h = std::thread::spawn(move || run(r, &[g2], |_| {}));
+        writeln!(w, "F 60000").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(g.is_frozen().unwrap(), "still frozen while the agent lives");
+        let t0 = Instant::now();
+        drop(w);
+        h.join().unwrap();
+        assert!(!g.is_frozen().unwrap());
+        assert!(t0.elapsed() < Duration::from_millis(500));
+    }
+
+    #[test]
+    fn thaws_at_deadline_while_agent_lives() {
+        let (_t, g) = frozen_fake_group();
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let (r, mut w) = (std::fs::File::from(r), std::fs::File::from(w));
+        let g2 = g.clone();
+        let h = std::thread::spawn(move || run(r, &[g2], |_| {}));
+        writeln!(w, "F 100").unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(!g.is_frozen().unwrap(), "deadline enforced outside the agent");
+        // A thaw message cancels a deadline: freeze again by hand, send F then T.
+        g.set_knob(Knob::Freeze, 1).unwrap();
+        writeln!(w, "F 100\nT").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(g.is_frozen().unwrap());
+        drop(w);
+        h.join().unwrap();
+        assert!(!g.is_frozen().unwrap());
+    }
+}

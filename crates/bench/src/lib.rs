@@ -1,0 +1,32 @@
+//! `forefront bench`: foreground launch/switch latency under real background load, on a real
+//! file system, with and without the agent.
+//!
+//! - [`fixture`]: the app (code and resource files, a real SQLite database) and background
+//!   files, all fully written ([`fixture::App`], [`fixture::AppSpec`]).
+//! - [`ops`]: the foreground operations ([`ops::launch`], [`ops::switch`]) and the background
+//!   workloads ([`ops::update_forever`], [`ops::upload_forever`]).
+//! - [`runner`]: modes ([`runner::Mode`]), interleaved repetitions after a discarded warm-up,
+//!   caches dropped before each operation ([`runner::run`] → [`runner::Report`]).
+//! - [`loopdev`]: an ext4 image on a loop device, for an isolated run.
+//! - [`stats`]: median, IQR, min, max.
+//! - [`render`]: the table and the JSON contract.
+//!
+//! ```no_run
+//! use forefront_bench::runner::{run, Bg, Fg, Mode, Plan};
+//! let plan = Plan {
+//!     fg: Fg::Launch, bg: Bg::Update, runs: 3, modes: Mode::ALL.to_vec(),
+//!     dir: "/var/tmp".into(), keep: false, bg_procs: 2, bg_file_bytes: 1 << 30,
+//!     ramp: std::time::Duration::from_millis(1500), app: Default::default(),
+//!     exe: std::env::current_exe().unwrap(), launcher: forefront_bench::runner::Launcher::Socket,
+//! };
+//! let report = run(&plan, &mut |_| {})?;
+//! print!("{}", forefront_bench::render::table(&report));
+//! # Ok::<(), forefront_bench::runner::BenchError>(())
+//! ```
+
+pub mod fixture;
+pub mod loopdev;
+pub mod ops;
+pub mod render;
+pub mod runner;
+pub mod stats;

@@ -1,0 +1,143 @@
+//! The foreground operations (timed) and the background workloads (run until killed).
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::fixture::{App, FixtureError, Pattern};
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> FixtureError + '_ {
+    move |source| FixtureError::Io { path: path.into(), source }
+}
+
+/// Launch: cold read of every code/resource file, then open the database and run the queries
+/// an app's first screen would (a count, an indexed range, 100 point reads of whole rows).
+/// Returns bytes read from files.
+pub fn launch(app: &App) -> Result<u64, FixtureError> {
+    let dir = app.code_dir();
+    let mut names: Vec<_> = std::fs::read_dir(&dir).map_err(io_err(&dir))?.flatten().map(|e| e.path()).collect();
+    names.sort();
+    let mut buf = vec![0u8; 128 << 10];
+    let mut total = 0u64;
+    for p in &names {
+        let mut f = std::fs::File::open(p).map_err(io_err(p))?;
+        loop {
+            let n = f.read(&mut buf).map_err(io_err(p))?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+    }
+    let db = app.db();
+    let sql = |source| FixtureError::Sql { path: db.clone(), source };
+    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql)?;
+    let rows: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0)).map_err(sql)?;
+    let mut st = conn.prepare("SELECT id, name FROM items WHERE name >= 'item-1' AND name < 'item-2' LIMIT 200").map_err(sql)?;
+    let _listed = st.query_map([], |r| r.get::<_, i64>(0)).map_err(sql)?.count();
+    let mut get = conn.prepare("SELECT body FROM items WHERE id = ?1").map_err(sql)?;
+    let mut x: i64 = 12345;
+    for _ in 0..100 {
+        x = (x * 1_103_515_245 + 12_345) & 0x7fff_ffff;
+        let id = x % rows.max(1);
+        let body: Vec<u8> = get.query_row([id], |r| r.get(0)).map_err(sql)?;
+        total += body.len() as u64;
+    }
+    Ok(total)
+}
+
+/// Switch: save the app's state (256 KiB, fsync), a photo (4 MiB, fsync) and 20 SQLite
+/// transactions (WAL, synchronous=FULL: one fsync each). Returns bytes written.
+pub fn switch(app: &App, seq: u64) -> Result<u64, FixtureError> {
+    let mut total = 0;
+    let mut p = Pattern::new(seq + 77);
+    for (name, size) in [("state.bin", 256u64 << 10), ("photo.jpg", 4 << 20)] {
+        let path = app.state_dir().join(name);
+        let mut buf = vec![0u8; size as usize];
+        p.fill(&mut buf);
+        let mut f = std::fs::File::create(&path).map_err(io_err(&path))?;
+        f.write_all(&buf).map_err(io_err(&path))?;
+        f.sync_all().map_err(io_err(&path))?;
+        total += size;
+    }
+    let db = app.db();
+    let sql = |source| FixtureError::Sql { path: db.clone(), source };
+    let mut conn = Connection::open(&db).map_err(sql)?;
+    conn.execute_batch("PRAGMA synchronous=FULL;").map_err(sql)?;
+    for i in 0..20 {
+        let tx = conn.transaction().map_err(sql)?;
+        let mut body = vec![0u8; 4096];
+        p.fill(&mut body);
+        tx.execute("INSERT INTO items(name, body) VALUES (?1, ?2)", rusqlite::params![format!("switch-{seq}-{i}"), body])
+            .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        total += 4096;
+    }
+    Ok(total)
+}
+
+/// Background update: large sequential overwrites of a fully written file in 1 MiB writes,
+/// fsync every 32 MiB, wrapping around. Never returns.
+pub fn update_forever(path: &Path) -> Result<(), FixtureError> {
+    let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err(path))?;
+    let len = f.metadata().map_err(io_err(path))?.len().max(1 << 20);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut p = Pattern::new(len);
+    p.fill(&mut buf);
+    let mut off = 0u64;
+    loop {
+        p.fill(&mut buf[..4096]); // fresh bytes per chunk without paying to regenerate 1 MiB
+        f.write_all(&buf).map_err(io_err(path))?;
+        off += buf.len() as u64;
+        if off % (32 << 20) == 0 {
+            f.sync_data().map_err(io_err(path))?;
+        }
+        if off >= len {
+            off = 0;
+            f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+        }
+    }
+}
+
+/// Background upload: large sequential reads in 1 MiB chunks, each dropped from the page
+/// cache after use (as a streaming upload does), so every pass reads the device. Never returns.
+pub fn upload_forever(path: &Path) -> Result<(), FixtureError> {
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0i64;
+    loop {
+        let n = f.read(&mut buf).map_err(io_err(path))?;
+        if n == 0 {
+            // SAFETY: fadvise on an open fd with plain integers.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+            off = 0;
+            continue;
+        }
+        // SAFETY: as above.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), off, n as i64, libc::POSIX_FADV_DONTNEED) };
+        off += n as i64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::AppSpec;
+
+    #[test]
+    fn launch_reads_everything_and_switch_writes() {
+        let t = tempfile::tempdir().unwrap();
+        let spec = AppSpec { code_files: 4, code_bytes: 256 << 10, db_rows: 100, row_bytes: 256 };
+        let app = App::build(t.path(), &spec).unwrap();
+        let read = launch(&app).unwrap();
+        assert!(read >= (256 << 10) - 4 * 4096 + 100 * 256, "{read}");
+        let written = switch(&app, 1).unwrap();
+        assert_eq!(written, (256 << 10) + (4 << 20) + 20 * 4096);
+        let conn = Connection::open(app.db()).unwrap();
+        let n: i64 = conn.query_row("SELECT count(*) FROM items WHERE name LIKE 'switch-1-%'", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 20);
+    }
+}

@@ -1,0 +1,500 @@
+//! One benchmark run: build the app, then for each repetition and each mode (interleaved,
+//! after one discarded warm-up pass) drop caches, start the background workload, apply the
+//! mode, and time the foreground operation.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use forefront_sysfs::{block, procfs, vm};
+
+use crate::fixture::{App, AppSpec, FixtureError};
+use crate::stats::{summarize, Summary};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fg {
+    Launch,
+    Switch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bg {
+    Update,
+    Upload,
+    None,
+}
+
+/// How the system is set up while the foreground operation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// No background work.
+    Alone,
+    /// Background work, stock settings.
+    Baseline,
+    /// Background work, the real `forefront agent run` managing it (default config), told by
+    /// `forefront agent fg PID --burst` / `--burst-end` around the operation.
+    Agent,
+    /// Background work, BFQ on the disk (low_latency, its default).
+    Bfq,
+    /// Background work started with `ionice -c3`, BFQ on the disk.
+    IoniceIdle,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 5] = [Mode::Alone, Mode::Baseline, Mode::Agent, Mode::Bfq, Mode::IoniceIdle];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Alone => "alone",
+            Mode::Baseline => "baseline",
+            Mode::Agent => "agent",
+            Mode::Bfq => "bfq",
+            Mode::IoniceIdle => "ionice-idle",
+        }
+    }
+    fn wants_bfq(self) -> bool {
+        matches!(self, Mode::Bfq | Mode::IoniceIdle)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub fg: Fg,
+    pub bg: Bg,
+    /// Measured repetitions per mode (a warm-up pass of every mode comes first, discarded).
+    pub runs: usize,
+    pub modes: Vec<Mode>,
+    /// Parent directory of the work directory (created inside, removed afterwards).
+    pub dir: PathBuf,
+    pub keep: bool,
+    pub bg_procs: usize,
+    /// Size of each background worker's file.
+    pub bg_file_bytes: u64,
+    /// Time the background runs before the foreground operation starts.
+    pub ramp: Duration,
+    pub app: AppSpec,
+    /// The `forefront` binary (run for the operation, the workers and the agent).
+    pub exe: PathBuf,
+    /// How the bench tells the agent about the burst.
+    pub launcher: Launcher,
+}
+
+/// How a launcher talks to the agent in `agent` mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launcher {
+    /// Over the control socket from the (resident) launcher process, as a real launcher would.
+    Socket,
+    /// By running `forefront agent fg PID --burst` / `--burst-end`: also pays for starting a
+    /// process, whose code pages may have to be read from a busy disk after the cache drop.
+    Cli,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Fixture(#[from] FixtureError),
+    #[error(transparent)]
+    Sysfs(#[from] forefront_sysfs::Error),
+    #[error("{what}: {source}")]
+    Spawn {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Step(String),
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ModeResult {
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Median divided by the median of `alone` (when measured).
+    pub ratio_to_alone: Option<f64>,
+    /// Median background throughput while the foreground operation ran (MB/s, 10^6 bytes
+    /// through `write`/`read`, from /proc/PID/io).
+    pub bg_mb_s: Option<f64>,
+    /// The same over the ramp and the operation together (what BG gets over a longer window).
+    pub bg_window_mb_s: Option<f64>,
+    /// `agent` mode: median time of the burst call (included in the operation's time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_call_ms: Option<f64>,
+    pub samples_ms: Vec<f64>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    pub fg: Fg,
+    pub bg: Bg,
+    pub runs: usize,
+    pub device: String,
+    pub scheduler: String,
+    pub dir: PathBuf,
+    pub app: AppSpec,
+    pub bg_procs: usize,
+    pub ramp_ms: u64,
+    pub launcher: Launcher,
+    pub modes: BTreeMap<&'static str, ModeResult>,
+}
+
+/// Removes the work directory unless asked to keep it.
+struct WorkDir {
+    path: PathBuf,
+    keep: bool,
+}
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Puts the original I/O scheduler back, whatever happens.
+struct SchedGuard {
+    queue: PathBuf,
+    original: String,
+}
+impl Drop for SchedGuard {
+    fn drop(&mut self) {
+        let _ = block::set_scheduler(&self.queue, &self.original);
+    }
+}
+
+/// Child processes killed (SIGKILL) and reaped on drop.
+#[derive(Default)]
+struct Kids(Vec<Child>);
+impl Drop for Kids {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The agent child: SIGTERM (so it restores everything) then, if it hangs, SIGKILL.
+struct AgentChild(Option<Child>, PathBuf);
+impl AgentChild {
+    fn stop(&mut self) -> Result<(), BenchError> {
+        let Some(mut c) = self.0.take() else { return Ok(()) };
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.id() as i32), nix::sys::signal::Signal::SIGTERM);
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            if let Some(st) = c.try_wait().map_err(|e| BenchError::Step(format!("agent wait: {e}")))? {
+                return if st.success() {
+                    Ok(())
+                } else {
+                    Err(BenchError::Step(format!("agent exited with {st}; log: {}", self.1.display())))
+                };
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+        Err(BenchError::Step(format!("agent did not stop in 10 s; log: {}", self.1.display())))
+    }
+}
+impl Drop for AgentChild {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// One timed foreground operation and what the background did meanwhile.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    pub fg_ms: f64,
+    /// Background throughput during the operation.
+    pub bg_bytes_per_s: Option<f64>,
+    /// Background throughput from the start of the ramp to the end of the operation.
+    pub bg_window_bytes_per_s: Option<f64>,
+    /// `agent` mode: how long telling the agent that the burst begins took.
+    pub burst_call_ms: Option<f64>,
+}
+
+/// Progress events for the caller (a progress bar on a TTY, nothing otherwise).
+pub enum Progress<'a> {
+    Setup(&'a str),
+    Start { total: usize },
+    Sample { mode: Mode, rep: usize, warmup: bool, sample: Sample },
+}
+
+pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, BenchError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(BenchError::Step("the benchmark needs root (drop_caches, cgroups, I/O scheduler)".into()));
+    }
+    let root = Path::new("/");
+    let work = WorkDir { path: plan.dir.join(format!("forefront-bench-{}", std::process::id())), keep: plan.keep };
+    std::fs::create_dir_all(&work.path).map_err(|e| BenchError::Step(format!("{}: {e}", work.path.display())))?;
+    let queue = block::queue_dir_for_path(root, &work.path)?;
+    let (original_sched, available) = block::scheduler(&queue)?;
+    if plan.modes.iter().any(|m| m.wants_bfq()) && !available.iter().any(|s| s == "bfq") {
+        return Err(BenchError::Step(format!("{}: bfq not offered (modprobe bfq)", queue.display())));
+    }
+    let device = queue.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+
+    progress(Progress::Setup("building the app (files + SQLite database)"));
+    let app = App::build(&work.path, &plan.app)?;
+    let mut bg_files = vec![];
+    if plan.bg != Bg::None {
+        progress(Progress::Setup("writing the background files"));
+        for i in 0..plan.bg_procs {
+            let f = work.path.join(format!("bg{i}.dat"));
+            crate::fixture::write_file(&f, plan.bg_file_bytes, 1000 + i as u64)?;
+            bg_files.push(f);
+        }
+    }
+
+    let mut samples: BTreeMap<Mode, Vec<Sample>> = BTreeMap::new();
+    let total = (plan.runs + 1) * plan.modes.len();
+    progress(Progress::Start { total });
+    let mut seq = 0u64;
+    for rep in 0..=plan.runs {
+        // Interleave: rotate the order each repetition so no mode always follows another.
+        let k = plan.modes.len();
+        for j in 0..k {
+            let mode = plan.modes[(j + rep) % k];
+            seq += 1;
+            let _sched = if mode.wants_bfq() {
+                block::set_scheduler(&queue, "bfq")?;
+                Some(SchedGuard { queue: queue.clone(), original: original_sched.clone() })
+            } else {
+                None
+            };
+            let s = one_sample(plan, &app, &bg_files, mode, seq, &work.path)?;
+            progress(Progress::Sample { mode, rep, warmup: rep == 0, sample: s });
+            if rep > 0 {
+                samples.entry(mode).or_default().push(s);
+            }
+        }
+    }
+    let alone = samples.get(&Mode::Alone).and_then(|s| summarize(&s.iter().map(|x| x.fg_ms).collect::<Vec<_>>()));
+    let mut modes = BTreeMap::new();
+    for m in &plan.modes {
+        let s = &samples[m];
+        let ms: Vec<f64> = s.iter().map(|x| x.fg_ms).collect();
+        let summary = summarize(&ms).expect("runs >= 1");
+        let bg: Vec<f64> = s.iter().filter_map(|x| x.bg_bytes_per_s).map(|b| b / 1e6).collect();
+        let bgw: Vec<f64> = s.iter().filter_map(|x| x.bg_window_bytes_per_s).map(|b| b / 1e6).collect();
+        modes.insert(
+            m.name(),
+            ModeResult {
+                ratio_to_alone: alone.as_ref().map(|a| summary.median_ms / a.median_ms),
+                bg_mb_s: summarize(&bg).map(|b| b.median_ms),
+                bg_window_mb_s: summarize(&bgw).map(|b| b.median_ms),
+                burst_call_ms: summarize(&s.iter().filter_map(|x| x.burst_call_ms).collect::<Vec<_>>()).map(|b| b.median_ms),
+                summary,
+                samples_ms: ms,
+            },
+        );
+    }
+    Ok(Report {
+        fg: plan.fg,
+        bg: plan.bg,
+        runs: plan.runs,
+        device,
+        scheduler: original_sched,
+        dir: work.path.clone(),
+        app: plan.app.clone(),
+        bg_procs: if plan.bg == Bg::None { 0 } else { plan.bg_procs },
+        ramp_ms: plan.ramp.as_millis() as u64,
+        launcher: plan.launcher,
+        modes,
+    })
+}
+
+fn spawn(cmd: &mut Command, what: &str) -> Result<Child, BenchError> {
+    cmd.spawn().map_err(|source| BenchError::Spawn { what: what.into(), source })
+}
+
+fn read_line(r: &mut BufReader<ChildStdout>, what: &str) -> Result<String, BenchError> {
+    let mut line = String::new();
+    r.read_line(&mut line).map_err(|e| BenchError::Step(format!("{what}: {e}")))?;
+    if line.is_empty() {
+        return Err(BenchError::Step(format!("{what}: the process exited early")));
+    }
+    Ok(line)
+}
+
+fn bg_bytes(pids: &[i32], bg: Bg) -> u64 {
+    pids.iter()
+        .filter_map(|p| procfs::io(Path::new("/"), *p).ok())
+        .map(|c| if bg == Bg::Update { c.wchar } else { c.rchar })
+        .sum()
+}
+
+fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64, work: &Path) -> Result<Sample, BenchError> {
+    vm::drop_caches(Path::new("/"))?;
+    let mut kids = Kids::default();
+    // The foreground app's process starts first and waits (as a zygote-forked app would).
+    let fg_name = match plan.fg {
+        Fg::Launch => "launch",
+        Fg::Switch => "switch",
+    };
+    let mut op = spawn(
+        Command::new(&plan.exe)
+            .args(["bench", "op", "--fg", fg_name, "--dir"])
+            .arg(&app.dir)
+            .args(["--seq", &seq.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+        "foreground operation",
+    )?;
+    let fg_pid = op.id() as i32;
+    let mut go: ChildStdin = op.stdin.take().expect("piped");
+    let mut out = BufReader::new(op.stdout.take().expect("piped"));
+    kids.0.push(op);
+    let ready = read_line(&mut out, "foreground operation")?;
+    if ready.trim() != "ready" {
+        return Err(BenchError::Step(format!("foreground operation said {ready:?}")));
+    }
+
+    let mut workers = vec![];
+    if plan.bg != Bg::None && mode != Mode::Alone {
+        let kind = if plan.bg == Bg::Update { "update" } else { "upload" };
+        for f in bg_files {
+            let mut c = Command::new(&plan.exe);
+            c.args(["bench", "worker", "--bg", kind, "--file"]).arg(f).stdin(Stdio::null());
+            if mode == Mode::IoniceIdle {
+                c.arg("--ioprio-idle");
+            }
+            let child = spawn(&mut c, "background worker")?;
+            workers.push(child.id() as i32);
+            kids.0.push(child);
+        }
+    }
+
+    let mut agent = AgentChild(None, work.join("agent.log"));
+    let socket = work.join("agent.sock");
+    if mode == Mode::Agent {
+        let cfg = work.join("agent.toml");
+        let text = format!(
+            "# written by forefront bench: the default configuration, scoped to the workers\n\
+             [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n[scope]\ntrees = {:?}\n",
+            socket,
+            format!("/dev/shm/forefront-bench-{}.state.json", std::process::id()),
+            format!("forefront-bench-{}", std::process::id()),
+            workers
+        );
+        std::fs::write(&cfg, text).map_err(|e| BenchError::Step(format!("{}: {e}", cfg.display())))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&agent.1)
+            .map_err(|e| BenchError::Step(format!("{}: {e}", agent.1.display())))?;
+        agent.0 = Some(spawn(
+            Command::new(&plan.exe).args(["agent", "run", "--config"]).arg(&cfg).stderr(log).stdin(Stdio::null()),
+            "agent",
+        )?);
+        let t0 = Instant::now();
+        loop {
+            let req = forefront_agent::proto::Request::Status {};
+            if forefront_agent::control::request(&socket, &req).is_ok_and(|r| r.ok) {
+                break;
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err(BenchError::Step(format!("agent not ready in 10 s; log: {}", agent.1.display())));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let ramp0 = (bg_bytes(&workers, plan.bg), Instant::now());
+    std::thread::sleep(if workers.is_empty() { Duration::from_millis(100) } else { plan.ramp });
+
+    let c0 = bg_bytes(&workers, plan.bg);
+    let t0 = Instant::now();
+    let mut burst_call_ms = None;
+    if mode == Mode::Agent {
+        launcher_call(plan, &socket, Some(fg_pid))?;
+        burst_call_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    go.write_all(b"go\n").map_err(|e| BenchError::Step(format!("foreground operation: {e}")))?;
+    let done = read_line(&mut out, "foreground operation")?;
+    let elapsed = t0.elapsed();
+    let c1 = bg_bytes(&workers, plan.bg);
+    if !done.starts_with("done") {
+        return Err(BenchError::Step(format!("foreground operation failed: {}", done.trim())));
+    }
+    if mode == Mode::Agent {
+        launcher_call(plan, &socket, None)?;
+        agent.stop()?;
+    }
+    drop(kids);
+    Ok(Sample {
+        fg_ms: elapsed.as_secs_f64() * 1000.0,
+        bg_bytes_per_s: (!workers.is_empty()).then(|| c1.saturating_sub(c0) as f64 / elapsed.as_secs_f64()),
+        bg_window_bytes_per_s: (!workers.is_empty())
+            .then(|| c1.saturating_sub(ramp0.0) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
+        burst_call_ms,
+    })
+}
+
+/// What a launcher does: burst begins (`Some(fg pid)`) or ends (`None`), over the socket or
+/// through `forefront agent fg` as a separate process.
+fn launcher_call(plan: &Plan, socket: &Path, burst_for: Option<i32>) -> Result<(), BenchError> {
+    use forefront_agent::proto::Request;
+    match plan.launcher {
+        Launcher::Socket => {
+            let req = match burst_for {
+                Some(pid) => Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst: true },
+                None => Request::BurstEnd {},
+            };
+            let r = forefront_agent::control::request(socket, &req).map_err(|e| BenchError::Step(e.to_string()))?;
+            if !r.ok {
+                return Err(BenchError::Step(format!("agent refused {req:?}: {}", r.error.unwrap_or_default())));
+            }
+            Ok(())
+        }
+        Launcher::Cli => {
+            let pid = burst_for.map(|p| p.to_string());
+            let args: Vec<&str> = match &pid {
+                Some(p) => vec![p, "--burst"],
+                None => vec!["--burst-end"],
+            };
+            let out = Command::new(&plan.exe)
+                .args(["agent", "fg"])
+                .args(&args)
+                .arg("--socket")
+                .arg(socket)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|source| BenchError::Spawn { what: "forefront agent fg".into(), source })?;
+            if !out.status.success() {
+                return Err(BenchError::Step(format!(
+                    "forefront agent fg {args:?}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The child side of a foreground operation: says `ready`, waits for a line, runs, reports.
+pub fn op_child(fg: Fg, dir: &Path, seq: u64) -> Result<(), BenchError> {
+    let app = App { dir: dir.into() };
+    let stdout = std::io::stdout();
+    let mut o = stdout.lock();
+    let step = |e: std::io::Error| BenchError::Step(e.to_string());
+    writeln!(o, "ready").map_err(step)?;
+    o.flush().map_err(step)?;
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).map_err(step)?;
+    let t0 = Instant::now();
+    let r = match fg {
+        Fg::Launch => crate::ops::launch(&app),
+        Fg::Switch => crate::ops::switch(&app, seq),
+    };
+    match r {
+        Ok(bytes) => writeln!(o, "done {:.3} {bytes}", t0.elapsed().as_secs_f64() * 1000.0).map_err(step)?,
+        Err(e) => writeln!(o, "error {e}").map_err(step)?,
+    }
+    o.flush().map_err(step)
+}
