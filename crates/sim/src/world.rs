@@ -1158,16 +1158,11 @@ impl World {
     fn wait_request(&mut self, tid: Tid, id: ReqId, cat_other: Cat) {
         let now = self.now();
         let own = self.reqs.get(id).prov.tid == tid;
-        let r = self.reqs.get_mut(id);
-        r.waiters.push((tid, now));
-        let queued_async = !r.sync && r.is_queued();
+        self.reqs.get_mut(id).waiters.push((tid, now));
         if own {
             self.block_on(tid, WaitOn::OwnRequest, Cat::BlockQueue);
         } else {
             self.block_on(tid, WaitOn::OtherRequest, cat_other);
-        }
-        if queued_async && self.policy.name.contains("qasio") && self.bq.boost(&mut self.reqs, id) {
-            self.hook("block.boost");
         }
     }
 
@@ -1523,19 +1518,29 @@ impl World {
         (cost.max(1) + if last { 0 } else { self.us(self.costs.syscall_us) }, After::Step)
     }
 
+    /// Make sure `tid` holds a journal handle; false if it must wait (registered) because the
+    /// committing transaction is locked (jbd2's T_LOCKED: I_jhandle in QASIO's terms).
+    fn ensure_handle(&mut self, tid: Tid) -> bool {
+        if self.tasks[tid as usize].handle.is_some() {
+            return true;
+        }
+        let now = self.now();
+        if self.jn.handles_blocked() {
+            self.jn.handle_waiters.push((tid, now));
+            self.block_on(tid, WaitOn::Journal, Cat::Journal);
+            return false;
+        }
+        let txn = self.jn.start_handle(now);
+        self.tasks[tid as usize].handle = Some(txn);
+        true
+    }
+
     /// Start a handle, dirty `blocks` in the running transaction, stop the handle. Returns the
     /// transaction, or None when the task must wait (registered): for the handle (commit
     /// locked) or for a block under checkpoint write (D_meta).
     fn journal_update(&mut self, tid: Tid, blocks: &[u64], cost: &mut u64) -> Option<u64> {
-        let now = self.now();
-        if self.tasks[tid as usize].handle.is_none() {
-            if self.jn.handles_blocked() {
-                self.jn.handle_waiters.push((tid, now));
-                self.block_on(tid, WaitOn::Journal, Cat::Journal);
-                return None;
-            }
-            let txn = self.jn.start_handle(now);
-            self.tasks[tid as usize].handle = Some(txn);
+        if !self.ensure_handle(tid) {
+            return None;
         }
         for b in blocks {
             if let Some(&(id, serial)) = self.meta_io.get(b) {
@@ -1654,14 +1659,8 @@ impl World {
                 // Write out the file's dirty pages as sync writes.
                 let idxs: Vec<u32> = self.pc.files[file as usize].dirty.iter().copied().collect();
                 if !idxs.is_empty() {
-                    if self.tasks[tid as usize].handle.is_none() {
-                        if self.jn.handles_blocked() {
-                            self.jn.handle_waiters.push((tid, self.now()));
-                            self.block_on(tid, WaitOn::Journal, Cat::Journal);
-                            return (0, After::Block);
-                        }
-                        let txn = self.jn.start_handle(self.now());
-                        self.tasks[tid as usize].handle = Some(txn);
+                    if !self.ensure_handle(tid) {
+                        return (0, After::Block);
                     }
                     // Pages under write-back must finish before they are written again.
                     let busy = idxs.iter().find_map(|&i| {
@@ -1711,16 +1710,12 @@ impl World {
                         self.block_on(tid, WaitOn::Journal, Cat::Journal);
                         (0, After::Block)
                     }
-                    _ if self.tasks[tid as usize].handle.is_none() && need.is_none() => {
-                        // Nothing to commit: a cache flush makes the data durable.
+                    _ => {
+                        // Nothing to commit (ext4_sync_file): a cache flush makes the data durable.
                         let id = self.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
                         self.wait_request(tid, id.0, Cat::PageWait);
                         set(self, 3);
                         (self.us(self.costs.submit_request_us), After::Block)
-                    }
-                    _ => {
-                        set(self, 3);
-                        (0, After::Step)
                     }
                 }
             }
@@ -1852,14 +1847,8 @@ impl World {
             }
         }
         if let Some((_, file)) = best {
-            if self.tasks[tid as usize].handle.is_none() {
-                if self.jn.handles_blocked() {
-                    self.jn.handle_waiters.push((tid, now));
-                    self.block_on(tid, WaitOn::Journal, Cat::Journal);
-                    return (0, After::Block);
-                }
-                let txn = self.jn.start_handle(now);
-                self.tasks[tid as usize].handle = Some(txn);
+            if !self.ensure_handle(tid) {
+                return (0, After::Block);
             }
             // MAX_WRITEBACK_PAGES = 1024 per inode per pass; skip pages still under I/O.
             let idxs: Vec<u32> = self.pc.files[file as usize]
