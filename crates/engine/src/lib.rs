@@ -192,8 +192,8 @@ pub type SimRng = Pcg64Mcg;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use proptest::prelude::*;
+    use super::{EventQueue, Rng, RngStreams, SimTime};
+    use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
 
     proptest! {
         #[test]
