@@ -1025,24 +1025,9 @@ impl World {
                 let t = &self.tasks[tid as usize];
                 let fg = self.task_is_fg(tid);
                 let sectors = bytes.0.div_ceil(512).clamp(1, u64::from(u32::MAX)) as u32;
-                let req = Request {
-                    id: 0,
-                    op: if write { ReqOp::Write } else { ReqOp::Read },
-                    sector,
-                    sectors,
-                    sync: sync || !write,
-                    meta: false,
-                    fua: false,
-                    preflush: false,
-                    prov: Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) },
-                    ioprio_class: 2,
-                    ioprio_level: 4,
-                    boosted: false,
-                    merged: 0,
-                    times: ReqTimes::default(),
-                    waiters: Vec::new(),
-                    tag: 0,
-                };
+                let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) };
+                let op = if write { ReqOp::Write } else { ReqOp::Read };
+                let req = Request::new(op, sector, sectors, sync || !write, prov);
                 self.count_bytes(tid, u64::from(sectors) * 512, write);
                 let (id, _) = self.submit(req, Seg::Other);
                 let cost = self.us(self.costs.submit_request_us);
@@ -1262,24 +1247,9 @@ impl World {
             !kernel && self.task_is_fg(tid)
         };
         let group = if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) };
-        let req = Request {
-            id: 0,
-            op: if write { ReqOp::Write } else { ReqOp::Read },
-            sector: lba * SECTORS_PER_BLOCK,
-            sectors: n * SECTORS_PER_BLOCK as u32,
-            sync,
-            meta: false,
-            fua: false,
-            preflush: false,
-            prov: Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group },
-            ioprio_class: 2,
-            ioprio_level: 4,
-            boosted: false,
-            merged: 0,
-            times: ReqTimes::default(),
-            waiters: Vec::new(),
-            tag: 0,
-        };
+        let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
+        let op = if write { ReqOp::Write } else { ReqOp::Read };
+        let req = Request::new(op, lba * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK as u32, sync, prov);
         let (id, _) = self.submit(req, Seg::Pages { file, first, n, write });
         for k in 0..n {
             let p = self.pc.lookup(file, first + k).expect("page inserted");
@@ -1735,24 +1705,10 @@ impl World {
             // writes are not the FG app's, even when an FG fsync forced the commit.
             _ => !kernel && self.task_is_fg(tid),
         };
-        let req = Request {
-            id: 0,
-            op,
-            sector: block * SECTORS_PER_BLOCK,
-            sectors: (blocks * SECTORS_PER_BLOCK) as u32,
-            sync: !matches!(origin, Origin::Checkpoint),
-            meta: matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata),
-            fua: false,
-            preflush: op == ReqOp::Flush,
-            prov: Provenance { uid: t.uid, pid: t.pid, tid, fg, origin, blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) } },
-            ioprio_class: 2,
-            ioprio_level: 4,
-            boosted: false,
-            merged: 0,
-            times: ReqTimes::default(),
-            waiters: Vec::new(),
-            tag: 0,
-        };
+        let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin, blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) } };
+        let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, !matches!(origin, Origin::Checkpoint), prov);
+        req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
+        req.preflush = op == ReqOp::Flush;
         let seg = if origin == Origin::Checkpoint { Seg::Meta { block } } else if origin == Origin::JournalCommit { Seg::Journal } else { Seg::Other };
         self.submit(req, seg)
     }

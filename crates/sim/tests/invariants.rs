@@ -75,6 +75,8 @@ fn tiny_memory_never_deadlocks_and_every_fg_iteration_completes() {
         for scenario in ["launch-update", "switch-upload", "camera-switch"] {
             let mut c = RunConfig::builtin(scenario, policy, Some(3), 5).expect("built-in");
             c.scenario.phone.page_cache_mib = 48;
+            // Time enough for every iteration however slow: only a stall can leave one undone.
+            c.scenario.duration_s = 900.0;
             let r = run(&c);
             assert_eq!(r.invariants.tasks_blocked_without_waker, 0);
             assert_eq!(r.metrics.fg_samples_ms.len(), 20, "{scenario} {policy}: FG iterations completed within the run");

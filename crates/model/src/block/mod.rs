@@ -83,6 +83,29 @@ pub struct Request {
 }
 
 impl Request {
+    /// A new request with the common defaults: best-effort priority level 4 (the default of a
+    /// nice-0 task), no flags, nothing merged or waiting yet.
+    pub fn new(op: ReqOp, sector: u64, sectors: u32, sync: bool, prov: Provenance) -> Request {
+        Request {
+            id: 0,
+            op,
+            sector,
+            sectors,
+            sync,
+            meta: false,
+            fua: false,
+            preflush: false,
+            prov,
+            ioprio_class: 2,
+            ioprio_level: 4,
+            boosted: false,
+            merged: 0,
+            times: ReqTimes::default(),
+            waiters: Vec::new(),
+            tag: 0,
+        }
+    }
+
     pub fn bytes(&self) -> u64 {
         u64::from(self.sectors) * SECTOR
     }

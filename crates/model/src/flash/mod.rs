@@ -308,7 +308,7 @@ pub fn sectors_to_bytes(sectors: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::block::{ReqSlab, ReqTimes};
+    use crate::block::ReqSlab;
     use crate::prov::Provenance;
 
     pub(crate) fn params() -> FlashParams {
@@ -333,24 +333,7 @@ mod tests {
     }
 
     fn req(op: ReqOp, sector: u64, sectors: u32) -> Request {
-        Request {
-            id: 0,
-            op,
-            sector,
-            sectors,
-            sync: true,
-            meta: false,
-            fua: false,
-            preflush: false,
-            prov: Provenance::KERNEL,
-            ioprio_class: 2,
-            ioprio_level: 4,
-            boosted: false,
-            merged: 0,
-            times: ReqTimes::default(),
-            waiters: vec![],
-            tag: 0,
-        }
+        Request::new(op, sector, sectors, true, Provenance::KERNEL)
     }
 
     #[test]
