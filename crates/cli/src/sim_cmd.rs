@@ -21,6 +21,7 @@ pub struct SimArgs {
     /// With no subcommand: background apps of the comparison (default: the scenario's).
     #[arg(long)]
     bg_apps: Option<u32>,
+    /// Output: a table for people, or json/csv for programs.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -53,6 +54,7 @@ struct ReplayArgs {
     /// Devices to replay on (repeatable: runtimes side by side). Default: galaxy-s5-emmc.
     #[arg(long = "device")]
     devices: Vec<String>,
+    /// Policy (see `forefront sim list`; `android+ft-<component>` combinations too).
     #[arg(long, default_value = "android")]
     policy: String,
     /// Foreground threads (syscall traces): their calls are the measured app, the others run
@@ -62,13 +64,16 @@ struct ReplayArgs {
     /// `trace` keeps the trace's think times; `afap` issues calls back to back.
     #[arg(long, value_parser = ["trace", "afap"], default_value = "trace")]
     timing: String,
+    /// Seed of the run's random streams (same seed, same output).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Output: a table for people, or json/csv for programs.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Perfetto / Chrome trace-event JSON of the (first device's) replay.
     #[arg(long, value_name = "FILE.json")]
     trace_out: Option<std::path::PathBuf>,
+    /// Overwrite the --trace-out file if it exists.
     #[arg(long)]
     force: bool,
 }
@@ -89,10 +94,13 @@ struct CompareArgs {
     /// First seed; with --seeds N, seeds S..S+N are run and their means averaged.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Seeds per cell.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
+    /// Override the scenario's device: a built-in name or a device TOML file.
     #[arg(long)]
     device: Option<String>,
+    /// Output: a markdown table, or json/csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -101,11 +109,13 @@ struct CompareArgs {
 struct RunArgs {
     /// A built-in scenario name (see `forefront sim list`) or a path to a scenario TOML file.
     scenario: String,
+    /// Policy (see `forefront sim list`; `android+ft-<component>` combinations too).
     #[arg(long, default_value = "android")]
     policy: String,
     /// Background app instances (default: the scenario's `bg_apps`).
     #[arg(long)]
     bg_apps: Option<u32>,
+    /// Seed of the run's random streams (same seed, same output).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Override the scenario's device: a built-in name or a device TOML file.
@@ -114,6 +124,7 @@ struct RunArgs {
     /// Override the scenario's I/O scheduler (kernel-default tunables).
     #[arg(long, value_parser = ["noop", "deadline", "cfq"])]
     scheduler: Option<String>,
+    /// Output: a table for people, or json/csv for programs.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Also write a Perfetto / Chrome trace-event JSON of the run (tasks per CPU, syscall spans
