@@ -15,9 +15,12 @@ use forefront_sim::{run as sim_run, RunConfig};
 pub struct SimArgs {
     #[command(subcommand)]
     command: Option<SimCommand>,
-    /// With no subcommand: seed of the comparison runs.
+    /// With no subcommand: first seed of the comparison runs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// With no subcommand: seeds per configuration (their samples are pooled).
+    #[arg(long, default_value_t = 3)]
+    seeds: u64,
     /// With no subcommand: background apps of the comparison (default: the scenario's).
     #[arg(long)]
     bg_apps: Option<u32>,
@@ -149,7 +152,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::Run(r)) => run_one(r),
         Some(SimCommand::Compare(c)) => compare_policies(c),
         Some(SimCommand::Replay(r)) => replay(r),
-        None => compare(args.seed, args.bg_apps, args.format),
+        None => compare(args.seed, args.seeds, args.bg_apps, args.format),
     }
 }
 
@@ -255,38 +258,62 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The default job: the default scenario alone (FG only) and under every policy with BG apps.
-fn compare(seed: u64, bg_apps: Option<u32>, format: Format) -> anyhow::Result<ExitCode> {
+/// The default job: the default scenario alone (FG only) and under every policy with BG apps,
+/// each over `seeds` seeds whose headline samples are pooled (20 samples per run are too few
+/// for one seed's tail to mean much).
+fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
     let scenario = forefront_workload::DEFAULT_SCENARIO;
-    let alone = sim_run(&RunConfig::builtin(scenario, "android", Some(0), seed)?);
-    let mut reports = vec![];
-    for p in Policy::names() {
-        reports.push(sim_run(&RunConfig::builtin(scenario, p, bg_apps, seed)?));
+    let mut cfgs = vec![];
+    let mut labels: Vec<(&str, u32)> = vec![("android", 0)];
+    for s in 0..seeds {
+        cfgs.push(RunConfig::builtin(scenario, "android", Some(0), seed + s)?);
     }
+    for p in Policy::names() {
+        let first = RunConfig::builtin(scenario, p, bg_apps, seed)?;
+        labels.push((p, first.bg_apps));
+        for s in 0..seeds {
+            cfgs.push(RunConfig { seed: seed + s, ..first.clone() });
+        }
+    }
+    let reports = run_all(&cfgs);
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {
-            let v = serde_json::json!({ "fg_only": alone, "runs": reports });
+            let n = seeds as usize;
+            let v = serde_json::json!({ "seeds": (seed..seed + seeds).collect::<Vec<_>>(), "fg_only": &reports[..n], "runs": &reports[n..] });
             serde_json::to_writer_pretty(&mut out, &v)?;
             writeln!(out)?;
         }
         Format::Csv => {
             writeln!(out, "{CSV_HEADER}")?;
-            writeln!(out, "{}", csv_row(&alone))?;
             for r in &reports {
                 writeln!(out, "{}", csv_row(r))?;
             }
         }
         Format::Table => {
-            let t0 = alone.metrics.fg_ms;
-            writeln!(out, "scenario {scenario} on {} ({}), seed {seed}: headline `{}`", alone.device, alone.scheduler, alone.headline)?;
-            writeln!(out, "{:<22} {:>7} {:>10} {:>10} {:>10} {:>12} {:>12}", "run", "bg_apps", "mean ms", "p50 ms", "p99 ms", "BG delay ms", "BG MB/s")?;
-            writeln!(out, "{:<22} {:>7} {:>10.1} {:>10.1} {:>10.1} {:>12} {:>12.2}", "FG only (reference)", 0, t0, alone.metrics.fg_p50_ms, alone.metrics.fg_p99_ms, "-", alone.metrics.bg_mb_per_s)?;
-            for r in &reports {
-                let m = &r.metrics;
-                writeln!(out, "{:<22} {:>7} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.2}", r.policy, r.bg_apps, m.fg_ms, m.fg_p50_ms, m.fg_p99_ms, m.fg_ms - t0, m.bg_mb_per_s)?;
+            // Pool each configuration's samples over its seeds.
+            let pooled: Vec<(Vec<f64>, f64)> = reports
+                .chunks(seeds as usize)
+                .map(|rs| {
+                    let mut v: Vec<f64> = rs.iter().flat_map(|r| r.metrics.fg_samples_ms.iter().copied()).collect();
+                    v.sort_by(f64::total_cmp);
+                    (v, rs.iter().map(|r| r.metrics.bg_mb_per_s).sum::<f64>() / rs.len() as f64)
+                })
+                .collect();
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+            let t0 = mean(&pooled[0].0);
+            let a = &reports[0];
+            writeln!(out, "scenario {scenario} on {} ({}), seeds {seed}..{}: headline `{}`, samples pooled over seeds", a.device, a.scheduler, seed + seeds - 1, a.headline)?;
+            writeln!(out, "{:<22} {:>7} {:>8} {:>10} {:>10} {:>10} {:>12} {:>10}", "run", "bg_apps", "samples", "mean ms", "p50 ms", "p99 ms", "BG delay ms", "BG MB/s")?;
+            for (k, ((v, bg), (policy, n))) in pooled.iter().zip(&labels).enumerate() {
+                let name = if k == 0 { "FG only (reference)" } else { policy };
+                let delay = if k == 0 { "-".to_string() } else { format!("{:.1}", mean(v) - t0) };
+                let (p50, p99) = (forefront_sim::percentile(v, 50.0), forefront_sim::percentile(v, 99.0));
+                writeln!(out, "{:<22} {:>7} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>12} {:>10.2}", name, n, v.len(), mean(v), p50, p99, delay, bg)?;
             }
-            writeln!(out, "BG delay = mean FG latency − FG-only mean. `forefront sim run {scenario} --policy P` shows a run's per-layer breakdown.")?;
+            writeln!(out, "BG delay = mean FG latency − FG-only mean. `forefront sim run {scenario} --policy P` shows one run's per-layer breakdown;")?;
+            writeln!(out, "`forefront sim compare {scenario} --ablation --seeds 3` compares across BG-app counts.")?;
         }
     }
     Ok(ExitCode::SUCCESS)
