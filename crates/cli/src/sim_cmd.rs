@@ -73,12 +73,8 @@ struct ReplayArgs {
     /// Output: a table for people, or json/csv for programs.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Perfetto / Chrome trace-event JSON of the (first device's) replay.
-    #[arg(long, value_name = "FILE.json")]
-    trace_out: Option<std::path::PathBuf>,
-    /// Overwrite the --trace-out file if it exists.
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    trace: TraceOut,
 }
 
 #[derive(Args)]
@@ -130,8 +126,15 @@ struct RunArgs {
     /// Output: a table for people, or json/csv for programs.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    #[command(flatten)]
+    trace: TraceOut,
+}
+
+/// `--trace-out` for `sim run` and `sim replay`.
+#[derive(Args)]
+struct TraceOut {
     /// Also write a Perfetto / Chrome trace-event JSON of the run (tasks per CPU, syscall spans
-    /// per thread, requests per queue, queue depth).
+    /// per thread, requests per queue, queue depth); for `replay`, of the first device's run.
     #[arg(long, value_name = "FILE.json")]
     trace_out: Option<std::path::PathBuf>,
     /// Overwrite the --trace-out file if it exists.
@@ -192,7 +195,7 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
 
 fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&r)?;
-    let report = run_with_trace(&cfg, r.trace_out.as_deref(), r.force)?;
+    let report = run_with_trace(&cfg, r.trace.trace_out.as_deref(), r.trace.force)?;
     let mut out = std::io::stdout().lock();
     match r.format {
         Format::Json => {
@@ -513,7 +516,7 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         eprintln!("replaying {} of {} records ({} not file I/O: {})", sk.replayed, sk.replayed + left, left,
             sk.calls.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
     }
-    let mut reports = vec![run_with_trace(&cfgs[0], a.trace_out.as_deref(), a.force)?];
+    let mut reports = vec![run_with_trace(&cfgs[0], a.trace.trace_out.as_deref(), a.trace.force)?];
     reports.extend(run_all(&cfgs[1..]));
     let mut out = std::io::stdout().lock();
     match a.format {

@@ -319,7 +319,7 @@ pub(crate) mod testkit {
 
     use forefront_engine::SimTime;
 
-    use crate::block::{Dispatch, IoScheduler, ReqOp, ReqSlab, ReqTimes, Request};
+    use crate::block::{Dispatch, IoScheduler, ReqOp, ReqSlab, Request};
     use crate::prov::{Origin, Provenance};
 
     /// A template with `merged == MERGE_AWAY` is removed with `remove_merged` right after `add`.
@@ -327,35 +327,11 @@ pub(crate) mod testkit {
 
     /// A request template; `tag` identifies it across id reuse.
     pub fn req(op: ReqOp, sector: u64, sectors: u32, sync: bool, pid: u32, tag: u64) -> Request {
-        Request {
-            id: 0,
-            op,
-            sector,
-            sectors,
-            sync,
-            meta: false,
-            fua: false,
-            preflush: false,
-            prov: Provenance {
-                uid: pid,
-                pid,
-                tid: pid,
-                fg: false,
-                origin: if sync {
-                    Origin::Read
-                } else {
-                    Origin::Writeback
-                },
-                blkio_group: 0,
-            },
-            ioprio_class: 2,
-            ioprio_level: 4,
-            boosted: false,
-            merged: 0,
-            times: ReqTimes::default(),
-            waiters: Vec::new(),
-            tag,
-        }
+        let origin = if sync { Origin::Read } else { Origin::Writeback };
+        let prov = Provenance { uid: pid, pid, tid: pid, fg: false, origin, blkio_group: 0 };
+        let mut r = Request::new(op, sector, sectors, sync, prov);
+        r.tag = tag;
+        r
     }
 
     pub fn read(sector: u64, pid: u32, tag: u64) -> Request {
