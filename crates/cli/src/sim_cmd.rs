@@ -57,7 +57,8 @@ struct ReplayArgs {
     /// Devices to replay on (repeatable: runtimes side by side). Default: galaxy-s5-emmc.
     #[arg(long = "device")]
     devices: Vec<String>,
-    /// Policy (see `forefront sim list`; `android+ft-<component>` combinations too).
+    /// Policy (see `forefront sim list`; `POLICY+COMPONENT` combinations too, e.g.
+    /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
     /// Foreground threads (syscall traces): their calls are the measured app, the others run
@@ -81,10 +82,13 @@ struct ReplayArgs {
 struct CompareArgs {
     /// A built-in scenario name or a scenario TOML file.
     scenario: String,
-    /// Policies to compare (repeatable; `android` is always included as the baseline).
-    #[arg(long = "policy", default_values_t = ["android".to_string(), "fasttrack-minus".to_string(), "fasttrack".to_string()])]
+    /// Policies to compare (comma-separated or repeated; `android` is always included as the
+    /// baseline).
+    #[arg(long = "policy", value_delimiter = ',', default_values_t = ["android".to_string(), "fasttrack-minus".to_string(), "fasttrack".to_string()])]
     policies: Vec<String>,
-    /// Add FastTrack's single-component ablations (android+ft-alloc, …) to the policies.
+    /// Add the ablations: FastTrack's single components (android+ft-alloc, …), and with qasio or
+    /// forefront among the policies, QASIO's (android+qa-boost, fasttrack+qa-device,
+    /// fasttrack+fg-inherit).
     #[arg(long)]
     ablation: bool,
     /// Background-app counts, comma-separated.
@@ -108,7 +112,8 @@ struct CompareArgs {
 struct RunArgs {
     /// A built-in scenario name (see `forefront sim list`) or a path to a scenario TOML file.
     scenario: String,
-    /// Policy (see `forefront sim list`; `android+ft-<component>` combinations too).
+    /// Policy (see `forefront sim list`; `POLICY+COMPONENT` combinations too, e.g.
+    /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
     /// Background app instances (default: the scenario's `bg_apps`).
@@ -170,6 +175,7 @@ fn list() -> anyhow::Result<ExitCode> {
     for n in Policy::names() {
         writeln!(out, "  {n:<16} {}", Policy::by_name(n)?.description)?;
     }
+    writeln!(out, "  {:<16} any policy plus components: {}", "POLICY+COMPONENT", Policy::components().join(", "))?;
     writeln!(out, "devices:")?;
     for n in forefront_workload::device_names() {
         writeln!(out, "  {n:<16} {}", forefront_workload::builtin_device(n)?.description)?;
@@ -368,7 +374,11 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
         policies.insert(0, "android".into());
     }
     if c.ablation {
-        for a in Policy::ablations() {
+        let mut ablations = Policy::ablations();
+        if policies.iter().any(|p| p.starts_with("qasio") || p.starts_with("forefront")) {
+            ablations.extend(Policy::qasio_ablations());
+        }
+        for a in ablations {
             if !policies.iter().any(|p| p == a) {
                 policies.push(a.to_string());
             }

@@ -7,6 +7,8 @@
 //! - [`block`]: requests with provenance ([`block::Request`]), merging, the [`block::IoScheduler`]
 //!   implementations (noop, deadline, CFQ) and the [`block::BlockQueue`] that dispatches to the device.
 //! - [`flash`]: eMMC / UFS / SD timing with an internal command queue ([`flash::FlashDevice`]).
+//! - [`wait`]: the [`wait::WaitGraph`] — what every blocked task waits for, and which I/O that is,
+//!   directly or through the journal (QASIO's dependencies).
 //!
 //! Each layer exposes the seams that foreground-first policies change (classification, page
 //! allocation gate, reclaim order, dispatch insertion, device command priority, CPU weights); the
@@ -18,3 +20,4 @@ pub mod flash;
 pub mod fs;
 pub mod mm;
 pub mod prov;
+pub mod wait;

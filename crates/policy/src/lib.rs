@@ -10,6 +10,12 @@
 //! | [`Policy::dispatch`] | block layer: where a new request is inserted | the I/O scheduler |
 //! | [`Policy::device_order`] | device firmware: command priority | reads before writes |
 //! | [`Policy::cpu`] | CPU: group weights of FG and BG | 1024 / 110 |
+//! | [`Policy::boost`] | block layer and device: boost async I/O a task is blocked on (QASIO) | off |
+//! | [`Policy::fg_inherit`] | every layer: I/O an FG task waits on, even through the journal, is FG | off |
+//!
+//! Decisions that need more than a flag are pure functions here, called from one place in the
+//! simulator each: [`device_class`] (the device's command priority) and [`request_is_fg`]
+//! (FastTrack's request classification). [`Hook`] names every counted decision.
 //!
 //! The simulator counts every time a seam changes a decision (`hooks` in run reports), so a
 //! policy that silently does nothing shows up.
@@ -69,6 +75,18 @@ pub enum DeviceOrder {
     ForegroundFirst,
 }
 
+/// QASIO's boost of asynchronous I/O that a task is blocked on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Boost {
+    Off,
+    /// The I/O scheduler moves the request ahead of other async requests (QASIO, FAST'15).
+    Scheduler,
+    /// As `Scheduler`, and a request already in the device's command queue moves ahead of the
+    /// other commands of its class there (where the device queues more than one command).
+    SchedulerAndDevice,
+}
+
 /// CPU weights of the foreground and background groups; `None` keeps the scenario's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CpuWeights {
@@ -88,6 +106,11 @@ pub struct Policy {
     pub dispatch: Dispatch,
     pub device_order: DeviceOrder,
     pub cpu: CpuWeights,
+    pub boost: Boost,
+    /// Requests an FG task waits on — directly, or through a journal handle or commit — are
+    /// foreground in every layer from then on (dispatch queue, device priority), and so is the
+    /// journal I/O of a commit an FG task waits for. Needs `classify_io`.
+    pub fg_inherit: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +129,30 @@ impl Policy {
             dispatch: Dispatch::Scheduler,
             device_order: DeviceOrder::ReadFirst,
             cpu: CpuWeights { fg_shares: None, bg_shares: None },
+            boost: Boost::Off,
+            fg_inherit: false,
         }
+    }
+
+    /// QASIO (FAST'15): stock Android plus the boost of asynchronous I/O that any task is
+    /// blocked on, directly or through the journal (its six dependency types).
+    pub fn qasio() -> Policy {
+        let mut p = Policy::android();
+        p.name = "qasio".into();
+        p.description = "QASIO: stock Android plus boosting async I/O a task waits on (in the I/O scheduler and the device queue)";
+        Component::QaDevice.apply(&mut p);
+        p
+    }
+
+    /// forefront: FastTrack + QASIO. The journal and write-back I/O an FG task waits on is
+    /// boosted and treated as FG in every layer, including the device's command order.
+    pub fn forefront() -> Policy {
+        let mut p = Policy::fasttrack();
+        p.name = "forefront".into();
+        p.description = "FastTrack + QASIO: async and journal I/O an FG task waits on is boosted and FG in every layer";
+        Component::QaDevice.apply(&mut p);
+        Component::FgInherit.apply(&mut p);
+        p
     }
 
     /// FastTrack-- (ATC'18): App Status Detector, Page Allocator, Page Reclaimer, I/O
@@ -130,15 +176,26 @@ impl Policy {
         p
     }
 
-    /// Every named policy; `android+ft-<component>` combinations are accepted too
-    /// (components: alloc, reclaim, dispatch, device).
+    /// Every named policy; `base+component` combinations are accepted too (components:
+    /// ft-alloc, ft-reclaim, ft-dispatch, ft-device, qa-boost, qa-device, fg-inherit).
     pub fn names() -> Vec<&'static str> {
-        vec!["android", "fasttrack-minus", "fasttrack"]
+        vec!["android", "fasttrack-minus", "fasttrack", "qasio", "forefront"]
     }
 
     /// The single-component ablations of FastTrack.
     pub fn ablations() -> Vec<&'static str> {
         vec!["android+ft-alloc", "android+ft-reclaim", "android+ft-dispatch", "android+ft-device"]
+    }
+
+    /// The ablations of QASIO and forefront: QASIO without the device-queue boost, and
+    /// FastTrack with each of forefront's two additions alone.
+    pub fn qasio_ablations() -> Vec<&'static str> {
+        vec!["android+qa-boost", "fasttrack+qa-device", "fasttrack+fg-inherit"]
+    }
+
+    /// Every component name accepted after a `+`.
+    pub fn components() -> Vec<&'static str> {
+        vec!["ft-alloc", "ft-reclaim", "ft-dispatch", "ft-device", "qa-boost", "qa-device", "fg-inherit"]
     }
 
     pub fn by_name(name: &str) -> Result<Policy, UnknownPolicy> {
@@ -148,6 +205,8 @@ impl Policy {
             "android" => Policy::android(),
             "fasttrack-minus" => Policy::fasttrack_minus(),
             "fasttrack" => Policy::fasttrack(),
+            "qasio" => Policy::qasio(),
+            "forefront" => Policy::forefront(),
             _ => return Err(UnknownPolicy(name.to_string())),
         };
         for part in parts {
@@ -162,14 +221,21 @@ impl Policy {
     }
 }
 
-/// One FastTrack component, for ablations. Every component needs the App Status Detector
-/// (FG/BG classification by UID), so applying any of them turns it on.
+/// One component of FastTrack, QASIO or forefront, for ablations. Every FastTrack component and
+/// `fg-inherit` need the App Status Detector (FG/BG classification by UID), so applying any of
+/// them turns it on; QASIO's boost does not (it is priority-agnostic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Component {
     Alloc,
     Reclaim,
     Dispatch,
     Device,
+    /// QASIO's boost in the I/O scheduler.
+    QaBoost,
+    /// QASIO's boost in the I/O scheduler and the device queue.
+    QaDevice,
+    /// forefront: what an FG task waits on is FG.
+    FgInherit,
 }
 
 impl Component {
@@ -179,17 +245,135 @@ impl Component {
             "ft-reclaim" => Component::Reclaim,
             "ft-dispatch" => Component::Dispatch,
             "ft-device" => Component::Device,
+            "qa-boost" => Component::QaBoost,
+            "qa-device" => Component::QaDevice,
+            "fg-inherit" => Component::FgInherit,
             _ => return None,
         })
     }
 
     pub fn apply(self, p: &mut Policy) {
-        p.classify_io = true;
+        if !matches!(self, Component::QaBoost | Component::QaDevice) {
+            p.classify_io = true;
+        }
         match self {
             Component::Alloc => p.alloc_gate = true,
             Component::Reclaim => p.reclaim = Reclaim::BackgroundFirst,
             Component::Dispatch => p.dispatch = Dispatch::ForegroundDirect,
             Component::Device => p.device_order = DeviceOrder::ForegroundFirst,
+            Component::QaBoost => {
+                if p.boost == Boost::Off {
+                    p.boost = Boost::Scheduler;
+                }
+            }
+            Component::QaDevice => p.boost = Boost::SchedulerAndDevice,
+            Component::FgInherit => p.fg_inherit = true,
+        }
+    }
+}
+
+/// The device command priority of a request (lower is served first; FIFO within a class).
+/// `boosted` applies only under [`Boost::SchedulerAndDevice`]: a boosted request goes ahead of
+/// the other requests of its class, never ahead of a better class.
+pub fn device_class(p: &Policy, read: bool, fg: bool, boosted: bool) -> u8 {
+    let base = match p.device_order {
+        // Reads before writes (stock eMMC/UFS firmware, FastTrack §3).
+        DeviceOrder::ReadFirst => u8::from(!read),
+        // FG read > FG write > BG read > BG write.
+        DeviceOrder::ForegroundFirst => (if fg { 0 } else { 2 }) + u8::from(!read),
+    };
+    2 * base + u8::from(!(boosted && p.boost == Boost::SchedulerAndDevice))
+}
+
+/// Whether a new request counts as foreground (the classification every later layer sees).
+/// Stock Android knows only the submitter's cgroup, and kernel threads are never foreground;
+/// FastTrack classifies sync I/O by the submitting task and async write-back by the pages'
+/// owner (the App Status Detector's UID).
+pub fn request_is_fg(p: &Policy, kernel_thread: bool, task_fg: bool, owner_fg: bool) -> bool {
+    if p.classify_io && kernel_thread {
+        owner_fg
+    } else {
+        !kernel_thread && task_fg
+    }
+}
+
+/// QASIO's dependency types (FAST'15 §3): why a task ends up blocked on asynchronous I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Dependency {
+    /// Modifying a metadata buffer under async (checkpoint) write-back.
+    DMeta,
+    /// Modifying a data page under async write-back (stable pages).
+    DData,
+    /// fsync/truncate (or the commit's data=ordered flush) waiting for async write-back.
+    DSync,
+    /// Waiting for discards issued at the end of a commit.
+    DDiscard,
+    /// Cannot start a journal handle: the locked transaction waits on a QASIO.
+    IJHandle,
+    /// fsync waits for a commit that waits on a QASIO.
+    IJCommit,
+}
+
+impl Dependency {
+    pub const ALL: [Dependency; 6] =
+        [Dependency::DMeta, Dependency::DData, Dependency::DSync, Dependency::DDiscard, Dependency::IJHandle, Dependency::IJCommit];
+    pub fn name(self) -> &'static str {
+        match self {
+            Dependency::DMeta => "d_meta",
+            Dependency::DData => "d_data",
+            Dependency::DSync => "d_sync",
+            Dependency::DDiscard => "d_discard",
+            Dependency::IJHandle => "i_jhandle",
+            Dependency::IJCommit => "i_jcommit",
+        }
+    }
+}
+
+/// Every decision a policy makes that changes the stock outcome, counted per run (`hooks` in
+/// reports). Names are the JSON contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Hook {
+    /// App Status Detector: the framework wrote the FG UID.
+    AppStatusFgUid,
+    /// A task moved between the FG and BG CPU groups.
+    CpuGroupMove,
+    /// FastTrack's Page Allocator paused a BG allocation.
+    PageAllocBgPaused,
+    /// BG-first reclaim freed pages.
+    ReclaimBgFirst,
+    /// BG-first reclaim found only dirty or busy BG pages first.
+    ReclaimBgDirtyFirst,
+    /// An FG request went straight to the dispatch queue.
+    DispatchFgDirect,
+    /// A task was found blocked on a queued async request through this dependency (counted
+    /// once per request and type).
+    QasioDetected(Dependency),
+    /// The I/O scheduler moved a request ahead of other async requests.
+    QasioBoostScheduler,
+    /// The device moved a queued command ahead of the others of its class.
+    QasioBoostDevice,
+    /// A request an FG task waits on became FG.
+    FgInherited,
+}
+
+impl Hook {
+    pub fn name(self) -> &'static str {
+        match self {
+            Hook::AppStatusFgUid => "app_status.fg_uid_set",
+            Hook::CpuGroupMove => "cpu.group_move",
+            Hook::PageAllocBgPaused => "page_alloc.bg_paused",
+            Hook::ReclaimBgFirst => "reclaim.bg_first",
+            Hook::ReclaimBgDirtyFirst => "reclaim.bg_dirty_first",
+            Hook::DispatchFgDirect => "dispatch.fg_direct",
+            Hook::QasioDetected(Dependency::DMeta) => "qasio.detected.d_meta",
+            Hook::QasioDetected(Dependency::DData) => "qasio.detected.d_data",
+            Hook::QasioDetected(Dependency::DSync) => "qasio.detected.d_sync",
+            Hook::QasioDetected(Dependency::DDiscard) => "qasio.detected.d_discard",
+            Hook::QasioDetected(Dependency::IJHandle) => "qasio.detected.i_jhandle",
+            Hook::QasioDetected(Dependency::IJCommit) => "qasio.detected.i_jcommit",
+            Hook::QasioBoostScheduler => "qasio.boost.scheduler",
+            Hook::QasioBoostDevice => "qasio.boost.device",
+            Hook::FgInherited => "forefront.fg_inherited",
         }
     }
 }
@@ -220,6 +404,48 @@ mod tests {
             assert!(p.classify_io);
         }
         assert!(Policy::by_name("android+ft-bogus").is_err());
-        assert!(Policy::by_name("qasio").is_err());
+        assert!(Policy::by_name("qasio2").is_err());
+    }
+
+    #[test]
+    fn qasio_is_priority_agnostic_and_forefront_is_fasttrack_plus_qasio() {
+        let q = Policy::by_name("qasio").unwrap();
+        assert_eq!(q.boost, Boost::SchedulerAndDevice);
+        assert!(!q.classify_io && !q.fg_inherit && !q.alloc_gate);
+        let f = Policy::by_name("forefront").unwrap();
+        let mut ft = Policy::by_name("fasttrack+qa-device+fg-inherit").unwrap();
+        ft.name = f.name.clone();
+        ft.description = f.description;
+        assert_eq!(ft, f);
+        for a in Policy::qasio_ablations() {
+            assert!(Policy::by_name(a).is_ok(), "{a}");
+        }
+    }
+
+    #[test]
+    fn device_class_orders_and_boosts_within_a_class() {
+        let stock = Policy::android();
+        let ft = Policy::fasttrack();
+        let q = Policy::qasio();
+        // Stock: reads before writes whatever FG/BG; a boost is ignored without the device boost.
+        assert!(device_class(&stock, true, false, false) < device_class(&stock, false, true, false));
+        assert_eq!(device_class(&stock, false, false, true), device_class(&stock, false, false, false));
+        // QASIO: a boosted write goes ahead of other writes but not ahead of reads.
+        assert!(device_class(&q, false, false, true) < device_class(&q, false, false, false));
+        assert!(device_class(&q, true, false, false) < device_class(&q, false, false, true));
+        // FastTrack: FG read > FG write > BG read > BG write.
+        let order = [(true, true), (false, true), (true, false), (false, false)];
+        for w in order.windows(2) {
+            assert!(device_class(&ft, w[0].0, w[0].1, false) < device_class(&ft, w[1].0, w[1].1, false));
+        }
+    }
+
+    #[test]
+    fn hook_names_are_distinct() {
+        let mut hooks = vec![Hook::AppStatusFgUid, Hook::CpuGroupMove, Hook::PageAllocBgPaused, Hook::ReclaimBgFirst,
+            Hook::ReclaimBgDirtyFirst, Hook::DispatchFgDirect, Hook::QasioBoostScheduler, Hook::QasioBoostDevice, Hook::FgInherited];
+        hooks.extend(Dependency::ALL.map(Hook::QasioDetected));
+        let names: std::collections::BTreeSet<_> = hooks.iter().map(|h| h.name()).collect();
+        assert_eq!(names.len(), hooks.len());
     }
 }

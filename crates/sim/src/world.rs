@@ -1,6 +1,6 @@
 //! The simulated phone: every layer, the tasks, and the event loop that connects them.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
 use forefront_model::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, ReqTimes, Request, Submitted};
@@ -9,7 +9,8 @@ use forefront_model::flash::{FlashDevice, FlashParams, Started};
 use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
-use forefront_policy::{DeviceOrder, Dispatch as DispatchPolicy, Policy, Reclaim};
+use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
+use forefront_policy::{device_class, request_is_fg, Boost, Dependency, Dispatch as DispatchPolicy, Hook, Policy, Reclaim};
 use forefront_record::trace::{
     BlockAction, BlockDetail, BlockEvent, BlockOp, DevId, Rwbs, SchedEvent, SchedRecord, SyscallRecord, TraceRecord,
 };
@@ -50,29 +51,22 @@ enum TState {
     Done,
 }
 
-/// What a blocked task waits for (its waker).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum WaitOn {
-    /// A request it submitted itself: time is split by the request's stage.
-    OwnRequest,
-    /// A request someone else submitted (a locked page, a page under write-back, a buffer).
-    OtherRequest,
-    Journal,
-    Throttle,
-    Congestion,
-    Alloc,
-    Timer,
-    Ipc,
-    Idle,
-}
-
+/// How a blocked task's time is accounted. What it waits for, and since when, is in the
+/// [`WaitGraph`]; a task has a `Wait` exactly when the graph has a blocker for it.
 #[derive(Clone, Copy, Debug)]
 struct Wait {
-    on: WaitOn,
     cat: Cat,
-    since: SimTime,
+    /// It waits for a request it submitted itself: time is split by the request's stage.
+    own: bool,
     /// Counted in `fg_io_waiting` (a foreground task waiting for I/O).
     fg_io: bool,
+}
+
+/// An IPC channel: a counting semaphore (its waiters are in the wait graph).
+#[derive(Clone, Copy, Debug, Default)]
+struct Chan {
+    id: u32,
+    signals: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +113,6 @@ struct Task {
     /// Blocked time per category (ns).
     acc: [u64; Cat::COUNT],
     phases: Vec<(String, SimTime, [u64; Cat::COUNT], (u64, u64))>,
-    handle: Option<u64>,
     bg_prio: bool,
     /// The op in progress, for `--trace-out` syscall spans: (name, path, size, start).
     span: Option<(&'static str, Option<String>, Option<u64>, SimTime)>,
@@ -192,10 +185,13 @@ pub struct World {
     jbd2: Tid,
     kswapd: Tid,
     kick_pending: bool,
-    throttle_waiters: Vec<Tid>,
-    congestion_waiters: Vec<Tid>,
-    alloc_waiters: Vec<Tid>,
-    chans: BTreeMap<String, (u64, VecDeque<Tid>)>,
+    /// Who waits for what: every blocked task, journal handles, request wake lists.
+    wg: WaitGraph,
+    chans: BTreeMap<String, Chan>,
+    /// QASIO dependency types already counted per live request (bit per [`Dependency`]).
+    req_deps: Vec<u8>,
+    scratch_through: Vec<Tid>,
+    scratch_behind: Vec<(ReqId, Why, Via)>,
     /// Meta block → (request, serial) while a checkpoint write holds it.
     meta_io: HashMap<u64, (ReqId, u64)>,
     net_free_at: SimTime,
@@ -215,7 +211,7 @@ pub struct World {
     scratch_ids: Vec<ReqId>,
     scratch_started: Vec<Started>,
     samples: Vec<Sample>,
-    hooks: BTreeMap<String, u64>,
+    hooks: BTreeMap<Hook, u64>,
     fg_tasks_left: usize,
     /// When the last foreground thread finished (the run ends there).
     fg_done_at: Option<SimTime>,
@@ -271,10 +267,11 @@ impl World {
             jbd2: 1,
             kswapd: 2,
             kick_pending: false,
-            throttle_waiters: Vec::new(),
-            congestion_waiters: Vec::new(),
-            alloc_waiters: Vec::new(),
+            wg: WaitGraph::new(1),
             chans: BTreeMap::new(),
+            req_deps: Vec::new(),
+            scratch_through: Vec::new(),
+            scratch_behind: Vec::new(),
             meta_io: HashMap::new(),
             net_free_at: SimTime::ZERO,
             async_queued: 0,
@@ -304,6 +301,7 @@ impl World {
         w.flusher = w.add_task("flush-8:0", 0, Kind::Flusher, Vec::new(), false, 0);
         w.jbd2 = w.add_task("jbd2/sda-8", 0, Kind::Jbd2, Vec::new(), false, 0);
         w.kswapd = w.add_task("kswapd0", 0, Kind::Kswapd, Vec::new(), false, 0);
+        w.wg.set_jbd2(w.jbd2);
         w.tasks[w.flusher as usize].exec = Exec::Flusher;
         w.tasks[w.jbd2 as usize].exec = Exec::Jbd2;
 
@@ -375,7 +373,8 @@ impl World {
         }
         for (tid, at) in starts {
             w.q.schedule(at, Ev::Wake(tid, 0));
-            w.tasks[tid as usize].wait = Some(Wait { on: WaitOn::Timer, cat: Cat::Sleep, since: SimTime::ZERO, fg_io: false });
+            w.tasks[tid as usize].wait = Some(Wait { cat: Cat::Sleep, own: false, fg_io: false });
+            w.wg.block(tid, Blocker::Timer, SimTime::ZERO);
             w.tasks[tid as usize].state = TState::Blocked;
         }
         let wb = SimTime::from_secs_f64(w.phone.writeback_interval_s);
@@ -385,7 +384,8 @@ impl World {
         // Kernel threads start idle (blocked on their wake-up).
         for k in [w.flusher, w.jbd2, w.kswapd] {
             w.tasks[k as usize].state = TState::Blocked;
-            w.tasks[k as usize].wait = Some(Wait { on: WaitOn::Idle, cat: Cat::Sleep, since: SimTime::ZERO, fg_io: false });
+            w.tasks[k as usize].wait = Some(Wait { cat: Cat::Sleep, own: false, fg_io: false });
+            w.wg.block(k, Blocker::Idle, SimTime::ZERO);
         }
         w
     }
@@ -394,6 +394,7 @@ impl World {
         let tid = self.tasks.len() as Tid;
         let uid = self.apps[app].uid;
         self.cpu.add_task(tid, ROOT_GROUP, nice_to_weight(nice));
+        self.wg.add_task();
         self.tasks.push(Task {
             name: name.to_string(),
             app,
@@ -410,7 +411,6 @@ impl World {
             wait: None,
             acc: [0; Cat::COUNT],
             phases: Vec::new(),
-            handle: None,
             bg_prio,
             span: None,
             zero_steps: 0,
@@ -449,8 +449,8 @@ impl World {
         }
     }
 
-    fn hook(&mut self, name: &'static str) {
-        *self.hooks.entry(name.to_string()).or_insert(0) += 1;
+    fn hook(&mut self, h: Hook) {
+        *self.hooks.entry(h).or_insert(0) += 1;
     }
 
     // ---------------------------------------------------------------- event loop
@@ -625,9 +625,7 @@ impl World {
             }
             if self.pending_release {
                 self.pending_release = false;
-                for t in std::mem::take(&mut self.alloc_waiters) {
-                    self.wake(t);
-                }
+                self.wake_all(Blocker::Alloc);
             }
             self.rearm();
         }
@@ -663,17 +661,17 @@ impl World {
         }
         inv.bytes_in_flight = bytes;
         inv.time_clamps = self.q.clamped();
-        for t in &self.tasks {
+        for (tid, t) in self.tasks.iter().enumerate() {
             if t.state == TState::Blocked {
                 inv.tasks_blocked_at_end += 1;
-                if t.wait.is_none() {
+                if self.wg.blocker(tid as Tid).is_none() {
                     inv.tasks_blocked_without_waker += 1;
                 }
             }
         }
         Outcome {
             samples: self.samples,
-            hooks: self.hooks,
+            hooks: self.hooks.into_iter().map(|(h, n)| (h.name().to_string(), n)).collect(),
             bg_read: self.bg_read,
             bg_written: self.bg_written,
             sim_end: self.fg_done_at.unwrap_or(self.q.now().min(self.end)),
@@ -695,19 +693,33 @@ impl World {
 
     // ---------------------------------------------------------------- tasks and CPU
 
-    /// Register that `tid` waits; the caller returns `After::Block`.
-    fn block_on(&mut self, tid: Tid, on: WaitOn, cat: Cat) {
+    /// Register that `tid` waits on `b` (the one place tasks block); the caller returns
+    /// `After::Block`. Its time is charged to `cat` (or split by stage for its own request).
+    fn block_on(&mut self, tid: Tid, b: Blocker, cat: Cat) {
         let now = self.now();
-        let fg_io = self.policy.alloc_gate
-            && self.tasks[tid as usize].kind == Kind::User
-            && matches!(on, WaitOn::OwnRequest | WaitOn::OtherRequest | WaitOn::Journal)
-            && self.task_is_fg(tid);
+        let kind = self.tasks[tid as usize].kind;
+        let own = matches!(b, Blocker::Request { id, .. } if self.reqs.get(id).prov.tid == tid);
+        let fg_io = self.policy.alloc_gate && kind == Kind::User && b.is_io() && self.task_is_fg(tid);
         if fg_io {
             self.fg_io_waiting += 1;
         }
         let t = &mut self.tasks[tid as usize];
         debug_assert!(t.wait.is_none(), "{} waits twice", t.name);
-        t.wait = Some(Wait { on, cat, since: now, fg_io });
+        t.wait = Some(Wait { cat, own, fg_io });
+        self.wg.block(tid, b, now);
+        if b.is_io() && (self.policy.boost != Boost::Off || self.policy.fg_inherit) {
+            self.qasio_on_block(tid);
+        }
+    }
+
+    /// Wake every task waiting on `b`, in the order they blocked.
+    fn wake_all(&mut self, b: Blocker) {
+        if self.wg.count(b) == 0 {
+            return;
+        }
+        for t in self.wg.blocked_on(|x| x == b) {
+            self.wake(t);
+        }
     }
 
     /// Wake `tid` from whatever it waits for (no-op if it does not wait).
@@ -719,10 +731,12 @@ impl World {
         let now = self.now();
         let t = &mut self.tasks[tid as usize];
         let Some(w) = t.wait.take() else { return };
+        let (_, since) = self.wg.unblock(tid).expect("a waiting task has a blocker");
+        let t = &mut self.tasks[tid as usize];
         t.token = t.token.wrapping_add(1);
         if w.fg_io {
             self.fg_io_waiting -= 1;
-            if self.fg_io_waiting == 0 && !self.alloc_waiters.is_empty() {
+            if self.fg_io_waiting == 0 && self.wg.count(Blocker::Alloc) > 0 {
                 // FG I/O served: resume the paused background work.
                 self.pending_release = true;
             }
@@ -733,15 +747,15 @@ impl World {
             t.after = After::Step;
             return;
         }
-        match (w.on, times) {
-            (WaitOn::OwnRequest, Some(rt)) => {
-                let d = rt.dispatched.unwrap_or(now).max(w.since).min(now);
+        match (w.own, times) {
+            (true, Some(rt)) => {
+                let d = rt.dispatched.unwrap_or(now).max(since).min(now);
                 let s = rt.service_start.unwrap_or(now).max(d).min(now);
-                t.acc[Cat::BlockQueue as usize] += d.since(w.since);
+                t.acc[Cat::BlockQueue as usize] += d.since(since);
                 t.acc[Cat::DeviceQueue as usize] += s.since(d);
                 t.acc[Cat::DeviceService as usize] += now.since(s);
             }
-            _ => t.acc[w.cat as usize] += now.since(w.since),
+            _ => t.acc[w.cat as usize] += now.since(since),
         }
         if t.state == TState::Blocked {
             t.state = TState::Runnable;
@@ -771,6 +785,7 @@ impl World {
             if t.zero_steps > 100_000 {
                 // A program that loops without doing anything: end the thread rather than hang.
                 t.wait = None;
+                self.wg.unblock(tid);
                 self.settle(tid, After::Exit, now);
                 return;
             }
@@ -785,10 +800,10 @@ impl World {
         match after {
             After::Step => false,
             After::Block => {
-                if let Some(w) = &mut self.tasks[tid as usize].wait {
+                if self.tasks[tid as usize].wait.is_some() {
                     // Blocked time starts when the task leaves the CPU (its last burst was
                     // counted as running).
-                    w.since = now;
+                    self.wg.restart(tid, now);
                     self.tasks[tid as usize].state = TState::Blocked;
                     self.cpu.stop(tid, now);
                     true
@@ -798,8 +813,11 @@ impl World {
             }
             After::Sleep(until) => {
                 let t = &mut self.tasks[tid as usize];
-                t.wait = Some(Wait { on: WaitOn::Timer, cat: t.wait.map_or(Cat::Sleep, |w| w.cat), since: now, fg_io: false });
+                t.wait = Some(Wait { cat: t.wait.map_or(Cat::Sleep, |w| w.cat), own: false, fg_io: false });
                 t.state = TState::Blocked;
+                self.wg.unblock(tid);
+                self.wg.block(tid, Blocker::Timer, now);
+                let t = &mut self.tasks[tid as usize];
                 let token = t.token;
                 self.cpu.stop(tid, now);
                 self.q.schedule(until, Ev::Wake(tid, token));
@@ -868,6 +886,12 @@ impl World {
                 self.start_op(tid, op)
             }
         }
+    }
+
+    /// The channel named `name` (created on first use, numbered in creation order).
+    fn chan(&mut self, name: String) -> Chan {
+        let next = self.chans.len() as u32;
+        *self.chans.entry(name).or_insert(Chan { id: next, signals: 0 })
     }
 
     fn file_of(&mut self, path: &str, uid: Uid) -> FileId {
@@ -941,28 +965,28 @@ impl World {
                 let done = self.net_free_at.max(now).after(ns);
                 self.net_free_at = done;
                 self.tasks[tid as usize].wait = None;
-                self.block_on(tid, WaitOn::Timer, Cat::Net);
+                self.wg.unblock(tid);
+                self.block_on(tid, Blocker::Timer, Cat::Net);
                 let token = self.tasks[tid as usize].token;
                 self.q.schedule(done, Ev::Wake(tid, token));
                 (sys, After::Block)
             }
             Op::Wait { chan } => {
-                let c = self.chans.entry(chan).or_default();
-                if c.0 > 0 {
-                    c.0 -= 1;
+                let c = self.chan(chan);
+                if c.signals > 0 {
+                    self.chans.values_mut().find(|x| x.id == c.id).expect("channel").signals -= 1;
                     (sys, After::Step)
                 } else {
-                    c.1.push_back(tid);
-                    self.block_on(tid, WaitOn::Ipc, Cat::Ipc);
+                    self.block_on(tid, Blocker::Ipc { chan: c.id }, Cat::Ipc);
                     (sys, After::Block)
                 }
             }
             Op::Signal { chan } => {
-                let c = self.chans.entry(chan).or_default();
-                if let Some(w) = c.1.pop_front() {
+                let c = self.chan(chan.clone());
+                if let Some(w) = self.wg.first_blocked_on(Blocker::Ipc { chan: c.id }) {
                     self.wake(w);
                 } else {
-                    c.0 += 1;
+                    self.chans.get_mut(&chan).expect("channel").signals += 1;
                 }
                 (sys, After::Step)
             }
@@ -994,13 +1018,13 @@ impl World {
                 self.fg_uid = uid;
                 if self.policy.classify_io {
                     // App Status Detector: the framework writes the FG UID to sysfs.
-                    self.hook("app_status.fg_uid_set");
+                    self.hook(Hook::AppStatusFgUid);
                 }
                 for t in 0..self.tasks.len() as Tid {
                     let g = self.group_for(t);
                     if self.cpu.group_of(t) != g {
                         self.cpu.set_group(t, g, now);
-                        self.hook("cpu.group_move");
+                        self.hook(Hook::CpuGroupMove);
                     }
                 }
                 (self.us(50.0), After::Step)
@@ -1023,7 +1047,7 @@ impl World {
             }
             Op::Bio { write, sector, bytes, sync } => {
                 let t = &self.tasks[tid as usize];
-                let fg = self.task_is_fg(tid);
+                let fg = request_is_fg(&self.policy, false, self.task_is_fg(tid), false);
                 let sectors = bytes.0.div_ceil(512).clamp(1, u64::from(u32::MAX)) as u32;
                 let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) };
                 let op = if write { ReqOp::Write } else { ReqOp::Read };
@@ -1032,7 +1056,7 @@ impl World {
                 let (id, _) = self.submit(req, Seg::Other);
                 let cost = self.us(self.costs.submit_request_us);
                 if sync {
-                    self.wait_request(tid, id, Cat::BlockQueue);
+                    self.wait_request(tid, id, Why::Own, Cat::BlockQueue);
                     (cost, After::Block)
                 } else {
                     (cost, After::Step)
@@ -1085,10 +1109,10 @@ impl World {
         let fg = self.fg_uid;
         let r = self.pc.reclaim(want, order, |u| Some(u) == fg);
         if order == ReclaimOrder::BackgroundFirst && r.freed > 0 {
-            self.hook("reclaim.bg_first");
+            self.hook(Hook::ReclaimBgFirst);
         }
         if r.bg_busy {
-            self.hook("reclaim.bg_dirty_first");
+            self.hook(Hook::ReclaimBgDirtyFirst);
         }
         r
     }
@@ -1101,7 +1125,7 @@ impl World {
         let (min, low, _) = self.watermarks();
         let free = self.pc.free_pages();
         if free < n + low {
-            self.wake_if(self.kswapd, WaitOn::Idle);
+            self.wake_if(self.kswapd, Blocker::Idle);
         }
         if free >= n + min {
             return true;
@@ -1117,8 +1141,7 @@ impl World {
         // writes dirty pages even below the background threshold until allocations succeed.
         self.wb_for_reclaim = true;
         self.wake_flusher();
-        self.alloc_waiters.push(tid);
-        self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
+        self.block_on(tid, Blocker::Alloc, Cat::Alloc);
         false
     }
 
@@ -1127,28 +1150,23 @@ impl World {
     /// in flight. True if the task was paused (registered).
     fn alloc_gate_pauses(&mut self, tid: Tid) -> bool {
         let t = &self.tasks[tid as usize];
-        if !self.policy.alloc_gate || self.fg_io_waiting == 0 || t.kind != Kind::User || t.handle.is_some() {
+        if !self.policy.alloc_gate || self.fg_io_waiting == 0 || t.kind != Kind::User || self.wg.handle_of(tid).is_some() {
             return false;
         }
         if self.apps[t.app].role != Role::Bg || self.task_is_fg(tid) {
             return false;
         }
-        self.hook("page_alloc.bg_paused");
-        self.alloc_waiters.push(tid);
-        self.block_on(tid, WaitOn::Alloc, Cat::Alloc);
+        self.hook(Hook::PageAllocBgPaused);
+        self.block_on(tid, Blocker::Alloc, Cat::Alloc);
         true
     }
 
-    /// Wait for request `id` (must be live): own or someone else's.
-    fn wait_request(&mut self, tid: Tid, id: ReqId, cat_other: Cat) {
-        let now = self.now();
+    /// Wait for request `id` (must be live) for reason `why`. Time waiting for an own request
+    /// is split by its stage; for someone else's it goes to `cat_other`.
+    fn wait_request(&mut self, tid: Tid, id: ReqId, why: Why, cat_other: Cat) {
         let own = self.reqs.get(id).prov.tid == tid;
-        self.reqs.get_mut(id).waiters.push((tid, now));
-        if own {
-            self.block_on(tid, WaitOn::OwnRequest, Cat::BlockQueue);
-        } else {
-            self.block_on(tid, WaitOn::OtherRequest, cat_other);
-        }
+        let cat = if own { Cat::BlockQueue } else { cat_other };
+        self.block_on(tid, Blocker::Request { id, why }, cat);
     }
 
     fn op_read(&mut self, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64) -> (u64, After) {
@@ -1166,7 +1184,7 @@ impl World {
                 }
                 Some(p) => {
                     let id = self.pc.page(p).io.expect("a locked page has its request");
-                    self.wait_request(tid, id, Cat::PageWait);
+                    self.wait_request(tid, id, Why::DataPage, Cat::PageWait);
                     self.set_read(tid, file, pos, end, chunk, call_end);
                     return (cost, After::Block);
                 }
@@ -1240,12 +1258,7 @@ impl World {
         let owner = self.fs.inodes[file as usize].owner;
         let kernel = self.tasks[tid as usize].kind != Kind::User;
         let sync = !write || !kernel || origin == Origin::Fsync;
-        let fg = if self.policy.classify_io {
-            // FastTrack: sync I/O by the task, async write-back by the pages' owner.
-            if kernel { self.is_fg_uid(owner) } else { self.task_is_fg(tid) }
-        } else {
-            !kernel && self.task_is_fg(tid)
-        };
+        let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), self.is_fg_uid(owner));
         let group = if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) };
         let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
         let op = if write { ReqOp::Write } else { ReqOp::Read };
@@ -1269,7 +1282,7 @@ impl World {
         self.inv.bytes_submitted += req.bytes();
         let is_async = !req.sync;
         let insert = if self.policy.dispatch == DispatchPolicy::ForegroundDirect && req.prov.fg {
-            self.hook("dispatch.fg_direct");
+            self.hook(Hook::DispatchFgDirect);
             Insert::DispatchQueue
         } else {
             Insert::Scheduler
@@ -1291,6 +1304,10 @@ impl World {
                 self.serial += 1;
                 self.req_serial[i] = self.serial;
                 self.segs[i].clear();
+                if self.req_deps.len() <= i {
+                    self.req_deps.resize(i + 1, 0);
+                }
+                self.req_deps[i] = 0;
                 if is_async {
                     self.async_queued += 1;
                 }
@@ -1309,6 +1326,80 @@ impl World {
         (id, self.req_serial[id as usize])
     }
 
+    // ------------------------------------------------------------- QASIO and forefront
+
+    /// QASIO's detection and forefront's FG inheritance, at the one moment they can change:
+    /// a task blocks on I/O (directly or through the journal). Every task whose wait now
+    /// passes through `tid`'s is walked in the wait graph; each queued request found is
+    /// - boosted (policy `boost`) if it is asynchronous — the paper's QASIO — and counted once
+    ///   per dependency type;
+    /// - made foreground (policy `fg_inherit`) if the walking task is foreground, whether the
+    ///   request is async write-back or the jbd2 thread's own journal writes.
+    fn qasio_on_block(&mut self, tid: Tid) {
+        let mut through = std::mem::take(&mut self.scratch_through);
+        let mut behind = std::mem::take(&mut self.scratch_behind);
+        self.wg.waiting_through(tid, &mut through);
+        for &w in &through {
+            let fg = self.policy.fg_inherit && self.tasks[w as usize].kind == Kind::User && self.task_is_fg(w);
+            self.wg.io_behind(w, &mut behind);
+            for &(id, why, via) in &behind {
+                let Some(r) = self.reqs.try_get(id) else { continue };
+                if r.times.service_start.is_some() {
+                    continue; // in service: nothing left to reorder
+                }
+                if self.policy.boost != Boost::Off && !r.sync {
+                    if let Some(dep) = dependency(why, via) {
+                        let bit = 1u8 << dep as u8;
+                        if self.req_deps[id as usize] & bit == 0 {
+                            self.req_deps[id as usize] |= bit;
+                            self.hook(Hook::QasioDetected(dep));
+                        }
+                    }
+                    self.boost_request(id);
+                }
+                if fg && !self.reqs.get(id).prov.fg {
+                    self.inherit_fg(id);
+                }
+            }
+        }
+        self.scratch_through = through;
+        self.scratch_behind = behind;
+    }
+
+    /// QASIO's boost: the I/O scheduler moves queued request `id` ahead of the other async
+    /// requests; a request already in the device's queue moves ahead of its class there.
+    fn boost_request(&mut self, id: ReqId) {
+        if self.reqs.get(id).is_queued() {
+            if self.bq.boost(&mut self.reqs, id) {
+                self.hook(Hook::QasioBoostScheduler);
+            }
+        } else if self.policy.boost == Boost::SchedulerAndDevice && !self.reqs.get(id).boosted {
+            let r = self.reqs.get_mut(id);
+            r.boosted = true;
+            let (read, fg) = (r.op.is_read(), r.prov.fg);
+            if self.dev.reclass(id, device_class(&self.policy, read, fg, true), fg) {
+                self.hook(Hook::QasioBoostDevice);
+            }
+        }
+    }
+
+    /// forefront: request `id` (queued or in the device queue) serves a foreground task, so it
+    /// is foreground from here on: straight to the dispatch queue if the policy sends FG
+    /// requests there, and FG priority in the device.
+    fn inherit_fg(&mut self, id: ReqId) {
+        self.reqs.get_mut(id).prov.fg = true;
+        self.hook(Hook::FgInherited);
+        if self.reqs.get(id).is_queued() {
+            if self.policy.dispatch == DispatchPolicy::ForegroundDirect && self.bq.promote(&self.reqs, id) {
+                self.hook(Hook::DispatchFgDirect);
+            }
+        } else {
+            let r = self.reqs.get(id);
+            let class = device_class(&self.policy, r.op.is_read(), true, r.boosted);
+            self.dev.reclass(id, class, true);
+        }
+    }
+
     fn live(&self, (id, serial): (ReqId, u64)) -> bool {
         self.reqs.try_get(id).is_some() && self.req_serial[id as usize] == serial
     }
@@ -1323,10 +1414,7 @@ impl World {
             if !r.sync {
                 self.async_queued -= 1;
             }
-            let class = match self.policy.device_order {
-                DeviceOrder::ReadFirst => forefront_model::flash::stock_class(r),
-                DeviceOrder::ForegroundFirst => (if r.prov.fg { 0 } else { 2 }) + u8::from(!r.op.is_read()),
-            };
+            let class = device_class(&self.policy, r.op.is_read(), r.prov.fg, r.boosted);
             self.dev.submit(id, class, r.prov.fg, now);
             if self.rec.is_some() {
                 self.rec_block(id, BlockAction::Issue);
@@ -1343,10 +1431,8 @@ impl World {
         if let Some(t) = wake {
             self.q.schedule(t, Ev::Kick);
         }
-        if !self.congestion_waiters.is_empty() && self.async_queued < self.phone.nr_requests * 7 / 8 {
-            for t in std::mem::take(&mut self.congestion_waiters) {
-                self.wake(t);
-            }
+        if self.wg.count(Blocker::Congestion) > 0 && self.async_queued < self.phone.nr_requests * 7 / 8 {
+            self.wake_all(Blocker::Congestion);
         }
     }
 
@@ -1387,19 +1473,15 @@ impl World {
         }
         self.segs[id as usize] = segs;
         let req = self.reqs.free(id);
-        for &(tid, _) in &req.waiters {
+        for (tid, _) in self.wg.take_waiters(id) {
             self.wake_split(tid, Some(req.times));
         }
         // Conditions that completions can end.
-        if !self.throttle_waiters.is_empty() && self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
-            for t in std::mem::take(&mut self.throttle_waiters) {
-                self.wake(t);
-            }
+        if self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
+            self.wake_all(Blocker::Throttle);
         }
-        if !self.alloc_waiters.is_empty() && !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
-            for t in std::mem::take(&mut self.alloc_waiters) {
-                self.wake(t);
-            }
+        if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+            self.wake_all(Blocker::Alloc);
         }
         self.dispatch();
     }
@@ -1423,7 +1505,7 @@ impl World {
                     let pg = self.pc.page(p);
                     if pg.locked || (pg.writeback && self.phone.fs.stable_pages) {
                         let id = pg.io.expect("page under I/O has its request");
-                        self.wait_request(tid, id, Cat::PageWait);
+                        self.wait_request(tid, id, Why::DataPage, Cat::PageWait);
                         set(self, pos, meta_done);
                         return (cost, After::Block);
                     }
@@ -1481,8 +1563,8 @@ impl World {
             Exec::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }
         };
         if dirty > self.dirty_limit_pages {
-            self.throttle_waiters.push(tid);
-            self.block_on(tid, WaitOn::Throttle, Cat::Throttle);
+            
+            self.block_on(tid, Blocker::Throttle, Cat::Throttle);
             return (cost.max(1), After::Block);
         }
         (cost.max(1) + if last { 0 } else { self.us(self.costs.syscall_us) }, After::Step)
@@ -1491,17 +1573,17 @@ impl World {
     /// Make sure `tid` holds a journal handle; false if it must wait (registered) because the
     /// committing transaction is locked (jbd2's T_LOCKED: I_jhandle in QASIO's terms).
     fn ensure_handle(&mut self, tid: Tid) -> bool {
-        if self.tasks[tid as usize].handle.is_some() {
+        if self.wg.handle_of(tid).is_some() {
             return true;
         }
         let now = self.now();
         if self.jn.handles_blocked() {
-            self.jn.handle_waiters.push((tid, now));
-            self.block_on(tid, WaitOn::Journal, Cat::Journal);
+            
+            self.block_on(tid, Blocker::Handle, Cat::Journal);
             return false;
         }
         let txn = self.jn.start_handle(now);
-        self.tasks[tid as usize].handle = Some(txn);
+        self.wg.hold_handle(tid, txn);
         true
     }
 
@@ -1516,12 +1598,12 @@ impl World {
             if let Some(&(id, serial)) = self.meta_io.get(b) {
                 if self.live((id, serial)) {
                     // Holding the handle while waiting: the commit waits for us (QASIO's chain).
-                    self.wait_request(tid, id, Cat::PageWait);
+                    self.wait_request(tid, id, Why::MetaBuffer, Cat::PageWait);
                     return None;
                 }
             }
         }
-        let txn = self.tasks[tid as usize].handle.take().expect("handle started");
+        let txn = self.wg.release_handle(tid).expect("handle started");
         let target = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
         target.meta.extend(blocks.iter().copied());
         self.stop_handle(txn);
@@ -1536,30 +1618,30 @@ impl World {
             debug_assert_eq!(t.id, txn);
             t.handles -= 1;
             if t.handles == 0 && *phase == CommitPhase::Locked {
-                self.wake_if(self.jbd2, WaitOn::Journal);
+                self.wake_if(self.jbd2, Blocker::Holders { txn });
             }
         }
     }
 
-    fn wake_if(&mut self, tid: Tid, on: WaitOn) {
-        if self.tasks[tid as usize].wait.is_some_and(|w| w.on == on) {
+    fn wake_if(&mut self, tid: Tid, b: Blocker) {
+        if self.wg.is_blocked_on(tid, b) {
             self.wake(tid);
         }
     }
 
     fn wake_flusher(&mut self) {
-        self.wake_if(self.flusher, WaitOn::Idle);
+        self.wake_if(self.flusher, Blocker::Idle);
     }
 
     fn wake_jbd2(&mut self) {
-        self.wake_if(self.jbd2, WaitOn::Idle);
+        self.wake_if(self.jbd2, Blocker::Idle);
     }
 
     /// Write back `idxs` (dirty pages of `file`, ascending): delayed allocation under the
     /// writer's handle (which must be held), then requests over contiguous LBA runs.
     fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
         let mut cost = 0;
-        let txn = self.tasks[tid as usize].handle.expect("write-back allocates under a handle");
+        let txn = self.wg.handle_of(tid).expect("write-back allocates under a handle");
         // Delayed allocation of unmapped pages.
         let mut touched = Vec::new();
         let mut i = 0;
@@ -1639,13 +1721,13 @@ impl World {
                         (pg.writeback || pg.locked).then_some(pg.io).flatten()
                     });
                     if let Some(id) = busy {
-                        let txn = self.tasks[tid as usize].handle.take().expect("held");
+                        let txn = self.wg.release_handle(tid).expect("held");
                         self.stop_handle(txn);
-                        self.wait_request(tid, id, Cat::PageWait);
+                        self.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
                         return (0, After::Block);
                     }
                     cost += self.writeback_pages(tid, file, &idxs, Origin::Fsync);
-                    let txn = self.tasks[tid as usize].handle.take().expect("held");
+                    let txn = self.wg.release_handle(tid).expect("held");
                     self.stop_handle(txn);
                 }
                 set(self, 1);
@@ -1658,7 +1740,7 @@ impl World {
                     pg.writeback.then_some(pg.io).flatten()
                 });
                 if let Some(id) = busy {
-                    self.wait_request(tid, id, Cat::PageWait);
+                    self.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
                     return (0, After::Block);
                 }
                 set(self, 2);
@@ -1676,14 +1758,14 @@ impl World {
                             }
                         }
                         self.wake_jbd2();
-                        self.jn.commit_waiters.push((txn, tid, self.now()));
-                        self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                        
+                        self.block_on(tid, Blocker::Commit { txn }, Cat::Journal);
                         (0, After::Block)
                     }
                     _ => {
                         // Nothing to commit (ext4_sync_file): a cache flush makes the data durable.
                         let id = self.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
-                        self.wait_request(tid, id.0, Cat::PageWait);
+                        self.wait_request(tid, id.0, Why::Own, Cat::PageWait);
                         set(self, 3);
                         (self.us(self.costs.submit_request_us), After::Block)
                     }
@@ -1700,11 +1782,9 @@ impl World {
     fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
         let t = &self.tasks[tid as usize];
         let kernel = t.kind != Kind::User;
-        let fg = match origin {
-            // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
-            // writes are not the FG app's, even when an FG fsync forced the commit.
-            _ => !kernel && self.task_is_fg(tid),
-        };
+        // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
+        // writes are not the FG app's, even when an FG fsync forced the commit (no owner).
+        let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), false);
         let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin, blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) } };
         let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, !matches!(origin, Origin::Checkpoint), prov);
         req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
@@ -1728,7 +1808,7 @@ impl World {
                 let pg = self.pc.page(p);
                 if pg.locked || pg.writeback {
                     let id = pg.io.expect("under I/O");
-                    self.wait_request(tid, id, Cat::PageWait);
+                    self.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
                     return (cost, After::Block);
                 }
                 self.pc.remove(p);
@@ -1785,8 +1865,8 @@ impl World {
     fn step_flusher(&mut self, tid: Tid) -> (u64, After) {
         let now = self.now();
         if self.async_queued >= self.phone.nr_requests {
-            self.congestion_waiters.push(tid);
-            self.block_on(tid, WaitOn::Congestion, Cat::Throttle);
+            
+            self.block_on(tid, Blocker::Congestion, Cat::Throttle);
             return (0, After::Block);
         }
         let expire = (self.phone.dirty_expire_s * 1e9) as u64;
@@ -1817,15 +1897,15 @@ impl World {
             let mut cost = self.us(20.0);
             if idxs.is_empty() {
                 // All dirty pages of this file are being written: wait for one of them.
-                let txn = self.tasks[tid as usize].handle.take().expect("held");
+                let txn = self.wg.release_handle(tid).expect("held");
                 self.stop_handle(txn);
                 let p = self.pc.files[file as usize].dirty.iter().find_map(|&i| self.pc.lookup(file, i)).expect("dirty");
                 let id = self.pc.page(p).io.expect("under I/O");
-                self.wait_request(tid, id, Cat::PageWait);
+                self.wait_request(tid, id, Why::DataPage, Cat::PageWait);
                 return (cost, After::Block);
             }
             cost += self.writeback_pages(tid, file, &idxs, Origin::Writeback);
-            let txn = self.tasks[tid as usize].handle.take().expect("held");
+            let txn = self.wg.release_handle(tid).expect("held");
             self.stop_handle(txn);
             return (cost, After::Step);
         }
@@ -1846,7 +1926,7 @@ impl World {
             return (cost.max(1), After::Step);
         }
         self.wb_for_reclaim = false;
-        self.block_on(tid, WaitOn::Idle, Cat::Sleep);
+        self.block_on(tid, Blocker::Idle, Cat::Sleep);
         (0, After::Block)
     }
 
@@ -1870,28 +1950,26 @@ impl World {
                 self.release_commit_waiters();
                 return (self.us(5.0), After::Step);
             }
-            self.block_on(tid, WaitOn::Idle, Cat::Sleep);
+            self.block_on(tid, Blocker::Idle, Cat::Sleep);
             return (0, After::Block);
         };
         let (id, phase) = (txn.id, *phase);
         match phase {
             CommitPhase::Locked => {
                 if txn.handles > 0 {
-                    self.block_on(tid, WaitOn::Journal, Cat::Journal);
+                    self.block_on(tid, Blocker::Holders { txn: id }, Cat::Journal);
                     return (0, After::Block);
                 }
                 self.set_phase(CommitPhase::OrderedData);
                 // New handles may start on the next running transaction now.
-                for (w, _) in std::mem::take(&mut self.jn.handle_waiters) {
-                    self.wake(w);
-                }
+                self.wake_all(Blocker::Handle);
                 (self.us(10.0), After::Step)
             }
             CommitPhase::OrderedData => {
                 let c = &self.jn.committing.as_ref().expect("committing").0;
                 let pending = c.ordered.iter().zip(&c.ordered_serials).map(|(&i, &s)| (i, s)).find(|&r| self.live(r));
                 if let Some((rid, _)) = pending {
-                    self.wait_request(tid, rid, Cat::PageWait);
+                    self.wait_request(tid, rid, Why::Ordered, Cat::PageWait);
                     return (0, After::Block);
                 }
                 // Descriptor + one journal block per metadata block, written sequentially.
@@ -1901,7 +1979,7 @@ impl World {
                 self.jn.journal_blocks_written += n + 1;
                 let r = self.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
                 self.set_phase(CommitPhase::JournalWrite);
-                self.wait_request(tid, r.0, Cat::PageWait);
+                self.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
                 (n * self.us(self.costs.journal_block_us), After::Block)
             }
             CommitPhase::JournalWrite => {
@@ -1914,7 +1992,7 @@ impl World {
                     req.preflush = true;
                 }
                 self.set_phase(CommitPhase::CommitRecord);
-                self.wait_request(tid, r.0, Cat::PageWait);
+                self.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
                 (self.us(self.costs.journal_block_us), After::Block)
             }
             CommitPhase::CommitRecord => {
@@ -1934,7 +2012,7 @@ impl World {
                 let c = &mut self.jn.committing.as_mut().expect("committing").0;
                 if let Some((lba, len)) = c.freed.pop() {
                     let r = self.submit_control(tid, ReqOp::Discard, lba, len.min(1 << 16), Origin::Discard);
-                    self.wait_request(tid, r.0, Cat::PageWait);
+                    self.wait_request(tid, r.0, Why::Discard, Cat::PageWait);
                     return (self.us(self.costs.submit_request_us), After::Block);
                 }
                 self.jn.committing = None;
@@ -1949,11 +2027,26 @@ impl World {
 
     fn release_commit_waiters(&mut self) {
         let done = self.jn.committed;
-        let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.jn.commit_waiters).into_iter().partition(|w| w.0 <= done);
-        self.jn.commit_waiters = rest;
-        for (_, t, _) in ready {
+        for t in self.wg.blocked_on(|b| matches!(b, Blocker::Commit { txn } if txn <= done)) {
             self.wake(t);
         }
+    }
+}
+
+/// QASIO's dependency type of an async request a task waits on for reason `why`, reached
+/// `via` the journal or directly (FAST'15 §3). None: a wait on one's own I/O, which is sync.
+fn dependency(why: Why, via: Via) -> Option<Dependency> {
+    match via {
+        Via::Handle => Some(Dependency::IJHandle),
+        Via::Commit => Some(Dependency::IJCommit),
+        Via::Direct => match why {
+            Why::MetaBuffer => Some(Dependency::DMeta),
+            Why::DataPage => Some(Dependency::DData),
+            // The commit's data=ordered flush must see the data on flash, as fsync must.
+            Why::SyncWriteback | Why::Ordered => Some(Dependency::DSync),
+            Why::Discard => Some(Dependency::DDiscard),
+            Why::Own | Why::JournalWrite => None,
+        },
     }
 }
 
@@ -1987,10 +2080,8 @@ impl World {
         if self.pc.free_pages() < high {
             let r = self.shrink(32);
             if r.freed > 0 {
-                if !self.alloc_waiters.is_empty() && !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
-                    for t in std::mem::take(&mut self.alloc_waiters) {
-                        self.wake(t);
-                    }
+                if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+                    self.wake_all(Blocker::Alloc);
                 }
                 return (r.freed * self.us(self.costs.reclaim_page_us) + self.us(2.0), After::Step);
             }
@@ -1998,7 +2089,7 @@ impl World {
             self.wb_for_reclaim = true;
             self.wake_flusher();
         }
-        self.block_on(tid, WaitOn::Idle, Cat::Sleep);
+        self.block_on(tid, Blocker::Idle, Cat::Sleep);
         (0, After::Block)
     }
 }

@@ -1,5 +1,5 @@
-//! One scenario against every I/O scheduler and CPU configuration, asserting what must hold for
-//! all of them; determinism; and the stock stack's interference properties.
+//! One scenario against every I/O scheduler, CPU configuration and policy family, asserting
+//! what must hold for all of them; determinism; and the stock stack's interference properties.
 
 use forefront_model::block::SchedulerConfig;
 use forefront_sim::{run, RunConfig};
@@ -25,14 +25,19 @@ fn check_invariants(c: &RunConfig, what: &str) {
 }
 
 #[test]
-fn invariants_hold_for_every_io_scheduler_and_cpu_config() {
+fn invariants_hold_for_every_io_scheduler_cpu_config_and_policy() {
     for sched in SchedulerConfig::all() {
         for cores in [vec![1.0], vec![1.0, 1.0, 0.5, 0.5]] {
             for scenario in ["camera-switch", "launch-update"] {
-                let mut c = cfg(scenario, 2, 12.0);
-                c.scenario.phone.scheduler = sched.clone();
-                c.scenario.phone.cpu.cores = cores.clone();
-                check_invariants(&c, &format!("{scenario} {} {} cores", sched.name(), cores.len()));
+                // Stock, QASIO's boosts, and forefront (FastTrack + boosts + FG inheritance,
+                // which moves queued requests between the scheduler and the dispatch queue).
+                for policy in ["android", "qasio", "forefront"] {
+                    let mut c = cfg(scenario, 2, 12.0);
+                    c.policy = forefront_policy::Policy::by_name(policy).unwrap();
+                    c.scenario.phone.scheduler = sched.clone();
+                    c.scenario.phone.cpu.cores = cores.clone();
+                    check_invariants(&c, &format!("{scenario} {policy} {} {} cores", sched.name(), cores.len()));
+                }
             }
         }
     }
@@ -71,7 +76,7 @@ fn write_dominant_switch_waits_behind_background_reads_in_the_device() {
 
 #[test]
 fn tiny_memory_never_deadlocks_and_every_fg_iteration_completes() {
-    for policy in ["android", "fasttrack"] {
+    for policy in ["android", "fasttrack", "qasio", "forefront"] {
         for scenario in ["launch-update", "switch-upload", "camera-switch"] {
             let mut c = RunConfig::builtin(scenario, policy, Some(3), 5).expect("built-in");
             c.scenario.phone.page_cache_mib = 48;

@@ -53,7 +53,7 @@ proptest! {
         fg in proptest::collection::vec(op(), 1..25),
         bg in proptest::collection::vec(op(), 1..8),
         sched in 0usize..3,
-        policy in prop_oneof![Just("android"), Just("fasttrack")],
+        policy in prop_oneof![Just("android"), Just("fasttrack"), Just("qasio"), Just("forefront")],
         seed in 0u64..1000,
     ) {
         // The BG loop must make progress even if its ops cost nothing.

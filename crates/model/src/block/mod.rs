@@ -19,7 +19,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
-use crate::prov::{Provenance, Tid};
+use crate::prov::Provenance;
 
 pub type ReqId = u32;
 
@@ -76,8 +76,6 @@ pub struct Request {
     /// Requests merged into this one (they complete with it).
     pub merged: u32,
     pub times: ReqTimes,
-    /// Tasks blocked on this request, with the time each started waiting.
-    pub waiters: Vec<(Tid, SimTime)>,
     /// Opaque tag of the submitting layer (the simulator uses it to find pages or journal work).
     pub tag: u64,
 }
@@ -101,7 +99,6 @@ impl Request {
             boosted: false,
             merged: 0,
             times: ReqTimes::default(),
-            waiters: Vec::new(),
             tag: 0,
         }
     }
@@ -301,7 +298,6 @@ impl BlockQueue {
                     t.merged += 1;
                     t.meta |= req.meta;
                     t.prov.fg |= req.prov.fg;
-                    t.waiters.extend(req.waiters.drain(..));
                     let end = t.end_sector();
                     self.by_end.insert(end, target);
                     self.merges += 1;
@@ -369,6 +365,21 @@ impl BlockQueue {
         }
         r.boosted = true;
         self.sched.boost(id, reqs)
+    }
+
+    /// Move queued request `id` from the scheduler to the tail of the dispatch queue, ahead of
+    /// everything the scheduler holds (a request that became foreground after it was queued,
+    /// under a policy that sends FG requests straight to dispatch). Returns whether it moved.
+    pub fn promote(&mut self, reqs: &ReqSlab, id: ReqId) -> bool {
+        let r = reqs.get(id);
+        // Flushes already go first in every scheduler.
+        if !r.is_queued() || r.op == ReqOp::Flush || self.dispatch_q.contains(&id) {
+            return false;
+        }
+        // The scheduler forgets it exactly as it forgets a request merged away.
+        self.sched.remove_merged(id, reqs);
+        self.dispatch_q.push_back(id);
+        true
     }
 
     pub fn in_flight(&self) -> usize {

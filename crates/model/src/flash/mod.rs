@@ -187,6 +187,20 @@ impl FlashDevice {
         self.queue.push_back(Cmd { id, class, seq: self.seq, arrived: now, fg });
     }
 
+    /// Change the class (and FG flag) of command `id` while it waits in the device queue (a
+    /// boost or a promotion that reaches the device). Returns whether it was queued there and
+    /// its class changed; a command in service is past reordering.
+    pub fn reclass(&mut self, id: ReqId, class: u8, fg: bool) -> bool {
+        match self.queue.iter_mut().find(|c| c.id == id) {
+            Some(c) if c.class != class || c.fg != fg => {
+                c.class = class;
+                c.fg = fg;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Start as many queued commands as channels allow; returns (id, completion time) pairs
     /// for the caller to schedule, and stamps `service_start` on each request.
     pub fn start(&mut self, now: SimTime, reqs: &mut crate::block::ReqSlab, out: &mut Vec<Started>) {

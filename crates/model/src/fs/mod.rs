@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::ReqId;
 use crate::mm::FileId;
-use crate::prov::{Tid, Uid};
+use crate::prov::Uid;
 
 pub const BLOCK: u64 = 4096;
 pub const SECTORS_PER_BLOCK: u64 = BLOCK / 512;
@@ -249,10 +249,6 @@ pub struct Journal {
     /// Transaction id whose commit was requested (by fsync or the timer).
     pub commit_requested: u64,
     pub head: u64,
-    /// Tasks waiting to start a handle (while the commit is locked).
-    pub handle_waiters: Vec<(Tid, SimTime)>,
-    /// Tasks waiting for a transaction's commit: (txn, tid, since).
-    pub commit_waiters: Vec<(u64, Tid, SimTime)>,
     /// Committed metadata blocks not yet written to their home location, with commit time.
     pub checkpoint: BTreeSet<(u64, u64)>,
     pub commits: u64,
@@ -267,8 +263,6 @@ impl Journal {
             committed: 0,
             commit_requested: 0,
             head: 0,
-            handle_waiters: Vec::new(),
-            commit_waiters: Vec::new(),
             checkpoint: BTreeSet::new(),
             commits: 0,
             journal_blocks_written: 0,
