@@ -135,12 +135,14 @@ impl Policy {
     }
 
     /// QASIO (FAST'15): stock Android plus the boost of asynchronous I/O that any task is
-    /// blocked on, directly or through the journal (its six dependency types).
+    /// blocked on, directly or through the journal (its six dependency types), in the I/O
+    /// scheduler — as on its eMMC phone, which queues one command. `qasio+qa-device` also
+    /// reorders the device's command queue.
     pub fn qasio() -> Policy {
         let mut p = Policy::android();
         p.name = "qasio".into();
-        p.description = "QASIO: stock Android plus boosting async I/O a task waits on (in the I/O scheduler and the device queue)";
-        Component::QaDevice.apply(&mut p);
+        p.description = "QASIO: stock Android plus boosting, in the I/O scheduler, async I/O a task waits on (directly or through the journal)";
+        Component::QaBoost.apply(&mut p);
         p
     }
 
@@ -187,10 +189,10 @@ impl Policy {
         vec!["android+ft-alloc", "android+ft-reclaim", "android+ft-dispatch", "android+ft-device"]
     }
 
-    /// The ablations of QASIO and forefront: QASIO without the device-queue boost, and
-    /// FastTrack with each of forefront's two additions alone.
+    /// The ablations of QASIO and forefront: QASIO whose boost also reaches the device queue,
+    /// and FastTrack with each of forefront's two additions alone.
     pub fn qasio_ablations() -> Vec<&'static str> {
-        vec!["android+qa-boost", "fasttrack+qa-device", "fasttrack+fg-inherit"]
+        vec!["qasio+qa-device", "fasttrack+qa-device", "fasttrack+fg-inherit"]
     }
 
     /// Every component name accepted after a `+`.
@@ -350,6 +352,9 @@ pub enum Hook {
     QasioDetected(Dependency),
     /// The I/O scheduler moved a request ahead of other async requests.
     QasioBoostScheduler,
+    /// A request boosted for this dependency went to the device with no other async request
+    /// dispatched between its boost and its dispatch (the rule the tests check).
+    QasioServedFirst(Dependency),
     /// The device moved a queued command ahead of the others of its class.
     QasioBoostDevice,
     /// A request an FG task waits on became FG.
@@ -372,6 +377,12 @@ impl Hook {
             Hook::QasioDetected(Dependency::IJHandle) => "qasio.detected.i_jhandle",
             Hook::QasioDetected(Dependency::IJCommit) => "qasio.detected.i_jcommit",
             Hook::QasioBoostScheduler => "qasio.boost.scheduler",
+            Hook::QasioServedFirst(Dependency::DMeta) => "qasio.served_first.d_meta",
+            Hook::QasioServedFirst(Dependency::DData) => "qasio.served_first.d_data",
+            Hook::QasioServedFirst(Dependency::DSync) => "qasio.served_first.d_sync",
+            Hook::QasioServedFirst(Dependency::DDiscard) => "qasio.served_first.d_discard",
+            Hook::QasioServedFirst(Dependency::IJHandle) => "qasio.served_first.i_jhandle",
+            Hook::QasioServedFirst(Dependency::IJCommit) => "qasio.served_first.i_jcommit",
             Hook::QasioBoostDevice => "qasio.boost.device",
             Hook::FgInherited => "forefront.fg_inherited",
         }
@@ -410,7 +421,7 @@ mod tests {
     #[test]
     fn qasio_is_priority_agnostic_and_forefront_is_fasttrack_plus_qasio() {
         let q = Policy::by_name("qasio").unwrap();
-        assert_eq!(q.boost, Boost::SchedulerAndDevice);
+        assert_eq!(q.boost, Boost::Scheduler);
         assert!(!q.classify_io && !q.fg_inherit && !q.alloc_gate);
         let f = Policy::by_name("forefront").unwrap();
         let mut ft = Policy::by_name("fasttrack+qa-device+fg-inherit").unwrap();
@@ -426,7 +437,7 @@ mod tests {
     fn device_class_orders_and_boosts_within_a_class() {
         let stock = Policy::android();
         let ft = Policy::fasttrack();
-        let q = Policy::qasio();
+        let q = Policy::by_name("qasio+qa-device").unwrap();
         // Stock: reads before writes whatever FG/BG; a boost is ignored without the device boost.
         assert!(device_class(&stock, true, false, false) < device_class(&stock, false, true, false));
         assert_eq!(device_class(&stock, false, false, true), device_class(&stock, false, false, false));
@@ -445,6 +456,7 @@ mod tests {
         let mut hooks = vec![Hook::AppStatusFgUid, Hook::CpuGroupMove, Hook::PageAllocBgPaused, Hook::ReclaimBgFirst,
             Hook::ReclaimBgDirtyFirst, Hook::DispatchFgDirect, Hook::QasioBoostScheduler, Hook::QasioBoostDevice, Hook::FgInherited];
         hooks.extend(Dependency::ALL.map(Hook::QasioDetected));
+        hooks.extend(Dependency::ALL.map(Hook::QasioServedFirst));
         let names: std::collections::BTreeSet<_> = hooks.iter().map(|h| h.name()).collect();
         assert_eq!(names.len(), hooks.len());
     }

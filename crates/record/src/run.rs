@@ -86,6 +86,10 @@ pub struct Invariants {
     pub tasks_blocked_without_waker: u64,
     /// Events the engine had to clamp into the present (must be 0).
     pub time_clamps: u64,
+    /// Background async requests dispatched while a boosted (QASIO) request waited in the
+    /// host's queues: must be 0, since a boost puts a request ahead of every other async one.
+    #[serde(default)]
+    pub boosted_async_overtaken: u64,
 }
 
 /// Wall-clock figures: the only part of a report that differs between identical runs.

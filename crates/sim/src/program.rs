@@ -1,5 +1,6 @@
 //! A thread's program: its ops flattened into instructions with loop markers, expanding
-//! macros (SQLite transactions) and `{i}` templates.
+//! macros (SQLite transactions) and `{i}` templates. `{n}` (the iteration of the innermost
+//! `repeat`) expands when the op runs: [`subst_iteration`].
 
 use forefront_workload::{Bytes, Op, SqliteMode};
 
@@ -36,7 +37,25 @@ fn subst(s: &str, inst: Option<u32>) -> String {
 
 fn subst_op(op: &Op, inst: Option<u32>) -> Op {
     let mut op = op.clone();
-    match &mut op {
+    map_names(&mut op, |s| subst(s, inst));
+    op
+}
+
+/// Replace `{n}` in `op`'s path, channel or app name with `inner`, the 0-based iteration of
+/// the innermost enclosing `repeat`, and `{n1}` with `outer`, that of the `repeat` around it
+/// (0 outside any).
+pub fn subst_iteration(op: &mut Op, inner: u32, outer: u32) {
+    map_names(op, |s| {
+        if s.contains("{n") {
+            s.replace("{n}", &inner.to_string()).replace("{n1}", &outer.to_string())
+        } else {
+            s.to_string()
+        }
+    });
+}
+
+fn map_names(op: &mut Op, f: impl Fn(&str) -> String) {
+    match op {
         Op::Open { path }
         | Op::Creat { path }
         | Op::Close { path }
@@ -46,12 +65,11 @@ fn subst_op(op: &Op, inst: Option<u32>) -> Op {
         | Op::Fdatasync { path }
         | Op::Truncate { path, .. }
         | Op::Unlink { path }
-        | Op::Stat { path } => *path = subst(path, inst),
-        Op::Wait { chan } | Op::Signal { chan } => *chan = subst(chan, inst),
-        Op::Foreground { app } | Op::DropCaches { app } => *app = subst(app, inst),
+        | Op::Stat { path } => *path = f(path),
+        Op::Wait { chan } | Op::Signal { chan } => *chan = f(chan),
+        Op::Foreground { app } | Op::DropCaches { app } => *app = f(app),
         _ => {}
     }
-    op
 }
 
 /// The file operations SQLite 3.7/3.8 (Android 4.x–6) issues for one transaction of `pages`
@@ -93,5 +111,20 @@ fn expand_sqlite(db: &str, mode: SqliteMode, pages: u32, out: &mut Vec<Instr>) {
             out.push(Instr::Op(Op::Write { path: w.clone(), offset: None, len: Bytes((n + 1) * (page + 24)), chunk: Bytes(page + 24) }));
             out.push(Instr::Op(Op::Fsync { path: w }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iteration_templates_expand_in_names_only_where_present() {
+        let mut op = Op::Creat { path: "/d/IMG_{n1}_{n}.jpg".into() };
+        subst_iteration(&mut op, 7, 2);
+        assert!(matches!(&op, Op::Creat { path } if path == "/d/IMG_2_7.jpg"));
+        let mut op = Op::Signal { chan: "plain".into() };
+        subst_iteration(&mut op, 7, 2);
+        assert!(matches!(&op, Op::Signal { chan } if chan == "plain"));
     }
 }

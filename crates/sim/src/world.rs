@@ -107,7 +107,8 @@ struct Task {
     token: u32,
     prog: Vec<Instr>,
     pc: usize,
-    loops: Vec<(usize, u32)>,
+    /// Open loops: (first instruction of the body, iterations left (0 = forever), iteration).
+    loops: Vec<(usize, u32, u32)>,
     exec: Exec,
     wait: Option<Wait>,
     /// Blocked time per category (ns).
@@ -191,6 +192,9 @@ pub struct World {
     /// QASIO dependency types already counted per live request (bit per [`Dependency`]).
     req_deps: Vec<u8>,
     scratch_through: Vec<Tid>,
+    /// Boosted requests still in the host's queues: (id, serial, overtaken). The dependency
+    /// types found for each are in `req_deps`.
+    boost_watch: Vec<(ReqId, u64, bool)>,
     scratch_behind: Vec<(ReqId, Why, Via)>,
     /// Meta block → (request, serial) while a checkpoint write holds it.
     meta_io: HashMap<u64, (ReqId, u64)>,
@@ -271,6 +275,7 @@ impl World {
             chans: BTreeMap::new(),
             req_deps: Vec::new(),
             scratch_through: Vec::new(),
+            boost_watch: Vec::new(),
             scratch_behind: Vec::new(),
             meta_io: HashMap::new(),
             net_free_at: SimTime::ZERO,
@@ -864,22 +869,25 @@ impl World {
         t.pc += 1;
         match instr {
             Instr::LoopStart { times, .. } => {
-                t.loops.push((t.pc, times));
+                t.loops.push((t.pc, times, 0));
                 (0, After::Step)
             }
             Instr::LoopEnd { start } => {
-                let (body, left) = t.loops.pop().expect("balanced loops");
+                let (body, left, iter) = t.loops.pop().expect("balanced loops");
                 debug_assert_eq!(body, start + 1);
                 if left == 0 {
-                    t.loops.push((body, 0));
+                    t.loops.push((body, 0, iter.wrapping_add(1)));
                     t.pc = body;
                 } else if left > 1 {
-                    t.loops.push((body, left - 1));
+                    t.loops.push((body, left - 1, iter + 1));
                     t.pc = body;
                 }
                 (0, After::Step)
             }
-            Instr::Op(op) => {
+            Instr::Op(mut op) => {
+                let n = t.loops.len();
+                let iter = |k: usize| n.checked_sub(k + 1).map_or(0, |i| t.loops[i].2);
+                crate::program::subst_iteration(&mut op, iter(0), iter(1));
                 if self.rec.is_some() {
                     self.tasks[tid as usize].span = span_of(&op, self.now());
                 }
@@ -1347,23 +1355,85 @@ impl World {
                 if r.times.service_start.is_some() {
                     continue; // in service: nothing left to reorder
                 }
-                if self.policy.boost != Boost::Off && !r.sync {
+                let (sync, queued, boosted) = (r.sync, r.is_queued(), r.boosted);
+                if self.policy.boost != Boost::Off && !sync {
                     if let Some(dep) = dependency(why, via) {
                         let bit = 1u8 << dep as u8;
                         if self.req_deps[id as usize] & bit == 0 {
                             self.req_deps[id as usize] |= bit;
                             self.hook(Hook::QasioDetected(dep));
                         }
+                        if queued && !boosted {
+                            self.boost_watch.push((id, self.req_serial[id as usize], false));
+                        }
+                        self.boost_request(id);
                     }
-                    self.boost_request(id);
                 }
                 if fg && !self.reqs.get(id).prov.fg {
                     self.inherit_fg(id);
+                }
+                if fg && why == Why::Ordered && via == Via::Commit {
+                    self.inherit_ordered();
                 }
             }
         }
         self.scratch_through = through;
         self.scratch_behind = behind;
+    }
+
+    /// Check QASIO's rule as request `id` goes to the device: a boosted request leaves the watch
+    /// (served first unless something overtook it); a BG async request that is not boosted
+    /// overtakes every boosted request still queued.
+    fn watch_boosts(&mut self, id: ReqId) {
+        let serial = self.req_serial[id as usize];
+        let r = self.reqs.get(id);
+        let overtakes = !r.sync && !r.boosted && !r.prov.fg;
+        let mut i = 0;
+        while i < self.boost_watch.len() {
+            let (b, bs, overtaken) = self.boost_watch[i];
+            if (b, bs) == (id, serial) {
+                self.boost_watch.swap_remove(i);
+                if !overtaken {
+                    for dep in Dependency::ALL {
+                        if self.req_deps[id as usize] & (1u8 << dep as u8) != 0 {
+                            self.hook(Hook::QasioServedFirst(dep));
+                        }
+                    }
+                }
+                continue;
+            }
+            if !self.live((b, bs)) {
+                self.boost_watch.swap_remove(i); // merged away
+                continue;
+            }
+            if overtakes && !overtaken {
+                self.boost_watch[i].2 = true;
+                self.inv.boosted_async_overtaken += 1;
+            }
+            i += 1;
+        }
+    }
+
+    /// forefront: an FG task waits for a commit that waits for its ordered data. The commit
+    /// waits for all of it (jbd2 only blocks on one request at a time), so every ordered write
+    /// of the committing transaction still queued becomes FG and is boosted, not just the one
+    /// jbd2 sleeps on — the wait graph knows the whole set; QASIO's kernel hint does not.
+    fn inherit_ordered(&mut self) {
+        let Some((txn, _)) = &self.jn.committing else { return };
+        let ordered: Vec<(ReqId, u64)> = txn.ordered.iter().copied().zip(txn.ordered_serials.iter().copied()).collect();
+        for r in ordered {
+            if !self.live(r) {
+                continue;
+            }
+            let req = self.reqs.get(r.0);
+            if req.times.service_start.is_some() || req.prov.fg {
+                continue;
+            }
+            if !req.sync && self.policy.boost != Boost::Off {
+                self.boost_request(r.0);
+            }
+            self.inherit_fg(r.0);
+        }
     }
 
     /// QASIO's boost: the I/O scheduler moves queued request `id` ahead of the other async
@@ -1410,6 +1480,9 @@ impl World {
         ids.clear();
         let wake = self.bq.dispatch(&mut self.reqs, now, &mut ids);
         for &id in &ids {
+            if !self.boost_watch.is_empty() {
+                self.watch_boosts(id);
+            }
             let r = self.reqs.get(id);
             if !r.sync {
                 self.async_queued -= 1;
@@ -1786,7 +1859,10 @@ impl World {
         // writes are not the FG app's, even when an FG fsync forced the commit (no owner).
         let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), false);
         let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin, blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) } };
-        let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, !matches!(origin, Origin::Checkpoint), prov);
+        // Checkpoint writes are write-back; discards are async too: 3.10's blkdev_issue_discard
+        // submits REQ_WRITE | REQ_DISCARD without REQ_SYNC (and waits for it) — QASIO's D_discard.
+        let sync = !matches!(origin, Origin::Checkpoint | Origin::Discard);
+        let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, sync, prov);
         req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
         req.preflush = op == ReqOp::Flush;
         let seg = if origin == Origin::Checkpoint { Seg::Meta { block } } else if origin == Origin::JournalCommit { Seg::Journal } else { Seg::Other };

@@ -59,6 +59,15 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("launch-update", include_str!("../../../scenarios/launch-update.toml")),
     ("switch-upload", include_str!("../../../scenarios/switch-upload.toml")),
     ("camera-switch", include_str!("../../../scenarios/camera-switch.toml")),
+    // QASIO (FAST'15) on its Galaxy S5: microbenchmarks M1–M5 and three real-life scenarios.
+    ("qasio-m1", include_str!("../../../scenarios/qasio-m1.toml")),
+    ("qasio-m2", include_str!("../../../scenarios/qasio-m2.toml")),
+    ("qasio-m3", include_str!("../../../scenarios/qasio-m3.toml")),
+    ("qasio-m4", include_str!("../../../scenarios/qasio-m4.toml")),
+    ("qasio-m5", include_str!("../../../scenarios/qasio-m5.toml")),
+    ("qasio-contacts", include_str!("../../../scenarios/qasio-contacts.toml")),
+    ("qasio-camera-burst", include_str!("../../../scenarios/qasio-camera-burst.toml")),
+    ("qasio-install", include_str!("../../../scenarios/qasio-install.toml")),
 ];
 
 const DEVICES: &[(&str, &str)] = &[

@@ -189,7 +189,9 @@ pub enum SqliteMode {
     Wal,
 }
 
-/// One operation of a thread. Paths are absolute strings; `{i}` expands in templates.
+/// One operation of a thread. Paths are absolute strings; `{i}` expands in templates to the
+/// background instance number, `{n}` to the 0-based iteration of the innermost `repeat`
+/// (a new file per iteration: `/data/f{n}`) and `{n1}` to that of the `repeat` around it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Op {

@@ -72,7 +72,11 @@
 //!   if it is in an async queue that is not active, that queue is moved to the front of its
 //!   service tree exactly as a preempting queue is (`rb_key` = first − 1 s), so it is the next
 //!   async queue served, and the async tree is favoured at the next workload choice. Boosting
-//!   does not bypass sync-before-async (`cfq_may_dispatch`) or preempt the active queue.
+//!   does not bypass sync-before-async (`cfq_may_dispatch`), but whenever CFQ would dispatch a
+//!   non-boosted async request while a boosted one waits in another queue (of any group), the
+//!   boosted one goes instead, charged to the active queue's slice: QASIO's rule that a boosted
+//!   request goes ahead of every other async request. (QASIO's patch is not public; this is
+//!   the rule as the paper states it, not its code.)
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -329,6 +333,8 @@ pub struct Cfq {
     infos: Vec<Option<RqInfo>>,
     flushes: VecDeque<ReqId>,
     seq: u64,
+    /// Every boosted request still queued, in boost order (stale entries are dropped lazily).
+    boost_order: VecDeque<ReqId>,
 }
 
 fn seeky(q: &Queue) -> bool {
@@ -405,6 +411,7 @@ impl Cfq {
             infos: Vec::new(),
             flushes: VecDeque::new(),
             seq: 0,
+            boost_order: VecDeque::new(),
         }
     }
 
@@ -1331,6 +1338,24 @@ impl Cfq {
         };
     }
 
+    /// The oldest boosted request still queued in a queue other than `qi`.
+    fn boosted_elsewhere(&mut self, qi: usize) -> Option<ReqId> {
+        while let Some(&b) = self.boost_order.front() {
+            match self.info(b) {
+                Some(i) if !i.dispatched && !i.flush && self.queues[i.queue].boosted.contains(&b) => {
+                    if i.queue == qi {
+                        return None;
+                    }
+                    return Some(b);
+                }
+                _ => {
+                    self.boost_order.pop_front();
+                }
+            }
+        }
+        None
+    }
+
     fn boost_queued(&mut self, id: ReqId) -> bool {
         let Some(info) = self.info(id) else {
             return false;
@@ -1342,6 +1367,7 @@ impl Cfq {
         let mut changed = false;
         if !self.queues[qi].boosted.contains(&id) {
             self.queues[qi].boosted.push_back(id);
+            self.boost_order.push_back(id);
             changed = true;
         }
         let q = &self.queues[qi];
@@ -1544,10 +1570,20 @@ impl IoScheduler for Cfq {
             Some(b) => Some(b),
             None => self.check_fifo(qi, now).or(self.queues[qi].next_rq),
         };
-        let Some(id) = id.or_else(|| self.queues[qi].sort.iter().next().map(|k| k.1)) else {
+        let Some(mut id) = id.or_else(|| self.queues[qi].sort.iter().next().map(|k| k.1)) else {
             return wait(self);
         };
+        // QASIO's rule: no async request goes to the device ahead of a boosted one.
+        if !self.queues[qi].sync && !self.queues[qi].boosted.contains(&id) {
+            if let Some(b) = self.boosted_elsewhere(qi) {
+                id = b;
+            }
+        }
+        let from = self.info(id).map_or(qi, |i| i.queue);
         self.dispatch_insert(id, reqs);
+        if from != qi && self.queues[from].on_rr && self.queues[from].sort.is_empty() && self.active != Some(from) {
+            self.del_cfqq_rr(from);
+        }
         let (sync, slice_dispatch) = {
             let q = &mut self.queues[qi];
             q.slice_dispatch += 1;

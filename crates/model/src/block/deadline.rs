@@ -24,7 +24,9 @@
 //! - `boost` (QASIO) moves a queued request to the front of its direction's FIFO and makes it
 //!   the direction's `next_rq`, so it is dispatched at the start of the next batch in its
 //!   direction (or next in the running batch). deadline has no notion of sync vs async, so this
-//!   is the closest equivalent of "ahead of other async I/O".
+//!   is the closest equivalent of "ahead of other async I/O". Boosts keep their order: while an
+//!   earlier boosted request of a direction is queued, neither a later boost nor the batch's
+//!   sector sweep goes before it.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -101,6 +103,9 @@ pub struct Deadline {
     seq: u64,
     front_seq: u64,
     queued: usize,
+    /// Boosted requests in boost order (stale entries dropped lazily): while one is queued, no
+    /// other request of its direction is dispatched before it.
+    boosted: VecDeque<ReqId>,
 }
 
 impl Deadline {
@@ -122,6 +127,7 @@ impl Deadline {
             seq: 1 << 62,
             front_seq: (1 << 62) - 1,
             queued: 0,
+            boosted: VecDeque::new(),
         }
     }
 
@@ -174,6 +180,29 @@ impl Deadline {
         self.remove(id);
         self.batching += 1;
         Dispatch::Request(id)
+    }
+
+    /// Dispatch `id` of direction `dir`, unless an older boost of that direction is still
+    /// queued: then that one goes first (a later boost or the batch's sector sweep never
+    /// passes an earlier boost).
+    fn move_boosted_first(&mut self, dir: usize, id: ReqId) -> Dispatch {
+        while let Some(&b) = self.boosted.front() {
+            match self.slot(b) {
+                Some(Slot::Queued { dir: d, .. }) => {
+                    if b == id {
+                        self.boosted.pop_front();
+                    } else if d == dir {
+                        self.boosted.pop_front();
+                        return self.move_request(dir, b);
+                    }
+                    break;
+                }
+                _ => {
+                    self.boosted.pop_front();
+                }
+            }
+        }
+        self.move_request(dir, id)
     }
 
     /// Whether the oldest request of `dir` has passed its deadline (`deadline_check_fifo`).
@@ -239,7 +268,7 @@ impl IoScheduler for Deadline {
             .or(self.next_rq[READ].map(|r| (READ, r)));
         if let Some((dir, id)) = cont {
             if self.batching < self.p.fifo_batch {
-                return self.move_request(dir, id);
+                return self.move_boosted_first(dir, id);
             }
         }
         let reads = !self.dirs[READ].fifo.is_empty();
@@ -270,7 +299,7 @@ impl IoScheduler for Deadline {
             },
         };
         self.batching = 0;
-        self.move_request(dir, id)
+        self.move_boosted_first(dir, id)
     }
 
     fn completed(&mut self, _id: ReqId, _reqs: &ReqSlab, _now: SimTime) {}
@@ -279,6 +308,9 @@ impl IoScheduler for Deadline {
         let Some(Slot::Queued { dir, sector, seq }) = self.slot(id) else {
             return false;
         };
+        if !self.boosted.contains(&id) {
+            self.boosted.push_back(id);
+        }
         let front = self.dirs[dir].fifo.keys().next().copied();
         let sweep_changes = self.next_rq[1 - dir].is_none() && self.next_rq[dir] != Some(id);
         if front == Some(seq) && !sweep_changes {
