@@ -333,11 +333,14 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
 struct Cell {
     policy: String,
     bg_apps: u32,
-    fg_ms: f64,
-    fg_p50_ms: f64,
-    fg_p99_ms: f64,
+    /// Headline samples over all seeds; a run with none (the FG app never finished a headline
+    /// phase within the scenario's duration) leaves the latency fields null.
+    samples: usize,
+    fg_ms: Option<f64>,
+    fg_p50_ms: Option<f64>,
+    fg_p99_ms: Option<f64>,
     /// T_policy − T_fg_only (ms).
-    delay_ms: f64,
+    delay_ms: Option<f64>,
     /// 1 − (T_policy − T_fg_only) / (T_android − T_fg_only); null where android shows no delay.
     delay_reduction: Option<f64>,
     bg_mb_per_s: f64,
@@ -411,11 +414,12 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut cells = vec![];
     let mut k = n;
     for &bg in &c.bg_apps {
-        let mut android: Option<(f64, f64)> = None;
+        let mut android: Option<(Option<f64>, f64)> = None;
         for p in &policies {
             let rs = &reports[k..k + n];
             k += n;
-            let fg = mean(rs, |r| r.metrics.fg_ms);
+            let complete = rs.iter().all(|r| !r.metrics.fg_samples_ms.is_empty());
+            let fg = complete.then(|| mean(rs, |r| r.metrics.fg_ms));
             let bgt = mean(rs, |r| r.metrics.bg_mb_per_s);
             if p == "android" {
                 android = Some((fg, bgt));
@@ -430,11 +434,15 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             cells.push(Cell {
                 policy: p.clone(),
                 bg_apps: bg,
-                fg_ms: round1(fg),
-                fg_p50_ms: round1(mean(rs, |r| r.metrics.fg_p50_ms)),
-                fg_p99_ms: round1(mean(rs, |r| r.metrics.fg_p99_ms)),
-                delay_ms: round1(fg - t0),
-                delay_reduction: (ta - t0 > 1e-6).then(|| round3(1.0 - (fg - t0) / (ta - t0))),
+                samples: rs.iter().map(|r| r.metrics.fg_samples_ms.len()).sum(),
+                fg_ms: fg.map(round1),
+                fg_p50_ms: complete.then(|| round1(mean(rs, |r| r.metrics.fg_p50_ms))),
+                fg_p99_ms: complete.then(|| round1(mean(rs, |r| r.metrics.fg_p99_ms))),
+                delay_ms: fg.map(|fg| round1(fg - t0)),
+                delay_reduction: match (fg, ta) {
+                    (Some(fg), Some(ta)) if ta - t0 > 1e-6 => Some(round3(1.0 - (fg - t0) / (ta - t0))),
+                    _ => None,
+                },
                 bg_mb_per_s: round1(bgt),
                 bg_loss: (ba > 0.0).then(|| round3(1.0 - bgt / ba)),
                 hooks,
@@ -454,19 +462,26 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Csv => {
-            writeln!(out, "scenario,policy,bg_apps,fg_ms,fg_p50_ms,fg_p99_ms,fg_only_ms,delay_ms,delay_reduction,bg_mb_per_s,bg_loss")?;
+            writeln!(out, "scenario,policy,bg_apps,samples,fg_ms,fg_p50_ms,fg_p99_ms,fg_only_ms,delay_ms,delay_reduction,bg_mb_per_s,bg_loss")?;
+            let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
             for x in &cells {
-                writeln!(out, "{},{},{},{},{},{},{},{},{},{},{}", r0.scenario, x.policy, x.bg_apps, x.fg_ms, x.fg_p50_ms, x.fg_p99_ms, round1(t0), x.delay_ms,
-                    x.delay_reduction.map_or(String::new(), |v| v.to_string()), x.bg_mb_per_s, x.bg_loss.map_or(String::new(), |v| v.to_string()))?;
+                writeln!(out, "{},{},{},{},{},{},{},{},{},{},{},{}", r0.scenario, x.policy, x.bg_apps, x.samples, opt(x.fg_ms), opt(x.fg_p50_ms), opt(x.fg_p99_ms), round1(t0), opt(x.delay_ms),
+                    opt(x.delay_reduction), x.bg_mb_per_s, opt(x.bg_loss))?;
             }
         }
         Format::Table => {
             writeln!(out, "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {:.1} ms", r0.scenario, r0.device, r0.scheduler, r0.headline, c.seed, c.seed + c.seeds - 1, t0)?;
-            writeln!(out, "| BG apps | policy | FG mean ms | p50 | p99 | delay ms | delay reduction | BG MB/s | BG loss |")?;
-            writeln!(out, "|---|---|---|---|---|---|---|---|---|")?;
+            writeln!(out, "| BG apps | policy | samples | FG mean ms | p50 | p99 | delay ms | delay reduction | BG MB/s | BG loss |")?;
+            writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
+            let mut unfinished = false;
             for x in &cells {
                 let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0));
-                writeln!(out, "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {} |", x.bg_apps, x.policy, x.fg_ms, x.fg_p50_ms, x.fg_p99_ms, x.delay_ms, pct(x.delay_reduction), x.bg_mb_per_s, pct(x.bg_loss))?;
+                let ms = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
+                unfinished |= x.fg_ms.is_none();
+                writeln!(out, "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |", x.bg_apps, x.policy, x.samples, ms(x.fg_ms), ms(x.fg_p50_ms), ms(x.fg_p99_ms), ms(x.delay_ms), pct(x.delay_reduction), x.bg_mb_per_s, pct(x.bg_loss))?;
+            }
+            if unfinished {
+                writeln!(out, "\n–: in at least one run the FG app finished no headline phase within the scenario's duration ({:.0} s of simulated time).", cfgs[0].scenario.duration_s)?;
             }
         }
     }
