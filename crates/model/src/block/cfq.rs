@@ -2024,6 +2024,22 @@ mod tests {
     }
 
     #[test]
+    fn a_boosted_request_in_another_group_goes_before_the_active_async_queue() {
+        // Group 0's async queue is active and mid-slice; a request boosted in group 1's async
+        // queue must still be the next async request dispatched (QASIO's rule).
+        let mut s = Cfq::new(CfqParams::default(), &[1000, 200]);
+        let mut slab = ReqSlab::default();
+        for i in 0..10 {
+            add(&mut s, &mut slab, write(i * 8, 0, i), ms(0));
+        }
+        let other: Vec<ReqId> = (0..4).map(|i| add(&mut s, &mut slab, in_group(write(5_000_000 + i * 8, 9, 100 + i), 1), ms(0))).collect();
+        assert_eq!(tag_of(&slab, s.dispatch(&slab, 0, ms(1))), Some(0));
+        slab.get_mut(other[3]).boosted = true;
+        s.boost(other[3], &slab);
+        assert_eq!(tag_of(&slab, s.dispatch(&slab, 1, ms(2))), Some(103));
+    }
+
+    #[test]
     fn remove_merged_and_flush() {
         let mut s = Cfq::new(CfqParams::default(), &[1000]);
         let mut slab = ReqSlab::default();

@@ -656,6 +656,20 @@ mod tests {
     }
 
     #[test]
+    fn later_boosts_and_the_sweep_never_pass_an_earlier_boost() {
+        let mut s = Deadline::new(DeadlineParams::default());
+        let mut slab = ReqSlab::default();
+        let ids = add_all(&mut s, &mut slab, (0..6).map(|i| write(i * 8, 0, i)).collect(), ms(0));
+        for &b in &[ids[4], ids[2]] {
+            slab.get_mut(b).boosted = true;
+            assert!(s.boost(b, &slab));
+        }
+        // Boost order (4, then 2), then the sweep from there.
+        assert_eq!(next(&mut s, &slab, ms(1)), Some(4));
+        assert_eq!(next(&mut s, &slab, ms(1)), Some(2));
+    }
+
+    #[test]
     fn flush_first_and_remove_merged_and_boost() {
         let mut s = Deadline::new(DeadlineParams::default());
         let mut slab = ReqSlab::default();
