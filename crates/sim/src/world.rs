@@ -192,6 +192,8 @@ pub struct World {
     /// QASIO dependency types already counted per live request (bit per [`Dependency`]).
     req_deps: Vec<u8>,
     scratch_through: Vec<Tid>,
+    /// Async page write-back requests in submission order (stale entries dropped lazily).
+    wb_queue: std::collections::VecDeque<(ReqId, u64)>,
     /// Boosted requests still in the host's queues: (id, serial, overtaken). The dependency
     /// types found for each are in `req_deps`.
     boost_watch: Vec<(ReqId, u64, bool)>,
@@ -275,6 +277,7 @@ impl World {
             chans: BTreeMap::new(),
             req_deps: Vec::new(),
             scratch_through: Vec::new(),
+            wb_queue: std::collections::VecDeque::new(),
             boost_watch: Vec::new(),
             scratch_behind: Vec::new(),
             meta_io: HashMap::new(),
@@ -1150,6 +1153,10 @@ impl World {
         self.wb_for_reclaim = true;
         self.wake_flusher();
         self.block_on(tid, Blocker::Alloc, Cat::Alloc);
+        if self.policy.fg_inherit && self.task_is_fg(tid) {
+            let short = (n + min).saturating_sub(self.pc.free_pages());
+            self.inherit_reclaim_writeback(short);
+        }
         false
     }
 
@@ -1271,7 +1278,10 @@ impl World {
         let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
         let op = if write { ReqOp::Write } else { ReqOp::Read };
         let req = Request::new(op, lba * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK as u32, sync, prov);
-        let (id, _) = self.submit(req, Seg::Pages { file, first, n, write });
+        let (id, serial) = self.submit(req, Seg::Pages { file, first, n, write });
+        if write && !sync && self.policy.fg_inherit && self.wb_queue.back() != Some(&(id, serial)) {
+            self.wb_queue.push_back((id, serial));
+        }
         for k in 0..n {
             let p = self.pc.lookup(file, first + k).expect("page inserted");
             if write {
@@ -1433,6 +1443,31 @@ impl World {
                 self.boost_request(r.0);
             }
             self.inherit_fg(r.0);
+        }
+    }
+
+    /// forefront: an FG task waits in direct reclaim for write-back to clean pages. The oldest
+    /// queued async write-back, enough to cover the `pages` it lacks, serves it: FG from here on.
+    /// (The allocation wait is not an edge of the wait graph — any completion may let reclaim
+    /// succeed — so the seam is here, at the reclaim decision.)
+    fn inherit_reclaim_writeback(&mut self, pages: u64) {
+        let mut covered = 0;
+        let mut i = 0;
+        while covered < pages && i < self.wb_queue.len() {
+            let r = self.wb_queue[i];
+            if !self.live(r) || self.reqs.get(r.0).times.service_start.is_some() {
+                if i == 0 {
+                    self.wb_queue.pop_front();
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            covered += u64::from(self.reqs.get(r.0).sectors) / SECTORS_PER_BLOCK;
+            if !self.reqs.get(r.0).prov.fg {
+                self.inherit_fg(r.0);
+            }
+            i += 1;
         }
     }
 
