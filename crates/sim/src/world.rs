@@ -2122,7 +2122,12 @@ impl World {
             CommitPhase::Discard => {
                 let c = &mut self.jn.committing.as_mut().expect("committing").0;
                 if let Some((lba, len)) = c.freed.pop() {
-                    let r = self.submit_control(tid, ReqOp::Discard, lba, len.min(1 << 16), Origin::Discard);
+                    // One discard of at most 256 MiB at a time; the rest of the extent follows.
+                    const MAX_DISCARD_BLOCKS: u64 = 1 << 16;
+                    if len > MAX_DISCARD_BLOCKS {
+                        c.freed.push((lba + MAX_DISCARD_BLOCKS, len - MAX_DISCARD_BLOCKS));
+                    }
+                    let r = self.submit_control(tid, ReqOp::Discard, lba, len.min(MAX_DISCARD_BLOCKS), Origin::Discard);
                     self.wait_request(tid, r.0, Why::Discard, Cat::PageWait);
                     return (self.us(self.costs.submit_request_us), After::Block);
                 }
