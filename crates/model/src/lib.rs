@@ -7,6 +7,8 @@
 //! - [`block`]: requests with provenance ([`block::Request`]), merging, the [`block::IoScheduler`]
 //!   implementations (noop, deadline, CFQ) and the [`block::BlockQueue`] that dispatches to the device.
 //! - [`flash`]: eMMC / UFS / SD timing with an internal command queue ([`flash::FlashDevice`]).
+//! - [`kernel`]: the [`kernel::Kernel`] context through which kernel threads and paths (the
+//!   jbd2 commit thread in [`fs::jbd2`], reclaim in [`mm::reclaim`]) act on the machine.
 //! - [`wait`]: the [`wait::WaitGraph`] — what every blocked task waits for, and which I/O that is,
 //!   directly or through the journal (QASIO's dependencies).
 //!
@@ -18,6 +20,7 @@ pub mod block;
 pub mod cpu;
 pub mod flash;
 pub mod fs;
+pub mod kernel;
 pub mod mm;
 pub mod prov;
 pub mod wait;

@@ -27,61 +27,7 @@ use forefront_record::run::{Metrics, RunReport, RunStats};
 use forefront_record::trace::TraceRecord;
 use forefront_workload::{LoadError, Scenario};
 
-/// Where a task's time went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cat {
-    CpuRunning = 0,
-    CpuRunnable,
-    /// Waiting for a page or buffer under I/O someone else started (page lock, write-back).
-    PageWait,
-    /// Journal handles and commits.
-    Journal,
-    /// Own requests, by stage.
-    BlockQueue,
-    DeviceQueue,
-    DeviceService,
-    /// Dirty throttling and request-queue congestion.
-    Throttle,
-    /// Page allocation: reclaim waits and the FG-first allocation gate.
-    Alloc,
-    Net,
-    Ipc,
-    Sleep,
-}
-
-impl Cat {
-    pub const COUNT: usize = 12;
-    pub const ALL: [Cat; Cat::COUNT] = [
-        Cat::CpuRunning,
-        Cat::CpuRunnable,
-        Cat::PageWait,
-        Cat::Journal,
-        Cat::BlockQueue,
-        Cat::DeviceQueue,
-        Cat::DeviceService,
-        Cat::Throttle,
-        Cat::Alloc,
-        Cat::Net,
-        Cat::Ipc,
-        Cat::Sleep,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Cat::CpuRunning => "cpu_running",
-            Cat::CpuRunnable => "cpu_runnable",
-            Cat::PageWait => "page_lock_writeback",
-            Cat::Journal => "journal",
-            Cat::BlockQueue => "block_queue",
-            Cat::DeviceQueue => "device_queue",
-            Cat::DeviceService => "device_service",
-            Cat::Throttle => "dirty_throttle",
-            Cat::Alloc => "page_alloc",
-            Cat::Net => "network",
-            Cat::Ipc => "ipc",
-            Cat::Sleep => "sleep",
-        }
-    }
-}
+pub use forefront_model::kernel::Cat;
 
 /// Everything a run needs.
 #[derive(Clone, Debug)]

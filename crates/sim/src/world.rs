@@ -6,7 +6,9 @@ use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
 use forefront_model::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, ReqTimes, Request, Submitted};
 use forefront_model::cpu::{nice_to_weight, CpuSched, Expired, GroupId, ROOT_GROUP};
 use forefront_model::flash::{FlashDevice, FlashParams, Started};
+use forefront_model::fs::jbd2::{self, Jbd2Costs};
 use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
+use forefront_model::kernel::{After, Kernel};
 use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
@@ -34,14 +36,6 @@ pub enum Ev {
     Sample,
 }
 
-/// What a task does when its current CPU burst ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum After {
-    Step,
-    Block,
-    Sleep(SimTime),
-    Exit,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TState {
@@ -854,7 +848,10 @@ impl World {
     fn step(&mut self, tid: Tid) -> (u64, After) {
         match self.tasks[tid as usize].kind {
             Kind::Flusher => return self.step_flusher(tid),
-            Kind::Jbd2 => return self.step_jbd2(tid),
+            Kind::Jbd2 => {
+                let costs = Jbd2Costs { journal_block: self.us(self.costs.journal_block_us), submit: self.us(self.costs.submit_request_us) };
+                return jbd2::step(self, tid, &costs);
+            }
             Kind::Kswapd => return self.step_kswapd(tid),
             Kind::User => {}
         }
@@ -2041,112 +2038,6 @@ impl World {
         (0, After::Block)
     }
 
-    /// The jbd2 commit thread, phase by phase (see [`CommitPhase`]).
-    fn step_jbd2(&mut self, tid: Tid) -> (u64, After) {
-        let now = self.now();
-        let Some((txn, phase)) = &self.jn.committing else {
-            // Idle: commit the running transaction if asked.
-            if self.jn.commit_requested >= self.jn.running.id && !self.jn.running.is_empty() && self.jn.running.handles == 0
-                || self.jn.commit_requested >= self.jn.running.id && !self.jn.running.is_empty()
-            {
-                let next = self.jn.running.id + 1;
-                self.jn.lock_running(next);
-                return (self.us(20.0), After::Step);
-            }
-            if self.jn.commit_requested >= self.jn.running.id && self.jn.running.is_empty() {
-                // Nothing to write: the transaction counts as committed.
-                self.jn.committed = self.jn.running.id;
-                self.jn.running.id += 1;
-                self.jn.running.started = None;
-                self.release_commit_waiters();
-                return (self.us(5.0), After::Step);
-            }
-            self.block_on(tid, Blocker::Idle, Cat::Sleep);
-            return (0, After::Block);
-        };
-        let (id, phase) = (txn.id, *phase);
-        match phase {
-            CommitPhase::Locked => {
-                if txn.handles > 0 {
-                    self.block_on(tid, Blocker::Holders { txn: id }, Cat::Journal);
-                    return (0, After::Block);
-                }
-                self.set_phase(CommitPhase::OrderedData);
-                // New handles may start on the next running transaction now.
-                self.wake_all(Blocker::Handle);
-                (self.us(10.0), After::Step)
-            }
-            CommitPhase::OrderedData => {
-                let c = &self.jn.committing.as_ref().expect("committing").0;
-                let pending = c.ordered.iter().zip(&c.ordered_serials).map(|(&i, &s)| (i, s)).find(|&r| self.live(r));
-                if let Some((rid, _)) = pending {
-                    self.wait_request(tid, rid, Why::Ordered, Cat::PageWait);
-                    return (0, After::Block);
-                }
-                // Descriptor + one journal block per metadata block, written sequentially.
-                let n = 1 + c.meta.len() as u64;
-                let start = self.fs.journal_start + self.jn.head % self.fs.journal_blocks.saturating_sub(n + 1).max(1);
-                self.jn.head += n + 1;
-                self.jn.journal_blocks_written += n + 1;
-                let r = self.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
-                self.set_phase(CommitPhase::JournalWrite);
-                self.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
-                (n * self.us(self.costs.journal_block_us), After::Block)
-            }
-            CommitPhase::JournalWrite => {
-                // Commit record: PREFLUSH + FUA, after the journal blocks.
-                let block = self.fs.journal_start + (self.jn.head - 1) % self.fs.journal_blocks;
-                let r = self.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
-                let req = self.reqs.get_mut(r.0);
-                if req.is_queued() {
-                    req.fua = true;
-                    req.preflush = true;
-                }
-                self.set_phase(CommitPhase::CommitRecord);
-                self.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
-                (self.us(self.costs.journal_block_us), After::Block)
-            }
-            CommitPhase::CommitRecord => {
-                // Committed: metadata becomes checkpoint work; waiters of this commit go on.
-                let c = &mut self.jn.committing.as_mut().expect("committing").0;
-                let meta = std::mem::take(&mut c.meta);
-                for b in meta {
-                    self.jn.checkpoint.insert((now.ns(), b));
-                }
-                self.jn.committed = id;
-                self.jn.commits += 1;
-                self.release_commit_waiters();
-                self.set_phase(CommitPhase::Discard);
-                (self.us(10.0), After::Step)
-            }
-            CommitPhase::Discard => {
-                let c = &mut self.jn.committing.as_mut().expect("committing").0;
-                if let Some((lba, len)) = c.freed.pop() {
-                    // One discard of at most 256 MiB at a time; the rest of the extent follows.
-                    const MAX_DISCARD_BLOCKS: u64 = 1 << 16;
-                    if len > MAX_DISCARD_BLOCKS {
-                        c.freed.push((lba + MAX_DISCARD_BLOCKS, len - MAX_DISCARD_BLOCKS));
-                    }
-                    let r = self.submit_control(tid, ReqOp::Discard, lba, len.min(MAX_DISCARD_BLOCKS), Origin::Discard);
-                    self.wait_request(tid, r.0, Why::Discard, Cat::PageWait);
-                    return (self.us(self.costs.submit_request_us), After::Block);
-                }
-                self.jn.committing = None;
-                (self.us(5.0), After::Step)
-            }
-        }
-    }
-
-    fn set_phase(&mut self, p: CommitPhase) {
-        self.jn.committing.as_mut().expect("committing").1 = p;
-    }
-
-    fn release_commit_waiters(&mut self) {
-        let done = self.jn.committed;
-        for t in self.wg.blocked_on(|b| matches!(b, Blocker::Commit { txn } if txn <= done)) {
-            self.wake(t);
-        }
-    }
 }
 
 /// QASIO's dependency type of an async request a task waits on for reason `why`, reached
@@ -2207,5 +2098,41 @@ impl World {
         }
         self.block_on(tid, Blocker::Idle, Cat::Sleep);
         (0, After::Block)
+    }
+}
+
+/// The machine as the layer modules see it (`forefront_model::kernel`).
+impl Kernel for World {
+    fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    fn block(&mut self, tid: Tid, b: Blocker, cat: Cat) {
+        self.block_on(tid, b, cat);
+    }
+    fn wait_request(&mut self, tid: Tid, id: ReqId, why: Why, cat_other: Cat) {
+        World::wait_request(self, tid, id, why, cat_other);
+    }
+    fn wake_all(&mut self, b: Blocker) {
+        World::wake_all(self, b);
+    }
+    fn wake_where(&mut self, pred: &dyn Fn(Blocker) -> bool) {
+        for t in self.wg.blocked_on(pred) {
+            self.wake(t);
+        }
+    }
+    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+        World::submit_control(self, tid, op, block, blocks, origin)
+    }
+    fn live(&self, r: (ReqId, u64)) -> bool {
+        World::live(self, r)
+    }
+    fn request_mut(&mut self, id: ReqId) -> &mut Request {
+        self.reqs.get_mut(id)
+    }
+    fn journal(&mut self) -> &mut Journal {
+        &mut self.jn
+    }
+    fn fs(&self) -> &Fs {
+        &self.fs
     }
 }

@@ -8,6 +8,8 @@
 //! written back. Each allocation takes `extent_blocks` contiguous blocks from a cursor; with
 //! probability `fragmentation` the cursor first jumps to a random place (an aged file system).
 
+pub mod jbd2;
+
 use std::collections::BTreeSet;
 
 use forefront_engine::{Rng, SimRng, SimTime};

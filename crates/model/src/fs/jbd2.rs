@@ -1,0 +1,314 @@
+//! The jbd2 commit thread, phase by phase, driven through the [`Kernel`] context.
+//!
+//! One call to [`step`] is one step of the thread: commit the running transaction when a
+//! commit was asked for (by fsync or the commit timer), then walk the committing transaction
+//! through [`CommitPhase`]: T_LOCKED (wait for the open handles to stop; new handles wait) →
+//! ordered data (wait for every data write the transaction allocated, data=ordered) → journal
+//! blocks (descriptor + one block per metadata block, one request) → commit record (PREFLUSH +
+//! FUA) → committed (metadata becomes checkpoint work, commit waiters wake) → discards of the
+//! extents the transaction freed, one request at a time → idle.
+//!
+//! # Simplifications versus the kernel (fs/jbd2/commit.c, fs/ext4/mballoc.c)
+//! - One running and at most one committing transaction; no journal space limit, so no forced
+//!   checkpoints; the journal wraps around its area.
+//! - Ordered data: the thread waits for the data requests recorded when the transaction
+//!   allocated blocks, one at a time in submission order (`journal_finish_inode_data_buffers`
+//!   waits per page); it does not start write-back of still-dirty ordered pages itself.
+//! - Discards are issued after the commit waiters are woken (ext4's `ext4_free_data_callback`
+//!   runs from the commit callback); each extent is one discard of at most 256 MiB, the rest of
+//!   a longer extent follows, and the thread waits for each before the next.
+//! - CPU costs of the thread's own work are fixed (constants below, assumptions of the same
+//!   order as a few hundred instructions per block), plus the scenario's per-block journal and
+//!   per-request submit costs ([`Jbd2Costs`]).
+//!
+//! # Invariants
+//! - The thread blocks only on: `Idle` (nothing to commit), `Holders` (T_LOCKED with open
+//!   handles), or a request it waits on (ordered data, journal write, discard); every such wait
+//!   has a waker (the last handle stop, the request's completion, a commit request).
+//! - `committed` only grows; commit waiters of transactions up to it are woken when it does.
+
+use crate::block::ReqOp;
+use crate::fs::CommitPhase;
+use crate::kernel::{After, Cat, Kernel, Step};
+use crate::prov::{Origin, Tid};
+use crate::wait::{Blocker, Why};
+
+/// Locking the running transaction (ns).
+const LOCK_NS: u64 = 20_000;
+/// Moving between commit phases (ns).
+const PHASE_NS: u64 = 10_000;
+/// Marking an empty transaction committed, or finishing a commit (ns).
+const FINISH_NS: u64 = 5_000;
+/// Largest discard request (blocks): 256 MiB.
+pub const MAX_DISCARD_BLOCKS: u64 = 1 << 16;
+
+/// Per-operation CPU costs from the scenario (ns).
+#[derive(Clone, Copy, Debug)]
+pub struct Jbd2Costs {
+    /// Per journal block written (checksumming, buffer handling).
+    pub journal_block: u64,
+    /// Per request submitted.
+    pub submit: u64,
+}
+
+/// One step of the commit thread `tid`.
+pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step {
+    let now = cx.now();
+    let jn = cx.journal();
+    let Some((txn, phase)) = &jn.committing else {
+        // Idle: commit the running transaction if asked.
+        let asked = jn.commit_requested >= jn.running.id;
+        if asked && !jn.running.is_empty() {
+            let next = jn.running.id + 1;
+            jn.lock_running(next);
+            return (LOCK_NS, After::Step);
+        }
+        if asked {
+            // Nothing to write: the transaction counts as committed.
+            jn.committed = jn.running.id;
+            jn.running.id += 1;
+            jn.running.started = None;
+            release_commit_waiters(cx);
+            return (FINISH_NS, After::Step);
+        }
+        cx.block(tid, Blocker::Idle, Cat::Sleep);
+        return (0, After::Block);
+    };
+    let (id, phase, handles) = (txn.id, *phase, txn.handles);
+    match phase {
+        CommitPhase::Locked => {
+            if handles > 0 {
+                cx.block(tid, Blocker::Holders { txn: id }, Cat::Journal);
+                return (0, After::Block);
+            }
+            set_phase(cx, CommitPhase::OrderedData);
+            // New handles may start on the next running transaction now.
+            cx.wake_all(Blocker::Handle);
+            (PHASE_NS, After::Step)
+        }
+        CommitPhase::OrderedData => {
+            let n_ordered = committing(cx).ordered.len();
+            for i in 0..n_ordered {
+                let c = committing(cx);
+                let r = (c.ordered[i], c.ordered_serials[i]);
+                if cx.live(r) {
+                    cx.wait_request(tid, r.0, Why::Ordered, Cat::PageWait);
+                    return (0, After::Block);
+                }
+            }
+            // Descriptor + one journal block per metadata block, written sequentially.
+            let n = 1 + committing(cx).meta.len() as u64;
+            let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
+            let jn = cx.journal();
+            let start = journal_start + jn.head % journal_blocks.saturating_sub(n + 1).max(1);
+            jn.head += n + 1;
+            jn.journal_blocks_written += n + 1;
+            let r = cx.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
+            set_phase(cx, CommitPhase::JournalWrite);
+            cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
+            (n * costs.journal_block, After::Block)
+        }
+        CommitPhase::JournalWrite => {
+            // Commit record: PREFLUSH + FUA, after the journal blocks.
+            let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
+            let block = journal_start + (cx.journal().head - 1) % journal_blocks;
+            let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
+            let req = cx.request_mut(r.0);
+            if req.is_queued() {
+                req.fua = true;
+                req.preflush = true;
+            }
+            set_phase(cx, CommitPhase::CommitRecord);
+            cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
+            (costs.journal_block, After::Block)
+        }
+        CommitPhase::CommitRecord => {
+            // Committed: metadata becomes checkpoint work; waiters of this commit go on.
+            let jn = cx.journal();
+            let meta = std::mem::take(&mut jn.committing.as_mut().expect("committing").0.meta);
+            for b in meta {
+                jn.checkpoint.insert((now.ns(), b));
+            }
+            jn.committed = id;
+            jn.commits += 1;
+            release_commit_waiters(cx);
+            set_phase(cx, CommitPhase::Discard);
+            (PHASE_NS, After::Step)
+        }
+        CommitPhase::Discard => {
+            let c = committing(cx);
+            if let Some((lba, len)) = c.freed.pop() {
+                // One discard of at most 256 MiB at a time; the rest of the extent follows.
+                if len > MAX_DISCARD_BLOCKS {
+                    c.freed.push((lba + MAX_DISCARD_BLOCKS, len - MAX_DISCARD_BLOCKS));
+                }
+                let r = cx.submit_control(tid, ReqOp::Discard, lba, len.min(MAX_DISCARD_BLOCKS), Origin::Discard);
+                cx.wait_request(tid, r.0, Why::Discard, Cat::PageWait);
+                return (costs.submit, After::Block);
+            }
+            cx.journal().committing = None;
+            (FINISH_NS, After::Step)
+        }
+    }
+}
+
+fn committing<K: Kernel + ?Sized>(cx: &mut K) -> &mut crate::fs::Txn {
+    &mut cx.journal().committing.as_mut().expect("committing").0
+}
+
+fn set_phase<K: Kernel + ?Sized>(cx: &mut K, p: CommitPhase) {
+    cx.journal().committing.as_mut().expect("committing").1 = p;
+}
+
+/// Wake the tasks waiting for a commit of a transaction up to the last committed one.
+fn release_commit_waiters<K: Kernel + ?Sized>(cx: &mut K) {
+    let done = cx.journal().committed;
+    cx.wake_where(&|b| matches!(b, Blocker::Commit { txn } if txn <= done));
+}
+
+#[cfg(test)]
+mod tests {
+    use forefront_engine::{RngStreams, SimTime};
+
+    use super::*;
+    use crate::block::{ReqId, Request};
+    use crate::fs::{Fs, FsParams, Journal};
+    use crate::prov::Provenance;
+
+    /// A fake machine: requests complete only when the test says so.
+    struct Fake {
+        jn: Journal,
+        fs: Fs,
+        reqs: Vec<(Request, bool)>,
+        blocked: Vec<(Tid, Blocker)>,
+        woken: Vec<&'static str>,
+        commit_waiters: Vec<u64>,
+    }
+
+    impl Fake {
+        fn new() -> Fake {
+            let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
+            Fake { jn: Journal::new(), fs, reqs: Vec::new(), blocked: Vec::new(), woken: Vec::new(), commit_waiters: Vec::new() }
+        }
+        fn last_blocker(&self) -> Blocker {
+            self.blocked.last().expect("blocked").1
+        }
+        fn complete_all(&mut self) {
+            for r in &mut self.reqs {
+                r.1 = false;
+            }
+        }
+    }
+
+    impl Kernel for Fake {
+        fn now(&self) -> SimTime {
+            SimTime::from_ms(1)
+        }
+        fn block(&mut self, tid: Tid, b: Blocker, _cat: Cat) {
+            self.blocked.push((tid, b));
+        }
+        fn wait_request(&mut self, tid: Tid, id: ReqId, why: Why, _cat: Cat) {
+            self.blocked.push((tid, Blocker::Request { id, why }));
+        }
+        fn wake_all(&mut self, b: Blocker) {
+            if b == Blocker::Handle {
+                self.woken.push("handles");
+            }
+        }
+        fn wake_where(&mut self, pred: &dyn Fn(Blocker) -> bool) {
+            self.commit_waiters.retain(|&t| !pred(Blocker::Commit { txn: t }));
+            self.woken.push("commit");
+        }
+        fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+            let prov = Provenance { origin, ..Provenance::KERNEL };
+            self.reqs.push((Request::new(op, block * 8, (blocks * 8) as u32, true, prov), true));
+            ((self.reqs.len() - 1) as ReqId, 0)
+        }
+        fn live(&self, r: (ReqId, u64)) -> bool {
+            self.reqs.get(r.0 as usize).is_some_and(|x| x.1)
+        }
+        fn request_mut(&mut self, id: ReqId) -> &mut Request {
+            &mut self.reqs[id as usize].0
+        }
+        fn journal(&mut self) -> &mut Journal {
+            &mut self.jn
+        }
+        fn fs(&self) -> &Fs {
+            &self.fs
+        }
+    }
+
+    const COSTS: Jbd2Costs = Jbd2Costs { journal_block: 3_000, submit: 1_000 };
+
+    #[test]
+    fn a_commit_walks_every_phase_and_wakes_its_waiters() {
+        let mut cx = Fake::new();
+        // A transaction with two metadata blocks, one open handle and one freed extent.
+        let txn = cx.jn.start_handle(SimTime::ZERO);
+        cx.jn.running.meta.extend([10, 11]);
+        cx.jn.running.freed.push((50_000, 3 * MAX_DISCARD_BLOCKS / 2));
+        cx.jn.commit_requested = txn;
+        cx.commit_waiters.push(txn);
+        assert_eq!(step(&mut cx, 1, &COSTS), (LOCK_NS, After::Step));
+        // T_LOCKED with the handle still open: wait for its holder.
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Holders { txn });
+        cx.jn.committing.as_mut().unwrap().0.handles = 0;
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Step);
+        assert_eq!(cx.woken, vec!["handles"]);
+        // No ordered data: descriptor + 2 journal blocks in one request.
+        assert_eq!(step(&mut cx, 1, &COSTS), (3 * COSTS.journal_block, After::Block));
+        assert_eq!(cx.reqs[0].0.sectors, 3 * 8);
+        cx.complete_all();
+        // The commit record carries PREFLUSH and FUA.
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert!(cx.reqs[1].0.fua && cx.reqs[1].0.preflush);
+        cx.complete_all();
+        // Committed: waiters wake, metadata goes to checkpoint.
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Step);
+        assert_eq!(cx.jn.committed, txn);
+        assert!(cx.commit_waiters.is_empty());
+        assert_eq!(cx.jn.checkpoint.len(), 2);
+        // The freed extent is discarded in two requests (256 MiB + the rest), then idle.
+        assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.submit, After::Block));
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::Discard });
+        assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.submit, After::Block));
+        let discarded: u64 = cx.reqs[2..].iter().map(|r| u64::from(r.0.sectors) / 8).sum();
+        assert_eq!(discarded, 3 * MAX_DISCARD_BLOCKS / 2);
+        assert_eq!(step(&mut cx, 1, &COSTS), (FINISH_NS, After::Step));
+        assert!(cx.jn.committing.is_none());
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Idle);
+    }
+
+    #[test]
+    fn the_commit_waits_for_ordered_data_in_order() {
+        let mut cx = Fake::new();
+        let (a, _) = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
+        let (b, _) = cx.submit_control(5, ReqOp::Write, 200, 1, Origin::Writeback);
+        cx.jn.running.ordered.extend([a, b]);
+        cx.jn.running.ordered_serials.extend([0, 0]);
+        cx.jn.commit_requested = cx.jn.running.id;
+        step(&mut cx, 1, &COSTS); // lock
+        step(&mut cx, 1, &COSTS); // no handles: to ordered data
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: a, why: Why::Ordered });
+        cx.reqs[a as usize].1 = false;
+        step(&mut cx, 1, &COSTS);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: b, why: Why::Ordered });
+        cx.reqs[b as usize].1 = false;
+        step(&mut cx, 1, &COSTS);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
+    }
+
+    #[test]
+    fn an_empty_transaction_asked_for_commits_without_io() {
+        let mut cx = Fake::new();
+        let id = cx.jn.running.id;
+        cx.jn.commit_requested = id;
+        cx.commit_waiters.push(id);
+        assert_eq!(step(&mut cx, 1, &COSTS), (FINISH_NS, After::Step));
+        assert_eq!(cx.jn.committed, id);
+        assert!(cx.reqs.is_empty() && cx.commit_waiters.is_empty());
+    }
+}
