@@ -9,6 +9,7 @@ use forefront_model::flash::{FlashDevice, FlashParams, Started};
 use forefront_model::fs::jbd2::{self, Jbd2Costs};
 use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::kernel::{After, Kernel};
+use forefront_model::mm::reclaim::{self, Reclaim as ReclaimCtx, ReclaimCosts};
 use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
@@ -852,7 +853,10 @@ impl World {
                 let costs = Jbd2Costs { journal_block: self.us(self.costs.journal_block_us), submit: self.us(self.costs.submit_request_us) };
                 return jbd2::step(self, tid, &costs);
             }
-            Kind::Kswapd => return self.step_kswapd(tid),
+            Kind::Kswapd => {
+                let costs = self.reclaim_costs();
+                return reclaim::kswapd_step(self, tid, &costs);
+            }
             Kind::User => {}
         }
         if !matches!(self.tasks[tid as usize].exec, Exec::None) {
@@ -1095,15 +1099,6 @@ impl World {
 
     // ---------------------------------------------------------------- page cache paths
 
-    /// Make room for `n` pages; false if the task must wait (it is then registered).
-    /// Watermarks in pages: direct reclaim below `min`, kswapd woken below `low` and reclaiming
-    /// up to `high` (the kernel derives them from min_free_kbytes; here 1 MiB, 1 % and 2 % of
-    /// the page cache: an assumption of the same order).
-    fn watermarks(&self) -> (u64, u64, u64) {
-        let min = 256;
-        (min, (self.pc.capacity / 100).max(min + 64), (self.pc.capacity / 50).max(min + 128))
-    }
-
     fn reclaim_order(&self) -> ReclaimOrder {
         match self.policy.reclaim {
             Reclaim::Global => ReclaimOrder::Global,
@@ -1125,36 +1120,15 @@ impl World {
         r
     }
 
+    /// Make room for `n` pages (`model::mm::reclaim`); false if the task must wait (it is
+    /// then registered).
     fn alloc_pages(&mut self, tid: Tid, n: u64, cost: &mut u64) -> bool {
-        if self.alloc_gate_pauses(tid) {
-            return false;
-        }
-        *cost += n * self.us(self.costs.alloc_page_us);
-        let (min, low, _) = self.watermarks();
-        let free = self.pc.free_pages();
-        if free < n + low {
-            self.wake_if(self.kswapd, Blocker::Idle);
-        }
-        if free >= n + min {
-            return true;
-        }
-        // Direct reclaim.
-        let r = self.shrink(n + min - free + 32);
-        *cost += r.freed * self.us(self.costs.reclaim_page_us);
-        if self.pc.free_pages() >= n {
-            return true;
-        }
-        // Everything left is dirty or under I/O: wait for write-back to clean some.
-        // Reclaim-driven write-back (wakeup_flusher_threads from direct reclaim): the flusher
-        // writes dirty pages even below the background threshold until allocations succeed.
-        self.wb_for_reclaim = true;
-        self.wake_flusher();
-        self.block_on(tid, Blocker::Alloc, Cat::Alloc);
-        if self.policy.fg_inherit && self.task_is_fg(tid) {
-            let short = (n + min).saturating_sub(self.pc.free_pages());
-            self.inherit_reclaim_writeback(short);
-        }
-        false
+        let costs = self.reclaim_costs();
+        reclaim::alloc(self, tid, n, &costs, cost)
+    }
+
+    fn reclaim_costs(&self) -> ReclaimCosts {
+        ReclaimCosts { alloc_page: self.us(self.costs.alloc_page_us), reclaim_page: self.us(self.costs.reclaim_page_us) }
     }
 
     /// FastTrack's Page Allocator: a background user task (not a kernel thread, not one holding a
@@ -2080,27 +2054,6 @@ fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<String>, Optio
     Some((name, path.cloned(), size, now))
 }
 
-impl World {
-    /// kswapd: woken below the low watermark, reclaims in batches of 32 until the high one.
-    fn step_kswapd(&mut self, tid: Tid) -> (u64, After) {
-        let (_, _, high) = self.watermarks();
-        if self.pc.free_pages() < high {
-            let r = self.shrink(32);
-            if r.freed > 0 {
-                if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
-                    self.wake_all(Blocker::Alloc);
-                }
-                return (r.freed * self.us(self.costs.reclaim_page_us) + self.us(2.0), After::Step);
-            }
-            // Only dirty or in-flight pages left: write-back must clean some first.
-            self.wb_for_reclaim = true;
-            self.wake_flusher();
-        }
-        self.block_on(tid, Blocker::Idle, Cat::Sleep);
-        (0, After::Block)
-    }
-}
-
 /// The machine as the layer modules see it (`forefront_model::kernel`).
 impl Kernel for World {
     fn now(&self) -> SimTime {
@@ -2134,5 +2087,37 @@ impl Kernel for World {
     }
     fn fs(&self) -> &Fs {
         &self.fs
+    }
+}
+
+/// Reclaim's seams (`forefront_model::mm::reclaim`): the victim order, the FastTrack allocation
+/// gate and forefront's reclaim-wait inheritance are the policy's.
+impl ReclaimCtx for World {
+    fn page_cache(&mut self) -> &mut PageCache {
+        &mut self.pc
+    }
+    fn shrink(&mut self, want: u64) -> forefront_model::mm::Reclaimed {
+        World::shrink(self, want)
+    }
+    fn alloc_gate_pauses(&mut self, tid: Tid) -> bool {
+        World::alloc_gate_pauses(self, tid)
+    }
+    fn wake_kswapd(&mut self) {
+        self.wake_if(self.kswapd, Blocker::Idle);
+    }
+    fn writeback_for_reclaim(&mut self) {
+        // wakeup_flusher_threads from reclaim: write back regardless of the thresholds.
+        self.wb_for_reclaim = true;
+        self.wake_flusher();
+    }
+    fn release_alloc_waiters(&mut self) {
+        if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+            World::wake_all(self, Blocker::Alloc);
+        }
+    }
+    fn reclaim_wait(&mut self, tid: Tid, short: u64) {
+        if self.policy.fg_inherit && self.task_is_fg(tid) {
+            self.inherit_reclaim_writeback(short);
+        }
     }
 }

@@ -12,6 +12,8 @@
 //! active list is aged into the inactive one when it outgrows it (`inactive_is_low`).
 //! Only clean, unlocked pages not under writeback are evicted; dirty pages wait for write-back.
 
+pub mod reclaim;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use forefront_engine::SimTime;
