@@ -1,7 +1,7 @@
 //! The context kernel threads and paths run in: what a step of a task asks for ([`After`]),
 //! where its blocked time goes ([`Cat`]), and the [`Kernel`] trait through which a layer module
 //! (the jbd2 commit thread in [`crate::fs::jbd2`], kswapd and direct reclaim in
-//! [`crate::mm::reclaim`]) acts on the rest of the machine without owning it.
+//! [`crate::mm::reclaim`], the flusher in [`crate::mm::writeback`]) acts on the rest of the machine without owning it.
 //!
 //! The simulator implements [`Kernel`] on its world; unit tests implement it on a small fake
 //! that records what was blocked, woken and submitted. A layer step is a plain function
@@ -13,6 +13,7 @@ use forefront_engine::SimTime;
 
 use crate::block::{ReqId, ReqOp, Request};
 use crate::fs::{Fs, Journal};
+use crate::mm::PageCache;
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, Why};
 
@@ -106,4 +107,5 @@ pub trait Kernel {
     fn request_mut(&mut self, id: ReqId) -> &mut Request;
     fn journal(&mut self) -> &mut Journal;
     fn fs(&self) -> &Fs;
+    fn page_cache(&mut self) -> &mut PageCache;
 }

@@ -10,6 +10,7 @@ use forefront_model::fs::jbd2::{self, Jbd2Costs};
 use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::kernel::{After, Kernel};
 use forefront_model::mm::reclaim::{self, Reclaim as ReclaimCtx, ReclaimCosts};
+use forefront_model::mm::writeback::{self, Writeback, WritebackParams};
 use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
@@ -848,7 +849,15 @@ impl World {
     /// Advance `tid` by one step: returns CPU work to do first (ns) and what follows it.
     fn step(&mut self, tid: Tid) -> (u64, After) {
         match self.tasks[tid as usize].kind {
-            Kind::Flusher => return self.step_flusher(tid),
+            Kind::Flusher => {
+                let p = WritebackParams {
+                    expire_ns: (self.phone.dirty_expire_s * 1e9) as u64,
+                    background_pages: self.dirty_bg_pages,
+                    nr_requests: self.phone.nr_requests,
+                    submit_ns: self.us(self.costs.submit_request_us),
+                };
+                return writeback::flusher_step(self, tid, &p);
+            }
             Kind::Jbd2 => {
                 let costs = Jbd2Costs { journal_block: self.us(self.costs.journal_block_us), submit: self.us(self.costs.submit_request_us) };
                 return jbd2::step(self, tid, &costs);
@@ -1642,7 +1651,6 @@ impl World {
             Exec::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }
         };
         if dirty > self.dirty_limit_pages {
-            
             self.block_on(tid, Blocker::Throttle, Cat::Throttle);
             return (cost.max(1), After::Block);
         }
@@ -1657,7 +1665,6 @@ impl World {
         }
         let now = self.now();
         if self.jn.handles_blocked() {
-            
             self.block_on(tid, Blocker::Handle, Cat::Journal);
             return false;
         }
@@ -1837,7 +1844,6 @@ impl World {
                             }
                         }
                         self.wake_jbd2();
-                        
                         self.block_on(tid, Blocker::Commit { txn }, Cat::Journal);
                         (0, After::Block)
                     }
@@ -1940,80 +1946,7 @@ impl World {
     }
 }
 
-// ---------------------------------------------------------------- kernel threads
-impl World {
-    /// The write-back flusher: expired inodes every interval, everything while over the
-    /// background threshold, committed metadata to its home location (checkpoint).
-    fn step_flusher(&mut self, tid: Tid) -> (u64, After) {
-        let now = self.now();
-        if self.async_queued >= self.phone.nr_requests {
-            
-            self.block_on(tid, Blocker::Congestion, Cat::Throttle);
-            return (0, After::Block);
-        }
-        let expire = (self.phone.dirty_expire_s * 1e9) as u64;
-        let over = self.pc.nr_dirty > self.dirty_bg_pages;
-        // The file to write: oldest dirty first.
-        let mut best: Option<(SimTime, FileId)> = None;
-        for (f, fc) in self.pc.files.iter().enumerate() {
-            if let Some(at) = fc.dirtied_at {
-                if (over || now.since(at) >= expire || self.wb_for_reclaim)
-                    && best.is_none_or(|(b, _)| at < b)
-                {
-                    best = Some((at, f as FileId));
-                }
-            }
-        }
-        if let Some((_, file)) = best {
-            if !self.ensure_handle(tid) {
-                return (0, After::Block);
-            }
-            // MAX_WRITEBACK_PAGES = 1024 per inode per pass; skip pages still under I/O.
-            let idxs: Vec<u32> = self.pc.files[file as usize]
-                .dirty
-                .iter()
-                .copied()
-                .filter(|&i| self.pc.lookup(file, i).is_some_and(|p| !self.pc.page(p).writeback && !self.pc.page(p).locked))
-                .take(1024)
-                .collect();
-            let mut cost = self.us(20.0);
-            if idxs.is_empty() {
-                // All dirty pages of this file are being written: wait for one of them.
-                let txn = self.wg.release_handle(tid).expect("held");
-                self.stop_handle(txn);
-                let p = self.pc.files[file as usize].dirty.iter().find_map(|&i| self.pc.lookup(file, i)).expect("dirty");
-                let id = self.pc.page(p).io.expect("under I/O");
-                self.wait_request(tid, id, Why::DataPage, Cat::PageWait);
-                return (cost, After::Block);
-            }
-            cost += self.writeback_pages(tid, file, &idxs, Origin::Writeback);
-            let txn = self.wg.release_handle(tid).expect("held");
-            self.stop_handle(txn);
-            return (cost, After::Step);
-        }
-        // Checkpoint: committed metadata older than dirty_expire goes home (async, meta).
-        let due: Vec<(u64, u64)> =
-            self.jn.checkpoint.iter().copied().filter(|&(at, _)| now.since(SimTime(at)) >= expire).take(64).collect();
-        if !due.is_empty() {
-            let mut cost = 0;
-            for (at, block) in due {
-                self.jn.checkpoint.remove(&(at, block));
-                if self.meta_io.get(&block).is_some_and(|&r| self.live(r)) {
-                    continue;
-                }
-                let r = self.submit_control(tid, ReqOp::Write, block, 1, Origin::Checkpoint);
-                self.meta_io.insert(block, r);
-                cost += self.us(self.costs.submit_request_us);
-            }
-            return (cost.max(1), After::Step);
-        }
-        self.wb_for_reclaim = false;
-        self.block_on(tid, Blocker::Idle, Cat::Sleep);
-        (0, After::Block)
-    }
-
-}
-
+// ---------------------------------------------------------------- QASIO's classification
 /// QASIO's dependency type of an async request a task waits on for reason `why`, reached
 /// `via` the journal or directly (FAST'15 §3). None: a wait on one's own I/O, which is sync.
 fn dependency(why: Why, via: Via) -> Option<Dependency> {
@@ -2088,14 +2021,14 @@ impl Kernel for World {
     fn fs(&self) -> &Fs {
         &self.fs
     }
+    fn page_cache(&mut self) -> &mut PageCache {
+        &mut self.pc
+    }
 }
 
 /// Reclaim's seams (`forefront_model::mm::reclaim`): the victim order, the FastTrack allocation
 /// gate and forefront's reclaim-wait inheritance are the policy's.
 impl ReclaimCtx for World {
-    fn page_cache(&mut self) -> &mut PageCache {
-        &mut self.pc
-    }
     fn shrink(&mut self, want: u64) -> forefront_model::mm::Reclaimed {
         World::shrink(self, want)
     }
@@ -2119,5 +2052,28 @@ impl ReclaimCtx for World {
         if self.policy.fg_inherit && self.task_is_fg(tid) {
             self.inherit_reclaim_writeback(short);
         }
+    }
+}
+
+/// The flusher's context (`forefront_model::mm::writeback`): ext4's write-back path.
+impl Writeback for World {
+    fn async_queued(&self) -> usize {
+        self.async_queued
+    }
+    fn ensure_handle(&mut self, tid: Tid) -> bool {
+        World::ensure_handle(self, tid)
+    }
+    fn stop_handle_of(&mut self, tid: Tid) {
+        let txn = self.wg.release_handle(tid).expect("held");
+        self.stop_handle(txn);
+    }
+    fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
+        World::writeback_pages(self, tid, file, idxs, origin)
+    }
+    fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
+        &mut self.meta_io
+    }
+    fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
+        &mut self.wb_for_reclaim
     }
 }

@@ -177,6 +177,7 @@ mod tests {
 
     /// A fake machine: requests complete only when the test says so.
     struct Fake {
+        pc: crate::mm::PageCache,
         jn: Journal,
         fs: Fs,
         reqs: Vec<(Request, bool)>,
@@ -188,7 +189,7 @@ mod tests {
     impl Fake {
         fn new() -> Fake {
             let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
-            Fake { jn: Journal::new(), fs, reqs: Vec::new(), blocked: Vec::new(), woken: Vec::new(), commit_waiters: Vec::new() }
+            Fake { pc: crate::mm::PageCache::new(16), jn: Journal::new(), fs, reqs: Vec::new(), blocked: Vec::new(), woken: Vec::new(), commit_waiters: Vec::new() }
         }
         fn last_blocker(&self) -> Blocker {
             self.blocked.last().expect("blocked").1
@@ -235,6 +236,9 @@ mod tests {
         }
         fn fs(&self) -> &Fs {
             &self.fs
+        }
+        fn page_cache(&mut self) -> &mut crate::mm::PageCache {
+            &mut self.pc
         }
     }
 

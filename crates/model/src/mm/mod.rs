@@ -13,6 +13,7 @@
 //! Only clean, unlocked pages not under writeback are evicted; dirty pages wait for write-back.
 
 pub mod reclaim;
+pub mod writeback;
 
 use std::collections::{BTreeMap, BTreeSet};
 

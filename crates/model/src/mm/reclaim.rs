@@ -25,7 +25,7 @@
 //! - kswapd blocks only when free memory is at or above `high`, or nothing is reclaimable now.
 
 use crate::kernel::{After, Cat, Kernel, Step};
-use crate::mm::{PageCache, Reclaimed};
+use crate::mm::Reclaimed;
 use crate::prov::Tid;
 use crate::wait::Blocker;
 
@@ -60,7 +60,6 @@ pub struct ReclaimCosts {
 
 /// What reclaim needs beyond [`Kernel`]: the page cache and the policy's seams.
 pub trait Reclaim: Kernel {
-    fn page_cache(&mut self) -> &mut PageCache;
     /// Reclaim up to `want` pages in the policy's victim order (counting its hooks).
     fn shrink(&mut self, want: u64) -> Reclaimed;
     /// FastTrack's Page Allocator: true if `tid` must pause here (its wait is registered).
@@ -128,7 +127,7 @@ mod tests {
     use super::*;
     use crate::block::{ReqId, ReqOp, Request};
     use crate::fs::{Fs, FsParams, Journal};
-    use crate::mm::ReclaimOrder;
+    use crate::mm::{PageCache, ReclaimOrder};
     use crate::prov::Origin;
     use crate::wait::Why;
 
@@ -184,12 +183,12 @@ mod tests {
         fn fs(&self) -> &Fs {
             &self.fs
         }
-    }
-
-    impl Reclaim for Fake {
         fn page_cache(&mut self) -> &mut PageCache {
             &mut self.pc
         }
+    }
+
+    impl Reclaim for Fake {
         fn shrink(&mut self, want: u64) -> Reclaimed {
             self.pc.reclaim(want, ReclaimOrder::Global, |_| false)
         }
