@@ -6,8 +6,9 @@ use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
 use forefront_model::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, ReqTimes, Request, Submitted};
 use forefront_model::cpu::{nice_to_weight, CpuSched, Expired, GroupId, ROOT_GROUP};
 use forefront_model::flash::{FlashDevice, FlashParams, Started};
+use forefront_model::fs::ext4::{self, Ext4, Ext4Params, FileOp, MetaKind};
 use forefront_model::fs::jbd2::{self, Jbd2Costs};
-use forefront_model::fs::{CommitPhase, Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
+use forefront_model::fs::{Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::kernel::{After, Kernel};
 use forefront_model::mm::reclaim::{self, Reclaim as ReclaimCtx, ReclaimCosts};
 use forefront_model::mm::writeback::{self, Writeback, WritebackParams};
@@ -73,21 +74,12 @@ enum Kind {
     Kswapd,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum MetaKind {
-    Creat,
-    Unlink,
-    Truncate(u64),
-}
-
 /// Progress inside a multi-step operation.
 #[derive(Clone, Debug)]
 enum Exec {
     None,
-    Read { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64 },
-    Write { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool },
-    Fsync { file: FileId, stage: u8, datasync: bool },
-    Meta { file: FileId, kind: MetaKind, stage: u8 },
+    /// A file operation in progress (`model::fs::ext4`).
+    File(FileOp),
     Flusher,
     Jbd2,
 }
@@ -935,19 +927,19 @@ impl World {
             Op::Creat { path } => {
                 let file = self.file_of(&path, uid);
                 self.fs.inodes[file as usize].unlinked = false;
-                set(self, Exec::Meta { file, kind: MetaKind::Creat, stage: 0 });
+                set(self, Exec::File(FileOp::Meta { file, kind: MetaKind::Creat, stage: 0 }));
                 (sys, After::Step)
             }
             Op::Unlink { path } => match self.paths.remove(&path) {
                 Some(file) => {
-                    set(self, Exec::Meta { file, kind: MetaKind::Unlink, stage: 0 });
+                    set(self, Exec::File(FileOp::Meta { file, kind: MetaKind::Unlink, stage: 0 }));
                     (sys, After::Step)
                 }
                 None => (sys, After::Step), // ENOENT
             },
             Op::Truncate { path, size } => {
                 let file = self.file_of(&path, uid);
-                set(self, Exec::Meta { file, kind: MetaKind::Truncate(size.0), stage: 0 });
+                set(self, Exec::File(FileOp::Meta { file, kind: MetaKind::Truncate(size.0), stage: 0 }));
                 (sys, After::Step)
             }
             Op::Read { path, offset, len, chunk } => {
@@ -958,7 +950,7 @@ impl World {
                     return (sys, After::Step);
                 }
                 let call_end = end.min(offset.0 + chunk.0);
-                set(self, Exec::Read { file, pos: offset.0, end, chunk: chunk.0, call_end });
+                set(self, Exec::File(FileOp::Read { file, pos: offset.0, end, chunk: chunk.0, call_end }));
                 (sys, After::Step)
             }
             Op::Write { path, offset, len, chunk } => {
@@ -969,14 +961,14 @@ impl World {
                     return (sys, After::Step);
                 }
                 let call_end = end.min(start + chunk.0);
-                set(self, Exec::Write { file, pos: start, end, chunk: chunk.0, call_end, meta_done: false });
+                set(self, Exec::File(FileOp::Write { file, pos: start, end, chunk: chunk.0, call_end, meta_done: false }));
                 (sys, After::Step)
             }
             Op::Fsync { ref path } | Op::Fdatasync { ref path } => {
                 let datasync = matches!(op, Op::Fdatasync { .. });
                 let path = path.clone();
                 let file = self.file_of(&path, uid);
-                set(self, Exec::Fsync { file, stage: 0, datasync });
+                set(self, Exec::File(FileOp::Fsync { file, stage: 0, datasync }));
                 (sys, After::Step)
             }
             Op::Compute { ms } => (((ms * 1e6) as u64).max(1), After::Step),
@@ -1088,21 +1080,34 @@ impl World {
     }
 
     fn continue_op(&mut self, tid: Tid) -> (u64, After) {
-        if matches!(self.tasks[tid as usize].exec, Exec::Read { .. } | Exec::Write { .. }) && self.alloc_gate_pauses(tid) {
+        if matches!(self.tasks[tid as usize].exec, Exec::File(FileOp::Read { .. } | FileOp::Write { .. })) && self.alloc_gate_pauses(tid) {
             // A copy loop's checkpoint.
             return (0, After::Block);
         }
         match self.tasks[tid as usize].exec.clone() {
-            Exec::Read { file, pos, end, chunk, call_end } => self.op_read(tid, file, pos, end, chunk, call_end),
-            Exec::Write { file, pos, end, chunk, call_end, meta_done } => {
-                self.op_write(tid, file, pos, end, chunk, call_end, meta_done)
+            Exec::File(op) => {
+                let k = self.ext4_params();
+                ext4::step(self, &k, tid, op)
             }
-            Exec::Fsync { file, stage, datasync } => self.op_fsync(tid, file, stage, datasync),
-            Exec::Meta { file, kind, stage } => self.op_meta(tid, file, kind, stage),
             _ => {
                 self.tasks[tid as usize].exec = Exec::None;
                 (0, After::Step)
             }
+        }
+    }
+
+    fn ext4_params(&self) -> Ext4Params {
+        Ext4Params {
+            copy_page: self.us(self.costs.copy_page_us),
+            syscall: self.us(self.costs.syscall_us),
+            metadata: self.us(self.costs.metadata_us),
+            writeback_page: self.us(self.costs.writeback_page_us),
+            submit_request: self.us(self.costs.submit_request_us),
+            read_ahead_kib: self.phone.read_ahead_kib,
+            max_sectors: self.max_sectors,
+            dirty_background_pages: self.dirty_bg_pages,
+            dirty_limit_pages: self.dirty_limit_pages,
+            reclaim: self.reclaim_costs(),
         }
     }
 
@@ -1129,12 +1134,6 @@ impl World {
         r
     }
 
-    /// Make room for `n` pages (`model::mm::reclaim`); false if the task must wait (it is
-    /// then registered).
-    fn alloc_pages(&mut self, tid: Tid, n: u64, cost: &mut u64) -> bool {
-        let costs = self.reclaim_costs();
-        reclaim::alloc(self, tid, n, &costs, cost)
-    }
 
     fn reclaim_costs(&self) -> ReclaimCosts {
         ReclaimCosts { alloc_page: self.us(self.costs.alloc_page_us), reclaim_page: self.us(self.costs.reclaim_page_us) }
@@ -1164,89 +1163,8 @@ impl World {
         self.block_on(tid, Blocker::Request { id, why }, cat);
     }
 
-    fn op_read(&mut self, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64) -> (u64, After) {
-        let mut cost = 0;
-        let copy = self.us(self.costs.copy_page_us);
-        while pos < call_end {
-            let idx = (pos / PAGE_SIZE) as u32;
-            match self.pc.lookup(file, idx) {
-                Some(p) if self.pc.page(p).uptodate && !self.pc.page(p).locked => {
-                    self.pc.mark_accessed(p);
-                    cost += copy;
-                    let next = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
-                    self.count_bytes(tid, next - pos, false);
-                    pos = next;
-                }
-                Some(p) => {
-                    let id = self.pc.page(p).io.expect("a locked page has its request");
-                    self.wait_request(tid, id, Why::DataPage, Cat::PageWait);
-                    self.set_read(tid, file, pos, end, chunk, call_end);
-                    return (cost, After::Block);
-                }
-                None => {
-                    let last_page = ((end - 1) / PAGE_SIZE) as u32;
-                    let ra = (self.phone.read_ahead_kib / 4).max(1) as u32;
-                    let want_end = last_page.min(idx + ra.max((call_end - pos).div_ceil(PAGE_SIZE) as u32) - 1);
-                    let mut n = 0;
-                    while idx + n <= want_end && self.pc.lookup(file, idx + n).is_none() && n < 256 {
-                        n += 1;
-                    }
-                    if !self.alloc_pages(tid, u64::from(n), &mut cost) {
-                        self.set_read(tid, file, pos, end, chunk, call_end);
-                        return (cost, After::Block);
-                    }
-                    cost += self.read_pages(tid, file, idx, n, Origin::Read);
-                    // Loop again: the page is now locked (wait) or a hole (uptodate).
-                }
-            }
-        }
-        if call_end >= end {
-            self.tasks[tid as usize].exec = Exec::None;
-            return (cost.max(1), After::Step);
-        }
-        let next_end = end.min(call_end + chunk);
-        self.set_read(tid, file, call_end, end, chunk, next_end);
-        (cost + self.us(self.costs.syscall_us), After::Step)
-    }
 
-    fn set_read(&mut self, tid: Tid, file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64) {
-        self.tasks[tid as usize].exec = Exec::Read { file, pos, end, chunk, call_end };
-    }
 
-    /// Insert `n` pages from `first` locked and submit reads for them (holes become uptodate).
-    /// Returns the CPU cost.
-    fn read_pages(&mut self, tid: Tid, file: FileId, first: u32, n: u32, origin: Origin) -> u64 {
-        let owner = self.fs.inodes[file as usize].owner;
-        let mut cost = 0;
-        let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
-        for k in 0..n {
-            let idx = first + k;
-            let p = self.pc.insert(file, idx, owner);
-            match self.fs.inodes[file as usize].map(u64::from(idx)) {
-                None => {
-                    self.pc.page_mut(p).uptodate = true;
-                    if let Some(r) = run.take() {
-                        cost += self.submit_pages(tid, file, r, false, origin);
-                    }
-                }
-                Some(lba) => {
-                    self.pc.lock_for_read(p, ReqId::MAX);
-                    run = match run {
-                        Some((f, l, c)) if l + u64::from(c) == lba && c < self.max_sectors / 8 => Some((f, l, c + 1)),
-                        Some(r) => {
-                            cost += self.submit_pages(tid, file, r, false, origin);
-                            Some((idx, lba, 1))
-                        }
-                        None => Some((idx, lba, 1)),
-                    };
-                }
-            }
-        }
-        if let Some(r) = run {
-            cost += self.submit_pages(tid, file, r, false, origin);
-        }
-        cost
-    }
 
     /// Submit one request for a run of pages (read fill or write-back); sets `io` on the pages.
     fn submit_pages(&mut self, tid: Tid, file: FileId, (first, lba, n): (u32, u64, u32), write: bool, origin: Origin) -> u64 {
@@ -1577,137 +1495,9 @@ impl World {
 
 // ---------------------------------------------------------------- writes, fsync, metadata
 impl World {
-    #[allow(clippy::too_many_arguments)]
-    fn op_write(&mut self, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool) -> (u64, After) {
-        let now = self.now();
-        let mut cost = 0;
-        let copy = self.us(self.costs.copy_page_us);
-        let set = |w: &mut World, pos: u64, meta_done: bool| {
-            w.tasks[tid as usize].exec = Exec::Write { file, pos, end, chunk, call_end, meta_done };
-        };
-        while pos < call_end {
-            let idx = (pos / PAGE_SIZE) as u32;
-            let page_end = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
-            match self.pc.lookup(file, idx) {
-                Some(p) => {
-                    let pg = self.pc.page(p);
-                    if pg.locked || (pg.writeback && self.phone.fs.stable_pages) {
-                        let id = pg.io.expect("page under I/O has its request");
-                        self.wait_request(tid, id, Why::DataPage, Cat::PageWait);
-                        set(self, pos, meta_done);
-                        return (cost, After::Block);
-                    }
-                    self.pc.page_mut(p).uptodate = true;
-                    self.pc.set_dirty(p, now);
-                    self.pc.mark_accessed(p);
-                }
-                None => {
-                    if !self.alloc_pages(tid, 1, &mut cost) {
-                        set(self, pos, meta_done);
-                        return (cost, After::Block);
-                    }
-                    let partial = pos % PAGE_SIZE != 0 || (page_end % PAGE_SIZE != 0 && page_end < self.fs.inodes[file as usize].size);
-                    if partial && self.fs.inodes[file as usize].map(u64::from(idx)).is_some() {
-                        // Read-modify-write of a partial page that exists on flash.
-                        cost += self.read_pages(tid, file, idx, 1, Origin::Write);
-                        set(self, pos, meta_done);
-                        return (cost, After::Step);
-                    }
-                    let owner = self.fs.inodes[file as usize].owner;
-                    let p = self.pc.insert(file, idx, owner);
-                    self.pc.page_mut(p).uptodate = true;
-                    self.pc.set_dirty(p, now);
-                }
-            }
-            cost += copy;
-            self.count_bytes(tid, page_end - pos, true);
-            pos = page_end;
-        }
-        // End of one write() call: i_size/mtime under a journal handle (ext4_dirty_inode).
-        if !meta_done {
-            let blk = self.fs.inodes[file as usize].itable_block;
-            match self.journal_update(tid, &[blk], &mut cost) {
-                Some(txn) => {
-                    let ino = &mut self.fs.inodes[file as usize];
-                    ino.size = ino.size.max(call_end);
-                    ino.meta_txn = Some(txn);
-                }
-                None => {
-                    set(self, pos, false);
-                    return (cost, After::Block);
-                }
-            }
-        }
-        // balance_dirty_pages: writers over the dirty limit wait for write-back.
-        let dirty = self.pc.nr_dirty + self.pc.nr_writeback;
-        if dirty > self.dirty_bg_pages {
-            self.wake_flusher();
-        }
-        let last = call_end >= end;
-        let next_end = end.min(call_end + chunk);
-        self.tasks[tid as usize].exec = if last {
-            Exec::None
-        } else {
-            Exec::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }
-        };
-        if dirty > self.dirty_limit_pages {
-            self.block_on(tid, Blocker::Throttle, Cat::Throttle);
-            return (cost.max(1), After::Block);
-        }
-        (cost.max(1) + if last { 0 } else { self.us(self.costs.syscall_us) }, After::Step)
-    }
 
-    /// Make sure `tid` holds a journal handle; false if it must wait (registered) because the
-    /// committing transaction is locked (jbd2's T_LOCKED: I_jhandle in QASIO's terms).
-    fn ensure_handle(&mut self, tid: Tid) -> bool {
-        if self.wg.handle_of(tid).is_some() {
-            return true;
-        }
-        let now = self.now();
-        if self.jn.handles_blocked() {
-            self.block_on(tid, Blocker::Handle, Cat::Journal);
-            return false;
-        }
-        let txn = self.jn.start_handle(now);
-        self.wg.hold_handle(tid, txn);
-        true
-    }
 
-    /// Start a handle, dirty `blocks` in the running transaction, stop the handle. Returns the
-    /// transaction, or None when the task must wait (registered): for the handle (commit
-    /// locked) or for a block under checkpoint write (D_meta).
-    fn journal_update(&mut self, tid: Tid, blocks: &[u64], cost: &mut u64) -> Option<u64> {
-        if !self.ensure_handle(tid) {
-            return None;
-        }
-        for b in blocks {
-            if let Some(&(id, serial)) = self.meta_io.get(b) {
-                if self.live((id, serial)) {
-                    // Holding the handle while waiting: the commit waits for us (QASIO's chain).
-                    self.wait_request(tid, id, Why::MetaBuffer, Cat::PageWait);
-                    return None;
-                }
-            }
-        }
-        let txn = self.wg.release_handle(tid).expect("handle started");
-        let target = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
-        target.meta.extend(blocks.iter().copied());
-        self.stop_handle(txn);
-        *cost += self.us(self.costs.metadata_us);
-        Some(txn)
-    }
 
-    fn stop_handle(&mut self, txn: u64) {
-        if self.jn.running.id == txn {
-            self.jn.running.handles -= 1;
-        } else if let Some((t, phase)) = &mut self.jn.committing {
-            debug_assert_eq!(t.id, txn);
-            t.handles -= 1;
-            if t.handles == 0 && *phase == CommitPhase::Locked {
-                self.wake_if(self.jbd2, Blocker::Holders { txn });
-            }
-        }
-    }
 
     fn wake_if(&mut self, tid: Tid, b: Blocker) {
         if self.wg.is_blocked_on(tid, b) {
@@ -1723,145 +1513,8 @@ impl World {
         self.wake_if(self.jbd2, Blocker::Idle);
     }
 
-    /// Write back `idxs` (dirty pages of `file`, ascending): delayed allocation under the
-    /// writer's handle (which must be held), then requests over contiguous LBA runs.
-    fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
-        let mut cost = 0;
-        let txn = self.wg.handle_of(tid).expect("write-back allocates under a handle");
-        // Delayed allocation of unmapped pages.
-        let mut touched = Vec::new();
-        let mut i = 0;
-        let mut allocated = false;
-        while i < idxs.len() {
-            if self.fs.inodes[file as usize].map(u64::from(idxs[i])).is_some() {
-                i += 1;
-                continue;
-            }
-            let mut j = i + 1;
-            while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && self.fs.inodes[file as usize].map(u64::from(idxs[j])).is_none() {
-                j += 1;
-            }
-            self.fs.allocate(file, u64::from(idxs[i]), (j - i) as u64, &mut touched);
-            allocated = true;
-            i = j;
-        }
-        if allocated {
-            touched.push(self.fs.inodes[file as usize].itable_block);
-            let t = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
-            t.meta.extend(touched.iter().copied());
-            let ino = &mut self.fs.inodes[file as usize];
-            ino.meta_txn = Some(txn);
-            ino.datasync_txn = Some(txn);
-            cost += self.us(self.costs.metadata_us);
-        }
-        let mut run: Option<(u32, u64, u32)> = None;
-        let mut ordered = Vec::new();
-        for &idx in idxs {
-            let lba = self.fs.inodes[file as usize].map(u64::from(idx)).expect("allocated above");
-            run = match run {
-                Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < self.max_sectors / 8 => Some((f, l, c + 1)),
-                Some(r) => {
-                    cost += self.submit_pages(tid, file, r, true, origin);
-                    ordered.push(self.last_submitted(file, r.0));
-                    Some((idx, lba, 1))
-                }
-                None => Some((idx, lba, 1)),
-            };
-        }
-        if let Some(r) = run {
-            cost += self.submit_pages(tid, file, r, true, origin);
-            ordered.push(self.last_submitted(file, r.0));
-        }
-        if allocated {
-            // data=ordered: this transaction's commit waits for these writes.
-            let t = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
-            for o in ordered {
-                t.ordered.push(o.0);
-                t.ordered_serials.push(o.1);
-            }
-        }
-        cost + idxs.len() as u64 * self.us(self.costs.writeback_page_us)
-    }
 
-    fn last_submitted(&self, file: FileId, idx: u32) -> (ReqId, u64) {
-        let p = self.pc.lookup(file, idx).expect("page under write-back");
-        let id = self.pc.page(p).io.expect("request set");
-        (id, self.req_serial[id as usize])
-    }
 
-    fn op_fsync(&mut self, tid: Tid, file: FileId, stage: u8, datasync: bool) -> (u64, After) {
-        let set = |w: &mut World, stage: u8| w.tasks[tid as usize].exec = Exec::Fsync { file, stage, datasync };
-        let mut cost = 0;
-        match stage {
-            0 => {
-                // Write out the file's dirty pages as sync writes.
-                let idxs: Vec<u32> = self.pc.files[file as usize].dirty.iter().copied().collect();
-                if !idxs.is_empty() {
-                    if !self.ensure_handle(tid) {
-                        return (0, After::Block);
-                    }
-                    // Pages under write-back must finish before they are written again.
-                    let busy = idxs.iter().find_map(|&i| {
-                        let p = self.pc.lookup(file, i)?;
-                        let pg = self.pc.page(p);
-                        (pg.writeback || pg.locked).then_some(pg.io).flatten()
-                    });
-                    if let Some(id) = busy {
-                        let txn = self.wg.release_handle(tid).expect("held");
-                        self.stop_handle(txn);
-                        self.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
-                        return (0, After::Block);
-                    }
-                    cost += self.writeback_pages(tid, file, &idxs, Origin::Fsync);
-                    let txn = self.wg.release_handle(tid).expect("held");
-                    self.stop_handle(txn);
-                }
-                set(self, 1);
-                (cost.max(1), After::Step)
-            }
-            1 => {
-                // Wait for every page of the file under write-back (own or the flusher's: D_sync).
-                let busy = self.pc.file_pages_from(file, 0).find_map(|p| {
-                    let pg = self.pc.page(p);
-                    pg.writeback.then_some(pg.io).flatten()
-                });
-                if let Some(id) = busy {
-                    self.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
-                    return (0, After::Block);
-                }
-                set(self, 2);
-                (0, After::Step)
-            }
-            2 => {
-                let ino = &self.fs.inodes[file as usize];
-                let need = if datasync { ino.datasync_txn } else { ino.meta_txn };
-                match need {
-                    Some(txn) if txn > self.jn.committed => {
-                        self.jn.commit_requested = self.jn.commit_requested.max(txn);
-                        if self.task_is_fg(tid) {
-                            if self.jn.running.id == txn {
-                                self.jn.running.fg_forced = true;
-                            }
-                        }
-                        self.wake_jbd2();
-                        self.block_on(tid, Blocker::Commit { txn }, Cat::Journal);
-                        (0, After::Block)
-                    }
-                    _ => {
-                        // Nothing to commit (ext4_sync_file): a cache flush makes the data durable.
-                        let id = self.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
-                        self.wait_request(tid, id.0, Why::Own, Cat::PageWait);
-                        set(self, 3);
-                        (self.us(self.costs.submit_request_us), After::Block)
-                    }
-                }
-            }
-            _ => {
-                self.tasks[tid as usize].exec = Exec::None;
-                (1, After::Step)
-            }
-        }
-    }
 
     /// A data-less or journal request (flush, discard, journal blocks, metadata).
     fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
@@ -1881,69 +1534,6 @@ impl World {
         self.submit(req, seg)
     }
 
-    fn op_meta(&mut self, tid: Tid, file: FileId, kind: MetaKind, stage: u8) -> (u64, After) {
-        let set = |w: &mut World, stage: u8| w.tasks[tid as usize].exec = Exec::Meta { file, kind, stage };
-        let new_size = match kind {
-            MetaKind::Creat | MetaKind::Unlink => 0,
-            MetaKind::Truncate(s) => s,
-        };
-        if stage == 0 {
-            // Drop cached pages past the new size; pages under I/O must finish first (D_data).
-            let first = new_size.div_ceil(PAGE_SIZE) as u32;
-            let pages: Vec<_> = self.pc.file_pages_from(file, first).collect();
-            let mut cost = 0;
-            for p in pages {
-                let pg = self.pc.page(p);
-                if pg.locked || pg.writeback {
-                    let id = pg.io.expect("under I/O");
-                    self.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
-                    return (cost, After::Block);
-                }
-                self.pc.remove(p);
-                cost += self.us(0.2);
-            }
-            set(self, 1);
-            return (cost.max(1), After::Step);
-        }
-        let ino = &self.fs.inodes[file as usize];
-        let mut blocks = vec![ino.itable_block];
-        if matches!(kind, MetaKind::Creat | MetaKind::Unlink) {
-            blocks.push(ino.dir_block);
-        }
-        let from_fb = new_size.div_ceil(BLOCK);
-        for &(start, lba, len) in &ino.extents {
-            if start + len > from_fb {
-                let b = self.fs.bitmap_block(lba);
-                if !blocks.contains(&b) {
-                    blocks.push(b);
-                }
-            }
-        }
-        let mut cost = 0;
-        match self.journal_update(tid, &blocks, &mut cost) {
-            None => {
-                set(self, 1);
-                (cost, After::Block)
-            }
-            Some(txn) => {
-                let mut freed = Vec::new();
-                self.fs.free_from(file, from_fb, &mut freed);
-                let t = if self.jn.running.id == txn { &mut self.jn.running } else { &mut self.jn.committing.as_mut().expect("txn").0 };
-                if self.fs.params.discard {
-                    t.freed.extend(freed);
-                }
-                let ino = &mut self.fs.inodes[file as usize];
-                ino.size = new_size;
-                ino.meta_txn = Some(txn);
-                ino.datasync_txn = Some(txn);
-                if matches!(kind, MetaKind::Unlink) {
-                    ino.unlinked = true;
-                }
-                self.tasks[tid as usize].exec = Exec::None;
-                (cost.max(1), After::Step)
-            }
-        }
-    }
 }
 
 // ---------------------------------------------------------------- QASIO's classification
@@ -2061,19 +1651,54 @@ impl Writeback for World {
         self.async_queued
     }
     fn ensure_handle(&mut self, tid: Tid) -> bool {
-        World::ensure_handle(self, tid)
+        ext4::ensure_handle(self, tid)
     }
     fn stop_handle_of(&mut self, tid: Tid) {
         let txn = self.wg.release_handle(tid).expect("held");
-        self.stop_handle(txn);
+        ext4::stop_handle(self, txn);
     }
     fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
-        World::writeback_pages(self, tid, file, idxs, origin)
+        let k = self.ext4_params();
+        ext4::writeback_pages(self, &k, tid, file, idxs, origin)
     }
     fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
         &mut self.meta_io
     }
     fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
         &mut self.wb_for_reclaim
+    }
+}
+
+/// The file paths' context (`forefront_model::fs::ext4`).
+impl Ext4 for World {
+    fn fs_mut(&mut self) -> &mut Fs {
+        &mut self.fs
+    }
+    fn wait_graph(&mut self) -> &mut WaitGraph {
+        &mut self.wg
+    }
+    fn set_file_op(&mut self, tid: Tid, op: Option<FileOp>) {
+        self.tasks[tid as usize].exec = op.map_or(Exec::None, Exec::File);
+    }
+    fn count_bytes(&mut self, tid: Tid, bytes: u64, write: bool) {
+        World::count_bytes(self, tid, bytes, write);
+    }
+    fn submit_pages(&mut self, tid: Tid, file: FileId, run: (u32, u64, u32), write: bool, origin: Origin) -> u64 {
+        World::submit_pages(self, tid, file, run, write, origin)
+    }
+    fn serial(&self, id: ReqId) -> u64 {
+        self.req_serial[id as usize]
+    }
+    fn task_is_fg(&self, tid: Tid) -> bool {
+        World::task_is_fg(self, tid)
+    }
+    fn wake_flusher(&mut self) {
+        World::wake_flusher(self);
+    }
+    fn wake_jbd2(&mut self) {
+        World::wake_jbd2(self);
+    }
+    fn wake_jbd2_holders(&mut self, txn: u64) {
+        self.wake_if(self.jbd2, Blocker::Holders { txn });
     }
 }

@@ -1,0 +1,539 @@
+//! ext4's file paths — read, write, fsync/fdatasync, creat/truncate/unlink — and its journal
+//! handles, driven through the [`Ext4`] context.
+//!
+//! Each path is a resumable [`FileOp`]: a step does as much as it can without waiting, records
+//! where it is with [`Ext4::set_file_op`], and either continues (`After::Step`) or registers a
+//! wait and returns `After::Block`; the task runs the next step when woken.
+//!
+//! - **read** (`generic_file_read`): copy cached, uptodate pages; a missing page starts a
+//!   readahead of up to `read_ahead_kib` (contiguous runs become one request each); a locked page
+//!   is waited for. One `read()` call per `chunk`.
+//! - **write** (`generic_perform_write` + `ext4_da_write_end`): pages are dirtied in the page
+//!   cache (delayed allocation: no block yet); a page under write-back is waited for when stable
+//!   pages are on (QASIO's D_data); a partial page that exists on flash is read first. Each call
+//!   ends by updating i_size/mtime under a journal handle ([`journal_update`]), then
+//!   balance_dirty_pages: wake the flusher over the background threshold, wait over the limit.
+//! - **write-back** ([`writeback_pages`]): delayed allocation of unmapped pages under the
+//!   writer's handle (the transaction records the allocation's metadata and its data writes as
+//!   ordered data), then one request per contiguous run.
+//! - **fsync** (`ext4_sync_file`): write the file's dirty pages as sync writes, wait for every
+//!   page of the file under write-back (own or the flusher's: D_sync), then wait for the commit
+//!   of the transaction that holds its metadata (or data, for fdatasync) — or, with nothing to
+//!   commit, flush the device cache.
+//! - **creat / truncate / unlink**: drop cached pages past the new size (waiting for pages under
+//!   I/O), then update inode, directory and bitmap blocks under a handle and free the extents
+//!   (discarded after the commit with `-o discard`).
+//!
+//! # Simplifications versus the kernel (fs/ext4, mm/filemap.c, fs/jbd2/transaction.c)
+//! - Journal handles are taken per call and never nest; credits and the journal's space are not
+//!   modelled. A handle that finds a metadata block under checkpoint write waits holding the
+//!   handle (`lock_buffer`, QASIO's D_meta), so a commit locked meanwhile waits for it.
+//! - No inline data, no extent-tree blocks (metadata is the inode-table block, the directory block
+//!   and the block bitmaps), no mballoc preallocation; allocation is [`Fs::allocate`]'s.
+//! - Request building, FG/BG classification and the block layer are the context's
+//!   ([`Ext4::submit_pages`]).
+//!
+//! # Invariants
+//! - A handle is held only inside one step, except while waiting for a metadata buffer (D_meta).
+//! - Pages under I/O always name their request (`io`), so a waiter can find what to wait for.
+
+use crate::block::{ReqId, ReqOp};
+use crate::fs::{CommitPhase, BLOCK};
+use crate::kernel::{After, Cat};
+use crate::mm::reclaim::{self, ReclaimCosts};
+use crate::mm::writeback::Writeback;
+use crate::mm::{FileId, PAGE_SIZE};
+use crate::prov::{Origin, Tid};
+use crate::wait::{Blocker, WaitGraph, Why};
+
+#[allow(unused_imports)]
+use crate::fs::Fs;
+
+/// What a metadata operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaKind {
+    Creat,
+    Unlink,
+    Truncate(u64),
+}
+
+/// Progress inside a multi-step file operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    Read { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64 },
+    Write { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool },
+    Fsync { file: FileId, stage: u8, datasync: bool },
+    Meta { file: FileId, kind: MetaKind, stage: u8 },
+}
+
+/// Scenario parameters and CPU costs (ns) of the file paths.
+#[derive(Clone, Copy, Debug)]
+pub struct Ext4Params {
+    pub copy_page: u64,
+    pub syscall: u64,
+    pub metadata: u64,
+    pub writeback_page: u64,
+    pub submit_request: u64,
+    pub read_ahead_kib: u64,
+    /// Largest request (sectors).
+    pub max_sectors: u32,
+    pub dirty_background_pages: u64,
+    pub dirty_limit_pages: u64,
+    pub reclaim: ReclaimCosts,
+}
+
+/// What the file paths need beyond reclaim and write-back: the task's op state, byte
+/// accounting, the block layer's request building and a few wake-ups.
+pub trait Ext4: reclaim::Reclaim + Writeback {
+    fn fs_mut(&mut self) -> &mut Fs;
+    fn wait_graph(&mut self) -> &mut WaitGraph;
+    /// Record where `tid` is in its file operation (`None`: done).
+    fn set_file_op(&mut self, tid: Tid, op: Option<FileOp>);
+    /// Account `bytes` read or written by `tid`'s system calls.
+    fn count_bytes(&mut self, tid: Tid, bytes: u64, write: bool);
+    /// Submit one request for a run of pages `(first index, first LBA block, count)` of `file`
+    /// (read fill or write-back) and mark the pages; returns the CPU cost.
+    fn submit_pages(&mut self, tid: Tid, file: FileId, run: (u32, u64, u32), write: bool, origin: Origin) -> u64;
+    /// The serial number of live request `id` (ids are reused).
+    fn serial(&self, id: ReqId) -> u64;
+    /// Whether `tid`'s work counts as foreground (for the commit it forces).
+    fn task_is_fg(&self, tid: Tid) -> bool;
+    fn wake_flusher(&mut self);
+    fn wake_jbd2(&mut self);
+    /// Wake the jbd2 thread if it waits for the handles of locked transaction `txn`.
+    fn wake_jbd2_holders(&mut self, txn: u64);
+}
+
+/// Continue `tid`'s file operation `op`.
+pub fn step<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, op: FileOp) -> (u64, After) {
+    match op {
+        FileOp::Read { file, pos, end, chunk, call_end } => read(cx, k, tid, file, pos, end, chunk, call_end),
+        FileOp::Write { file, pos, end, chunk, call_end, meta_done } => write(cx, k, tid, file, pos, end, chunk, call_end, meta_done),
+        FileOp::Fsync { file, stage, datasync } => fsync(cx, k, tid, file, stage, datasync),
+        FileOp::Meta { file, kind, stage } => meta(cx, k, tid, file, kind, stage),
+    }
+}
+
+pub fn read<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64) -> (u64, After) {
+    let mut cost = 0;
+    let copy = k.copy_page;
+    while pos < call_end {
+        let idx = (pos / PAGE_SIZE) as u32;
+        match cx.page_cache().lookup(file, idx) {
+            Some(p) if cx.page_cache().page(p).uptodate && !cx.page_cache().page(p).locked => {
+                cx.page_cache().mark_accessed(p);
+                cost += copy;
+                let next = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
+                cx.count_bytes(tid, next - pos, false);
+                pos = next;
+            }
+            Some(p) => {
+                let id = cx.page_cache().page(p).io.expect("a locked page has its request");
+                cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
+                set_read(cx, tid, file, pos, end, chunk, call_end);
+                return (cost, After::Block);
+            }
+            None => {
+                let last_page = ((end - 1) / PAGE_SIZE) as u32;
+                let ra = (k.read_ahead_kib / 4).max(1) as u32;
+                let want_end = last_page.min(idx + ra.max((call_end - pos).div_ceil(PAGE_SIZE) as u32) - 1);
+                let mut n = 0;
+                while idx + n <= want_end && cx.page_cache().lookup(file, idx + n).is_none() && n < 256 {
+                    n += 1;
+                }
+                if !reclaim::alloc(cx, tid, u64::from(n), &k.reclaim, &mut cost) {
+                    set_read(cx, tid, file, pos, end, chunk, call_end);
+                    return (cost, After::Block);
+                }
+                cost += read_pages(cx, k, tid, file, idx, n, Origin::Read);
+                // Loop again: the page is now locked (wait) or a hole (uptodate).
+            }
+        }
+    }
+    if call_end >= end {
+        cx.set_file_op(tid, None);
+        return (cost.max(1), After::Step);
+    }
+    let next_end = end.min(call_end + chunk);
+    set_read(cx, tid, file, call_end, end, chunk, next_end);
+    (cost + k.syscall, After::Step)
+}
+
+fn set_read<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid, file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64) {
+    cx.set_file_op(tid, Some(FileOp::Read { file, pos, end, chunk, call_end }));
+}
+
+/// Insert `n` pages from `first` locked and submit reads for them (holes become uptodate).
+/// Returns the CPU cost.
+pub fn read_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, first: u32, n: u32, origin: Origin) -> u64 {
+    let owner = cx.fs_mut().inodes[file as usize].owner;
+    let mut cost = 0;
+    let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
+    for j in 0..n {
+        let idx = first + j;
+        let p = cx.page_cache().insert(file, idx, owner);
+        match cx.fs_mut().inodes[file as usize].map(u64::from(idx)) {
+            None => {
+                cx.page_cache().page_mut(p).uptodate = true;
+                if let Some(r) = run.take() {
+                    cost += cx.submit_pages(tid, file, r, false, origin);
+                }
+            }
+            Some(lba) => {
+                cx.page_cache().lock_for_read(p, ReqId::MAX);
+                run = match run {
+                    Some((f, l, c)) if l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
+                    Some(r) => {
+                        cost += cx.submit_pages(tid, file, r, false, origin);
+                        Some((idx, lba, 1))
+                    }
+                    None => Some((idx, lba, 1)),
+                };
+            }
+        }
+    }
+    if let Some(r) = run {
+        cost += cx.submit_pages(tid, file, r, false, origin);
+    }
+    cost
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn write<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool) -> (u64, After) {
+    let now = cx.now();
+    let mut cost = 0;
+    let copy = k.copy_page;
+    let set = |cx: &mut K, pos: u64, meta_done: bool| {
+        cx.set_file_op(tid, Some(FileOp::Write { file, pos, end, chunk, call_end, meta_done }));
+    };
+    while pos < call_end {
+        let idx = (pos / PAGE_SIZE) as u32;
+        let page_end = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
+        match cx.page_cache().lookup(file, idx) {
+            Some(p) => {
+                let stable = cx.fs().params.stable_pages;
+                let pg = cx.page_cache().page(p);
+                if pg.locked || (pg.writeback && stable) {
+                    let id = pg.io.expect("page under I/O has its request");
+                    cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
+                    set(cx, pos, meta_done);
+                    return (cost, After::Block);
+                }
+                cx.page_cache().page_mut(p).uptodate = true;
+                cx.page_cache().set_dirty(p, now);
+                cx.page_cache().mark_accessed(p);
+            }
+            None => {
+                if !reclaim::alloc(cx, tid, 1, &k.reclaim, &mut cost) {
+                    set(cx, pos, meta_done);
+                    return (cost, After::Block);
+                }
+                let partial = pos % PAGE_SIZE != 0 || (page_end % PAGE_SIZE != 0 && page_end < cx.fs_mut().inodes[file as usize].size);
+                if partial && cx.fs_mut().inodes[file as usize].map(u64::from(idx)).is_some() {
+                    // Read-modify-write of a partial page that exists on flash.
+                    cost += read_pages(cx, k, tid, file, idx, 1, Origin::Write);
+                    set(cx, pos, meta_done);
+                    return (cost, After::Step);
+                }
+                let owner = cx.fs_mut().inodes[file as usize].owner;
+                let p = cx.page_cache().insert(file, idx, owner);
+                cx.page_cache().page_mut(p).uptodate = true;
+                cx.page_cache().set_dirty(p, now);
+            }
+        }
+        cost += copy;
+        cx.count_bytes(tid, page_end - pos, true);
+        pos = page_end;
+    }
+    // End of one write() call: i_size/mtime under a journal handle (ext4_dirty_inode).
+    if !meta_done {
+        let blk = cx.fs_mut().inodes[file as usize].itable_block;
+        match journal_update(cx, k, tid, &[blk], &mut cost) {
+            Some(txn) => {
+                let ino = &mut cx.fs_mut().inodes[file as usize];
+                ino.size = ino.size.max(call_end);
+                ino.meta_txn = Some(txn);
+            }
+            None => {
+                set(cx, pos, false);
+                return (cost, After::Block);
+            }
+        }
+    }
+    // balance_dirty_pages: writers over the dirty limit wait for write-back.
+    let dirty = cx.page_cache().nr_dirty + cx.page_cache().nr_writeback;
+    if dirty > k.dirty_background_pages {
+        cx.wake_flusher();
+    }
+    let last = call_end >= end;
+    let next_end = end.min(call_end + chunk);
+    cx.set_file_op(tid, if last {
+        None
+    } else {
+        Some(FileOp::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false })
+    });
+    if dirty > k.dirty_limit_pages {
+        cx.block(tid, Blocker::Throttle, Cat::Throttle);
+        return (cost.max(1), After::Block);
+    }
+    (cost.max(1) + if last { 0 } else { k.syscall }, After::Step)
+}
+
+/// Make sure `tid` holds a journal handle; false if it must wait (registered) because the
+/// committing transaction is locked (jbd2's T_LOCKED: I_jhandle in QASIO's terms).
+pub fn ensure_handle<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid) -> bool {
+    if cx.wait_graph().handle_of(tid).is_some() {
+        return true;
+    }
+    let now = cx.now();
+    if cx.journal().handles_blocked() {
+        cx.block(tid, Blocker::Handle, Cat::Journal);
+        return false;
+    }
+    let txn = cx.journal().start_handle(now);
+    cx.wait_graph().hold_handle(tid, txn);
+    true
+}
+
+/// Start a handle, dirty `blocks` in the running transaction, stop the handle. Returns the
+/// transaction, or None when the task must wait (registered): for the handle (commit
+/// locked) or for a block under checkpoint write (D_meta).
+pub fn journal_update<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, blocks: &[u64], cost: &mut u64) -> Option<u64> {
+    if !ensure_handle(cx, tid) {
+        return None;
+    }
+    for b in blocks {
+        if let Some(&(id, serial)) = cx.meta_io().get(b) {
+            if cx.live((id, serial)) {
+                // Holding the handle while waiting: the commit waits for us (QASIO's chain).
+                cx.wait_request(tid, id, Why::MetaBuffer, Cat::PageWait);
+                return None;
+            }
+        }
+    }
+    let txn = cx.wait_graph().release_handle(tid).expect("handle started");
+    let target = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+    target.meta.extend(blocks.iter().copied());
+    stop_handle(cx, txn);
+    *cost += k.metadata;
+    Some(txn)
+}
+
+pub fn stop_handle<K: Ext4 + ?Sized>(cx: &mut K, txn: u64) {
+    if cx.journal().running.id == txn {
+        cx.journal().running.handles -= 1;
+    } else if let Some((t, phase)) = &mut cx.journal().committing {
+        debug_assert_eq!(t.id, txn);
+        t.handles -= 1;
+        if t.handles == 0 && *phase == CommitPhase::Locked {
+            cx.wake_jbd2_holders(txn);
+        }
+    }
+}
+
+/// Write back `idxs` (dirty pages of `file`, ascending): delayed allocation under the
+/// writer's handle (which must be held), then requests over contiguous LBA runs.
+pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
+    let mut cost = 0;
+    let txn = cx.wait_graph().handle_of(tid).expect("write-back allocates under a handle");
+    // Delayed allocation of unmapped pages.
+    let mut touched = Vec::new();
+    let mut i = 0;
+    let mut allocated = false;
+    while i < idxs.len() {
+        if cx.fs_mut().inodes[file as usize].map(u64::from(idxs[i])).is_some() {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && cx.fs_mut().inodes[file as usize].map(u64::from(idxs[j])).is_none() {
+            j += 1;
+        }
+        cx.fs_mut().allocate(file, u64::from(idxs[i]), (j - i) as u64, &mut touched);
+        allocated = true;
+        i = j;
+    }
+    if allocated {
+        touched.push(cx.fs_mut().inodes[file as usize].itable_block);
+        let t = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+        t.meta.extend(touched.iter().copied());
+        let ino = &mut cx.fs_mut().inodes[file as usize];
+        ino.meta_txn = Some(txn);
+        ino.datasync_txn = Some(txn);
+        cost += k.metadata;
+    }
+    let mut run: Option<(u32, u64, u32)> = None;
+    let mut ordered = Vec::new();
+    for &idx in idxs {
+        let lba = cx.fs_mut().inodes[file as usize].map(u64::from(idx)).expect("allocated above");
+        run = match run {
+            Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
+            Some(r) => {
+                cost += cx.submit_pages(tid, file, r, true, origin);
+                ordered.push(last_submitted(cx, file, r.0));
+                Some((idx, lba, 1))
+            }
+            None => Some((idx, lba, 1)),
+        };
+    }
+    if let Some(r) = run {
+        cost += cx.submit_pages(tid, file, r, true, origin);
+        ordered.push(last_submitted(cx, file, r.0));
+    }
+    if allocated {
+        // data=ordered: this transaction's commit waits for these writes.
+        let t = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+        for o in ordered {
+            t.ordered.push(o.0);
+            t.ordered_serials.push(o.1);
+        }
+    }
+    cost + idxs.len() as u64 * k.writeback_page
+}
+
+fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqId, u64) {
+    let p = cx.page_cache().lookup(file, idx).expect("page under write-back");
+    let id = cx.page_cache().page(p).io.expect("request set");
+    (id, cx.serial(id))
+}
+
+pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, stage: u8, datasync: bool) -> (u64, After) {
+    let set = |cx: &mut K, stage: u8| cx.set_file_op(tid, Some(FileOp::Fsync { file, stage, datasync }));
+    let mut cost = 0;
+    match stage {
+        0 => {
+            // Write out the file's dirty pages as sync writes.
+            let idxs: Vec<u32> = cx.page_cache().files[file as usize].dirty.iter().copied().collect();
+            if !idxs.is_empty() {
+                if !ensure_handle(cx, tid) {
+                    return (0, After::Block);
+                }
+                // Pages under write-back must finish before they are written again.
+                let busy = idxs.iter().find_map(|&i| {
+                    let p = cx.page_cache().lookup(file, i)?;
+                    let pg = cx.page_cache().page(p);
+                    (pg.writeback || pg.locked).then_some(pg.io).flatten()
+                });
+                if let Some(id) = busy {
+                    let txn = cx.wait_graph().release_handle(tid).expect("held");
+                    stop_handle(cx, txn);
+                    cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
+                    return (0, After::Block);
+                }
+                cost += writeback_pages(cx, k, tid, file, &idxs, Origin::Fsync);
+                let txn = cx.wait_graph().release_handle(tid).expect("held");
+                stop_handle(cx, txn);
+            }
+            set(cx, 1);
+            (cost.max(1), After::Step)
+        }
+        1 => {
+            // Wait for every page of the file under write-back (own or the flusher's: D_sync).
+            let pc = cx.page_cache();
+            let busy = pc.file_pages_from(file, 0).find_map(|p| {
+                let pg = pc.page(p);
+                pg.writeback.then_some(pg.io).flatten()
+            });
+            if let Some(id) = busy {
+                cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
+                return (0, After::Block);
+            }
+            set(cx, 2);
+            (0, After::Step)
+        }
+        2 => {
+            let ino = &cx.fs_mut().inodes[file as usize];
+            let need = if datasync { ino.datasync_txn } else { ino.meta_txn };
+            match need {
+                Some(txn) if txn > cx.journal().committed => {
+                    cx.journal().commit_requested = cx.journal().commit_requested.max(txn);
+                    if cx.task_is_fg(tid) {
+                        if cx.journal().running.id == txn {
+                            cx.journal().running.fg_forced = true;
+                        }
+                    }
+                    cx.wake_jbd2();
+                    cx.block(tid, Blocker::Commit { txn }, Cat::Journal);
+                    (0, After::Block)
+                }
+                _ => {
+                    // Nothing to commit (ext4_sync_file): a cache flush makes the data durable.
+                    let id = cx.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
+                    cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+                    set(cx, 3);
+                    (k.submit_request, After::Block)
+                }
+            }
+        }
+        _ => {
+            cx.set_file_op(tid, None);
+            (1, After::Step)
+        }
+    }
+}
+
+pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, kind: MetaKind, stage: u8) -> (u64, After) {
+    let set = |cx: &mut K, stage: u8| cx.set_file_op(tid, Some(FileOp::Meta { file, kind, stage }));
+    let new_size = match kind {
+        MetaKind::Creat | MetaKind::Unlink => 0,
+        MetaKind::Truncate(s) => s,
+    };
+    if stage == 0 {
+        // Drop cached pages past the new size; pages under I/O must finish first (D_data).
+        let first = new_size.div_ceil(PAGE_SIZE) as u32;
+        let pages: Vec<_> = cx.page_cache().file_pages_from(file, first).collect();
+        let mut cost = 0;
+        for p in pages {
+            let pg = cx.page_cache().page(p);
+            if pg.locked || pg.writeback {
+                let id = pg.io.expect("under I/O");
+                cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
+                return (cost, After::Block);
+            }
+            cx.page_cache().remove(p);
+            cost += 200;
+        }
+        set(cx, 1);
+        return (cost.max(1), After::Step);
+    }
+    let fs = cx.fs_mut();
+    let ino = &fs.inodes[file as usize];
+    let mut blocks = vec![ino.itable_block];
+    if matches!(kind, MetaKind::Creat | MetaKind::Unlink) {
+        blocks.push(ino.dir_block);
+    }
+    let from_fb = new_size.div_ceil(BLOCK);
+    for &(start, lba, len) in &ino.extents {
+        if start + len > from_fb {
+            let b = fs.bitmap_block(lba);
+            if !blocks.contains(&b) {
+                blocks.push(b);
+            }
+        }
+    }
+    let mut cost = 0;
+    match journal_update(cx, k, tid, &blocks, &mut cost) {
+        None => {
+            set(cx, 1);
+            (cost, After::Block)
+        }
+        Some(txn) => {
+            let mut freed = Vec::new();
+            cx.fs_mut().free_from(file, from_fb, &mut freed);
+            let discard = cx.fs().params.discard;
+            let t = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+            if discard {
+                t.freed.extend(freed);
+            }
+            let ino = &mut cx.fs_mut().inodes[file as usize];
+            ino.size = new_size;
+            ino.meta_txn = Some(txn);
+            ino.datasync_txn = Some(txn);
+            if matches!(kind, MetaKind::Unlink) {
+                ino.unlinked = true;
+            }
+            cx.set_file_op(tid, None);
+            (cost.max(1), After::Step)
+        }
+    }
+}
