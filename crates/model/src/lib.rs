@@ -2,13 +2,18 @@
 //! simulator (`forefront-sim`), which owns the event loop and the tasks.
 //!
 //! - [`cpu`]: per-core run queues, CFS with task groups ([`cpu::CpuSched`]).
-//! - [`mm`]: the page cache with LRU lists, dirty state and writeback bookkeeping ([`mm::PageCache`]).
-//! - [`fs`]: an ext4-like file system: extents, metadata blocks, a jbd2-like [`fs::Journal`].
+//! - [`mm`]: the page cache with LRU lists, dirty state and writeback bookkeeping ([`mm::PageCache`]);
+//!   reclaim (watermarks, kswapd, direct reclaim: [`mm::reclaim`]) and the write-back flusher
+//!   ([`mm::writeback`]).
+//! - [`fs`]: an ext4-like file system: extents, metadata blocks, a jbd2-like [`fs::Journal`]; the
+//!   file paths (read, write, fsync, creat/truncate/unlink, journal handles: [`fs::ext4`]) and the
+//!   jbd2 commit thread ([`fs::jbd2`]).
 //! - [`block`]: requests with provenance ([`block::Request`]), merging, the [`block::IoScheduler`]
 //!   implementations (noop, deadline, CFQ) and the [`block::BlockQueue`] that dispatches to the device.
 //! - [`flash`]: eMMC / UFS / SD timing with an internal command queue ([`flash::FlashDevice`]).
-//! - [`kernel`]: the [`kernel::Kernel`] context through which kernel threads and paths (the
-//!   jbd2 commit thread in [`fs::jbd2`], reclaim in [`mm::reclaim`]) act on the machine.
+//! - [`kernel`]: the [`kernel::Kernel`] context through which the layer modules ([`fs::ext4`],
+//!   [`fs::jbd2`], [`mm::reclaim`], [`mm::writeback`]) act on the machine the simulator owns;
+//!   each is a plain step function with unit tests on a fake context.
 //! - [`wait`]: the [`wait::WaitGraph`] — what every blocked task waits for, and which I/O that is,
 //!   directly or through the journal (QASIO's dependencies).
 //!
