@@ -71,3 +71,15 @@ fn forefront_makes_what_a_foreground_task_waits_on_foreground() {
     let r = run(&c);
     assert!(!r.hooks.contains_key("forefront.fg_inherited"));
 }
+
+#[test]
+fn boosting_and_inheritance_are_deterministic() {
+    for policy in ["qasio", "forefront"] {
+        let c = deps_scenario(policy, "galaxy-s6-ufs", &SchedulerConfig::default(), 3);
+        let mut a = serde_json::to_value(run(&c)).unwrap();
+        let mut b = serde_json::to_value(run(&c)).unwrap();
+        a.as_object_mut().unwrap().remove("stats");
+        b.as_object_mut().unwrap().remove("stats");
+        assert_eq!(a, b, "{policy}");
+    }
+}
