@@ -355,7 +355,8 @@ pub enum Hook {
     /// A request boosted for this dependency went to the device with no other async request
     /// dispatched between its boost and its dispatch (the rule the tests check).
     QasioServedFirst(Dependency),
-    /// The device moved a queued command ahead of the others of its class.
+    /// A boosted command went ahead of the others of its class in the device: entering the
+    /// device queue boosted, or boosted while it waited there.
     QasioBoostDevice,
     /// A request an FG task waits on became FG.
     FgInherited,

@@ -1421,7 +1421,11 @@ impl World {
                 self.async_queued -= 1;
             }
             let class = device_class(&self.policy, r.op.is_read(), r.prov.fg, r.boosted);
+            let boosted_in_device = r.boosted && self.policy.boost == Boost::SchedulerAndDevice;
             self.dev.submit(id, class, r.prov.fg, now);
+            if boosted_in_device {
+                self.hook(Hook::QasioBoostDevice);
+            }
             if self.rec.is_some() {
                 self.rec_block(id, BlockAction::Issue);
             }
