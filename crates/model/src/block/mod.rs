@@ -171,13 +171,14 @@ pub enum Dispatch {
 
 /// An I/O scheduler orders queued requests; it never merges (the block queue does) and never
 /// drops one: every request given to `add` comes back once from `dispatch` (or is removed by
-/// `remove_merged` when the block queue merges it away).
+/// `remove_merged` when the block queue merges it away or promotes it).
 pub trait IoScheduler {
     fn name(&self) -> &'static str;
     /// A new request is queued.
     fn add(&mut self, id: ReqId, reqs: &ReqSlab, now: SimTime);
-    /// The block queue merged queued request `id` into another queued request and will not
-    /// dispatch it: forget it. (Back-merges grow an existing request in place and do not call
+    /// The block queue merged queued request `id` into another queued request, or moved it to
+    /// the dispatch queue ([`BlockQueue::promote`]), and will not dispatch it through the
+    /// scheduler: forget it. (Back-merges grow an existing request in place and do not call
     /// this; only requests that were already added are passed here.)
     fn remove_merged(&mut self, id: ReqId, reqs: &ReqSlab);
     /// The next request for the device. `in_flight` is how many requests the device holds.
