@@ -19,6 +19,25 @@
 //! else to the previous core. A core that goes idle pulls a queued task from the busiest core
 //! (new-idle balancing). Not modelled: periodic load balancing between busy cores, PELT load
 //! tracking, SMT, frequency scaling within a run (speed factors are fixed per core).
+//!
+//! # Two disciplines on one run queue
+//!
+//! The run queues, vruntime accounting and placement above are shared. The decisions that
+//! differ between schedulers go through one seam, [`SchedKind`], consulted in three places:
+//! how long the picked task may run (its slice), whether a wake-up preempts the running task,
+//! and where a woken *interactive* task is placed.
+//!
+//! - [`SchedKind::Cfs`]: weighted slices, wake-up preemption (above).
+//! - [`SchedKind::VtCfs`]: VT-CFS (Huh, Yoo, Hong, SPE 2015; [`vtcfs`]): no weighted slice and
+//!   no wake-up preemption; a running task is preempted at every preemption tick λ while
+//!   another task waits on its core, and a task the framework marked interactive
+//!   ([`CpuSched::set_interactive`], FTC) is placed at `V*curr + ω0/(ω−20+1)·λ` when it wakes so
+//!   it runs at the next tick. Tickless like CFS: the next tick is a deadline armed only while
+//!   tasks compete.
+//!
+//! Every runnable wait ends in a recorded *episode* when [`CpuSched::record_latencies`] is on:
+//! dispatch latency (woken → first instruction) or preemption latency (preempted → running
+//! again), the two latencies of the FTC/VT-CFS paper.
 
 use std::collections::BTreeSet;
 
@@ -26,6 +45,8 @@ use forefront_engine::SimTime;
 use serde::{Deserialize, Serialize};
 
 use crate::prov::Tid;
+
+pub mod vtcfs;
 
 pub type GroupId = u16;
 /// The root task group (kernel threads, system tasks not placed elsewhere).
@@ -56,6 +77,42 @@ pub struct CpuParams {
     pub wakeup_granularity_ms: f64,
     /// Cost of a context switch (µs of work charged to the incoming task).
     pub context_switch_us: f64,
+    /// The scheduling discipline: `"cfs"` (stock) or `"vt-cfs"` [VT].
+    pub scheduler: SchedKind,
+    /// VT-CFS's preemption tick λ (ms). Not published in [VT]: an assumption, swept in
+    /// `docs/reproductions/vtcfs.md`. Unused by CFS.
+    pub tick_ms: f64,
+}
+
+/// Which CFS-family discipline decides slices, wake-up preemption and interactive placement.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SchedKind {
+    /// Stock CFS: weighted slices and wake-up preemption.
+    #[default]
+    #[serde(rename = "cfs")]
+    Cfs,
+    /// VT-CFS [VT]: preemption at every tick λ while tasks compete, no weighted slice, no
+    /// wake-up preemption, interactive tasks placed to run at the next tick.
+    #[serde(rename = "vt-cfs")]
+    VtCfs,
+}
+
+impl SchedKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedKind::Cfs => "cfs",
+            SchedKind::VtCfs => "vt-cfs",
+        }
+    }
+}
+
+/// Why a task waited in a run queue (an episode of [`CpuSched::record_latencies`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitKind {
+    /// Woken (or newly runnable) until its first instruction: dispatch latency.
+    Dispatch,
+    /// Preempted until it runs again: preemption latency.
+    Preempted,
 }
 
 impl Default for CpuParams {
@@ -66,6 +123,8 @@ impl Default for CpuParams {
             min_granularity_ms: 0.75,
             wakeup_granularity_ms: 1.0,
             context_switch_us: 5.0,
+            scheduler: SchedKind::Cfs,
+            tick_ms: 4.0,
         }
     }
 }
@@ -93,6 +152,10 @@ struct TaskEnt {
     run_ns: u64,
     wait_ns: u64,
     switches: u64,
+    /// Marked interactive by the framework (FTC): VT-CFS places it to run at the next tick.
+    interactive: bool,
+    /// The runnable wait in progress, for latency episodes: why and since when.
+    episode: Option<(WaitKind, SimTime)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -123,6 +186,8 @@ struct Core {
     min_vruntime: u64,
     groups: Vec<GroupRq>,
     slice_end: SimTime,
+    /// The task that ran last on this core (context switches are counted against it).
+    last: Option<Tid>,
     gen: u64,
     /// Set when a completed burst awaits the simulator's decision (continue or stop).
     burst_done: bool,
@@ -154,11 +219,21 @@ pub struct CpuSched {
     changed: Vec<usize>,
     pub preemptions: u64,
     pub migrations: u64,
+    /// The discipline (CFS or VT-CFS) and VT-CFS's tick λ in ns.
+    kind: SchedKind,
+    tick: u64,
+    /// VT-CFS: ticks at which the running task gave its core to another task.
+    pub tick_preemptions: u64,
+    /// Context switches: a core started running a different task than before.
+    pub context_switches: u64,
+    /// Finished runnable waits (task, kind, ns), when recording.
+    latencies: Option<Vec<(Tid, WaitKind, u64)>>,
 }
 
 impl CpuSched {
     pub fn new(params: CpuParams, group_weights: Vec<u32>) -> Self {
         let n = params.cores.len().max(1);
+        let (kind, tick) = (params.scheduler, ((params.tick_ms * 1e6) as u64).max(1_000));
         let scale = 1.0 + (n as f64).log2();
         let ms = |v: f64| (v * scale * 1e6) as u64;
         let cores = params
@@ -173,6 +248,7 @@ impl CpuSched {
                 min_vruntime: 0,
                 groups: vec![GroupRq::default(); group_weights.len()],
                 slice_end: SimTime::ZERO,
+                last: None,
                 gen: 0,
                 burst_done: false,
                 busy_ns: 0,
@@ -191,7 +267,68 @@ impl CpuSched {
             changed: Vec::new(),
             preemptions: 0,
             migrations: 0,
+            kind,
+            tick,
+            tick_preemptions: 0,
+            context_switches: 0,
+            latencies: None,
         }
+    }
+
+    /// The discipline in use.
+    pub fn kind(&self) -> SchedKind {
+        self.kind
+    }
+
+    /// Record every runnable wait as a dispatch or preemption latency episode; drain them with
+    /// [`CpuSched::take_latencies`].
+    pub fn record_latencies(&mut self) {
+        self.latencies.get_or_insert_with(Vec::new);
+    }
+
+    /// Episodes finished since the last call: (task, kind, ns waited).
+    pub fn take_latencies(&mut self, out: &mut Vec<(Tid, WaitKind, u64)>) {
+        out.clear();
+        if let Some(l) = &mut self.latencies {
+            out.append(l);
+        }
+    }
+
+    /// Mark or unmark `tid` as a task of a user-interactive chain (FTC). Only VT-CFS uses the
+    /// mark (its wake-up placement); weights are changed with [`CpuSched::set_weight`].
+    pub fn set_interactive(&mut self, tid: Tid, on: bool) {
+        self.tasks[tid as usize].interactive = on;
+    }
+
+    /// The load `tid` competes with at its own level on the core it last ran on (or runs on):
+    /// the weights of the runnable tasks of its group there (the root level's entities for
+    /// root tasks), counting `tid` itself if it is not runnable. FTC's ΣW.
+    pub fn level_load(&self, tid: Tid) -> u64 {
+        let t = &self.tasks[tid as usize];
+        let core = match t.state {
+            State::Queued(c) | State::Running(c) => c,
+            State::Off => t.last_core,
+        };
+        let c = &self.cores[core];
+        let own = if t.state == State::Off { u64::from(t.weight) } else { 0 };
+        let load = if t.group == ROOT_GROUP { c.top_load } else { c.groups[t.group as usize].load };
+        load + own
+    }
+
+    /// CFS's scheduling period for `n` runnable tasks (`sched_period`), ns.
+    pub fn period(&self, n: u64) -> u64 {
+        self.latency.max(n * self.min_gran)
+    }
+
+    /// Runnable tasks on the core `tid` last ran on (or runs on), counting `tid` once.
+    pub fn nr_on_core_of(&self, tid: Tid) -> u64 {
+        let t = &self.tasks[tid as usize];
+        let core = match t.state {
+            State::Queued(c) | State::Running(c) => c,
+            State::Off => t.last_core,
+        };
+        let n = self.tasks.iter().filter(|x| matches!(x.state, State::Queued(c) | State::Running(c) if c == core)).count();
+        n as u64 + u64::from(t.state == State::Off)
     }
 
     pub fn ncores(&self) -> usize {
@@ -212,6 +349,8 @@ impl CpuSched {
             run_ns: 0,
             wait_ns: 0,
             switches: 0,
+            interactive: false,
+            episode: None,
         });
     }
 
@@ -352,13 +491,19 @@ impl CpuSched {
         let core = self.select_core(tid);
         let t = &mut self.tasks[tid as usize];
         t.remaining = work.max(1);
+        if t.episode.is_none() {
+            t.episode = Some((WaitKind::Dispatch, now));
+        }
         if t.last_core != core {
             self.migrations += 1;
         }
         t.last_core = core;
-        self.enqueue(core, tid, now);
+        self.enqueue(core, tid, now, true);
         if self.cores[core].curr.is_none() {
             self.pick_next(core, now);
+        } else if self.kind == SchedKind::VtCfs {
+            // No wake-up preemption: the woken task competes from the next tick on.
+            self.arm_tick(core, now);
         } else if self.should_preempt(core, tid) {
             self.preemptions += 1;
             if self.cores[core].burst_done {
@@ -468,6 +613,10 @@ impl CpuSched {
     }
 
     fn slice_expired(&mut self, core: usize, now: SimTime) {
+        if self.kind == SchedKind::VtCfs {
+            self.tick(core, now);
+            return;
+        }
         if self.cores[core].top.is_empty() && self.group_queue_empty(core) {
             let slice = self.slice_of(core, self.cores[core].curr.expect("running"));
             self.cores[core].slice_end = now.after(slice);
@@ -527,8 +676,14 @@ impl CpuSched {
         t.since = now;
     }
 
-    /// Add a runnable task to core `core`'s queues (not running), with sleeper placement.
-    fn enqueue(&mut self, core: usize, tid: Tid, now: SimTime) {
+    /// Add a runnable task to core `core`'s queues (not running), with sleeper placement (and,
+    /// under VT-CFS, the placement of an interactive task that `wake`s up).
+    fn enqueue(&mut self, core: usize, tid: Tid, now: SimTime, wake: bool) {
+        let vt = if wake && self.kind == SchedKind::VtCfs && self.tasks[tid as usize].interactive {
+            Some(self.interactive_refs(core, tid, now))
+        } else {
+            None
+        };
         let half = self.latency / 2;
         let (g, w) = {
             let t = &self.tasks[tid as usize];
@@ -540,6 +695,9 @@ impl CpuSched {
         t.since = now;
         if g == ROOT_GROUP {
             t.vruntime = t.vruntime.max(c.min_vruntime.saturating_sub(half));
+            if let Some((top, _)) = vt {
+                t.vruntime = t.vruntime.min(top);
+            }
             c.top.insert((t.vruntime, Ent::Task(tid)));
             c.top_load += w;
             c.top_nr += 1;
@@ -547,12 +705,20 @@ impl CpuSched {
             let gw = u64::from(self.group_weights[g as usize]);
             let grq = &mut c.groups[g as usize];
             t.vruntime = t.vruntime.max(grq.min_vruntime.saturating_sub(half));
+            if let Some((_, inner)) = vt {
+                t.vruntime = t.vruntime.min(inner);
+            }
             grq.tree.insert((t.vruntime, tid));
             grq.load += w;
             grq.nr += 1;
             if grq.nr == 1 {
                 // The group entity becomes runnable on this core.
                 grq.vruntime = grq.vruntime.max(c.min_vruntime.saturating_sub(half));
+                if let Some((top, _)) = vt {
+                    // A group entity already queued keeps its place (moving it would move
+                    // the group's other tasks too).
+                    grq.vruntime = grq.vruntime.min(top);
+                }
                 c.top.insert((grq.vruntime, Ent::Group(g)));
                 c.top_load += gw;
                 c.top_nr += 1;
@@ -637,6 +803,7 @@ impl CpuSched {
         let t = &mut self.tasks[tid as usize];
         t.state = State::Queued(core);
         t.since = now;
+        t.episode = Some((WaitKind::Preempted, now));
         let (g, v) = (t.group, t.vruntime);
         let c = &mut self.cores[core];
         if g == ROOT_GROUP {
@@ -666,15 +833,30 @@ impl CpuSched {
             }
         };
         self.account_wait(tid, now);
-        let slice = self.slice_of(core, tid);
+        let slice_end = match self.kind {
+            SchedKind::Cfs => now.after(self.slice_of(core, tid)),
+            SchedKind::VtCfs => SimTime::MAX,
+        };
         let c = &mut self.cores[core];
         c.curr = Some(tid);
-        c.slice_end = now.after(slice);
+        c.slice_end = slice_end;
+        if c.last != Some(tid) {
+            c.last = Some(tid);
+            self.context_switches += 1;
+        }
         let t = &mut self.tasks[tid as usize];
         t.state = State::Running(core);
         t.since = now;
         t.switches += 1;
         t.remaining += self.switch_ns;
+        if let Some((kind, since)) = t.episode.take() {
+            if let Some(l) = &mut self.latencies {
+                l.push((tid, kind, now.since(since)));
+            }
+        }
+        if self.kind == SchedKind::VtCfs {
+            self.arm_tick(core, now);
+        }
         self.touch(core);
     }
 
@@ -739,7 +921,7 @@ impl CpuSched {
         self.tasks[tid as usize].vruntime = self.cores[core].min_vruntime + rel;
         self.tasks[tid as usize].last_core = core;
         self.migrations += 1;
-        self.enqueue(core, tid, now);
+        self.enqueue(core, tid, now, false);
         self.pick_next(core, now);
     }
 

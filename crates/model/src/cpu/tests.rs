@@ -128,3 +128,135 @@ fn cpusets_confine_groups_and_wakeups_prefer_fast_idle_cores() {
     let bigs: Vec<_> = [0, 1].iter().map(|&c| s.running_on(c)).collect();
     assert!(bigs.contains(&Some(0)) && bigs.contains(&Some(1)), "{bigs:?}");
 }
+
+fn vt(cores: usize, tick_ms: f64) -> CpuParams {
+    CpuParams { cores: vec![1.0; cores], scheduler: SchedKind::VtCfs, tick_ms, ..Default::default() }
+}
+
+/// Like [`run_busy`], returning every instant a core timer fired.
+fn run_busy_timers(s: &mut CpuSched, tids: &[Tid], burst: u64, until: SimTime) -> Vec<SimTime> {
+    let mut now = SimTime::ZERO;
+    for &t in tids {
+        s.wake(t, burst, now);
+    }
+    let mut fired = vec![];
+    let mut changed = vec![];
+    loop {
+        s.take_changed(&mut changed);
+        let next = (0..s.ncores()).filter_map(|c| s.deadline(c).map(|(t, g)| (t, c, g))).min();
+        let Some((t, core, gen)) = next else { break };
+        if t > until {
+            break;
+        }
+        now = t;
+        fired.push(t);
+        if let Some(Expired::BurstDone(tid)) = s.expire(core, gen, now) {
+            s.continue_burst(tid, burst, now);
+        }
+    }
+    fired
+}
+
+#[test]
+fn vtcfs_preempts_at_every_tick_when_tasks_compete() {
+    // Two equal hogs on one core, λ = 2 ms, bursts far longer than a tick: every timer is a
+    // tick boundary and every tick hands the core to the other task.
+    let mut s = CpuSched::new(vt(1, 2.0), vec![1024]);
+    s.add_task(0, 0, 1024);
+    s.add_task(1, 0, 1024);
+    let end = SimTime::from_ms(1_000);
+    let fired = run_busy_timers(&mut s, &[0, 1], 1_000_000_000, end);
+    assert!(fired.iter().all(|t| t.ns() % 2_000_000 == 0), "a timer off the tick grid");
+    assert!((495..=500).contains(&s.tick_preemptions), "{} tick preemptions in 500 ticks", s.tick_preemptions);
+    assert_eq!(s.preemptions, 0, "VT-CFS never preempts on wake-up");
+    let (a, b) = (s.times(0, end).0 as f64, s.times(1, end).0 as f64);
+    assert!((a / b - 1.0).abs() < 0.01, "equal shares: {a} vs {b}");
+}
+
+#[test]
+fn vtcfs_alone_has_no_tick_events_and_weights_still_share() {
+    // Alone: the only timer is the burst's end.
+    let mut s = CpuSched::new(vt(1, 1.0), vec![1024]);
+    s.add_task(0, 0, 1024);
+    let fired = run_busy_timers(&mut s, &[0], 50_000_000, SimTime::from_ms(1_000));
+    // (each burst also pays the 5 µs context switch of its first dispatch)
+    assert_eq!(fired.len(), 19, "one timer per 50 ms burst, no tick in between: {fired:?}");
+    assert!(fired.iter().enumerate().all(|(i, t)| t.ns() == (i as u64 + 1) * 50_000_000 + 5_000), "{fired:?}");
+    assert_eq!(s.tick_preemptions, 0);
+    // Groups 1024 vs 110 still split a contended core by weight (through vruntime).
+    let mut s = CpuSched::new(vt(1, 1.0), vec![1024, 1024, 110]);
+    s.add_task(0, 1, 1024);
+    s.add_task(1, 2, 1024);
+    let end = SimTime::from_ms(2_000);
+    run_busy(&mut s, &[0, 1], 3_000_000, end);
+    let (fg, bg) = (s.times(0, end).0 as f64, s.times(1, end).0 as f64);
+    assert!((fg / (fg + bg) - 0.903).abs() < 0.02, "FG share {}", fg / (fg + bg));
+}
+
+/// Run one hog on a core for `ms`, then wake task 1 (after a long sleep in which it ran as
+/// much as the hog) and return when it first runs.
+fn wake_behind_hog(params: CpuParams, interactive: bool) -> (SimTime, SimTime) {
+    let mut s = CpuSched::new(params, vec![1024]);
+    s.add_task(0, 0, 1024);
+    s.add_task(1, 0, 1024);
+    s.add_task(2, 0, 1024);
+    s.record_latencies();
+    s.set_interactive(1, interactive);
+    // Tasks 0 and 2 share the core for 101 ms; then task 1 wakes with the vruntime of a task
+    // that ran just as much (it would queue behind both in plain vruntime order).
+    s.wake(0, 1_000_000_000, SimTime::ZERO);
+    s.wake(2, 1_000_000_000, SimTime::ZERO);
+    let mut now = SimTime::ZERO;
+    let wake_at = SimTime::from_ns(101_300_000);
+    loop {
+        let (t, g) = s.deadline(0).unwrap();
+        if t > wake_at {
+            break;
+        }
+        now = t;
+        s.expire(0, g, now);
+    }
+    let _ = now;
+    s.tasks[1].vruntime = s.cores[0].min_vruntime + 5_000_000;
+    s.wake(1, 1_000_000, wake_at);
+    let mut changed = vec![];
+    loop {
+        s.take_changed(&mut changed);
+        if s.running_on(0) == Some(1) {
+            let mut eps = vec![];
+            s.take_latencies(&mut eps);
+            let ep = eps.iter().find(|e| e.0 == 1).expect("an episode for task 1");
+            assert_eq!(ep.1, WaitKind::Dispatch);
+            return (wake_at, wake_at.after(ep.2));
+        }
+        let (t, g) = s.deadline(0).unwrap();
+        s.expire(0, g, t);
+    }
+}
+
+#[test]
+fn vtcfs_runs_a_woken_interactive_task_at_the_next_tick() {
+    let (woke, ran) = wake_behind_hog(vt(1, 2.0), true);
+    // Woken at 101.3 ms: the next tick is 102 ms.
+    assert_eq!(ran, SimTime::from_ms(102), "woke {woke:?}");
+    // Not marked: it waits in vruntime order, behind the running and the queued hog.
+    let (_, ran_plain) = wake_behind_hog(vt(1, 2.0), false);
+    assert!(ran_plain > SimTime::from_ms(104), "unmarked task ran at {ran_plain:?}");
+}
+
+#[test]
+fn latency_episodes_split_dispatch_from_preemption() {
+    let mut s = CpuSched::new(vt(1, 1.0), vec![1024]);
+    s.add_task(0, 0, 1024);
+    s.add_task(1, 0, 1024);
+    s.record_latencies();
+    run_busy(&mut s, &[0, 1], 1_000_000_000, SimTime::from_ms(20));
+    let mut eps = vec![];
+    s.take_latencies(&mut eps);
+    // Task 0 dispatched at once; task 1 waited for the first tick; then preemptions of a tick each.
+    assert_eq!(eps[0], (0, WaitKind::Dispatch, 0));
+    assert_eq!(eps[1], (1, WaitKind::Dispatch, 1_000_000));
+    assert!(eps[2..].iter().all(|e| e.1 == WaitKind::Preempted && e.2 == 1_000_000), "{eps:?}");
+    assert!(eps.len() >= 19);
+    assert!(s.context_switches >= 19);
+}
