@@ -259,6 +259,16 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
             writeln!(out, "  {k:<22} {v:>9.2}")?;
         }
     }
+    if let Some(u) = &m.ui {
+        writeln!(out, "interactivity ({} on the CPU{}): {} interactions displayed", u.cpu_scheduler,
+            if u.cpu_scheduler == "vt-cfs" { format!(", tick {} ms", u.tick_ms) } else { String::new() }, u.interactions)?;
+        writeln!(out, "  response   p50 {:>7.2} ms  p99 {:>7.2} ms", u.response_p50_ms, u.response_p99_ms)?;
+        writeln!(out, "  dispatch   p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} waits of chain tasks", u.dispatch_p50_ms, u.dispatch_p99_ms, u.dispatch_mean_ms, u.dispatch_waits)?;
+        writeln!(out, "  preemption p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} waits", u.preempt_p50_ms, u.preempt_p99_ms, u.preempt_mean_ms, u.preempt_waits)?;
+        writeln!(out, "  frames {} ({} missed deadlines) · {} context switches · {} tick preemptions · BG apps used {:.1}% of the CPU",
+            u.frames, u.frame_misses, u.context_switches, u.tick_preemptions, u.bg_cpu_share * 100.0)?;
+        writeln!(out, "  chain: {}", u.chain_tasks.join(", "))?;
+    }
     writeln!(out, "policy hooks fired:")?;
     for (k, v) in &r.hooks {
         writeln!(out, "  {k:<30} {v}")?;

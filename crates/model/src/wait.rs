@@ -83,6 +83,9 @@ pub enum Blocker {
     Timer,
     /// Another task's signal on a channel.
     Ipc { chan: u32 },
+    /// The reply to a binder transaction to `service`: run by server thread `server` (an edge
+    /// caller → server), or still queued for a free server thread (`None`).
+    Binder { service: u32, server: Option<Tid> },
     /// A kernel thread with nothing to do.
     Idle,
 }
@@ -181,6 +184,29 @@ impl WaitGraph {
             }
         }
         Some((b.0, b.1))
+    }
+
+    /// `tid` keeps waiting, since the same instant and in the same queue order, on `b` instead
+    /// (a queued binder transaction taken by a server thread). Not for request blockers.
+    pub fn repoint(&mut self, tid: Tid, b: Blocker) {
+        let slot = self.blockers[tid as usize].as_mut().expect("repoint of a task that does not wait");
+        debug_assert!(b.queue().is_none() && slot.0.queue().is_none());
+        debug_assert!(!matches!(b, Blocker::Request { .. }) && !matches!(slot.0, Blocker::Request { .. }));
+        slot.0 = b;
+    }
+
+    /// The chain of tasks `tid` waits on through binder replies: the server thread running its
+    /// transaction, the server that server calls, and so on (bounded by the number of tasks).
+    pub fn binder_chain(&self, tid: Tid, out: &mut Vec<Tid>) {
+        out.clear();
+        let mut t = tid;
+        while let Some(Blocker::Binder { server: Some(s), .. }) = self.blocker(t) {
+            if out.contains(&s) || out.len() >= self.blockers.len() {
+                break;
+            }
+            out.push(s);
+            t = s;
+        }
     }
 
     /// Restart the clock of `tid`'s wait (it left the CPU only now).
@@ -392,5 +418,26 @@ mod tests {
             assert!(v.is_empty());
             g.unblock(1);
         }
+    }
+
+    #[test]
+    fn binder_edges_repoint_keep_the_wait_and_chain_through_servers() {
+        let mut g = graph(4);
+        // Task 0 calls service 1; its transaction waits for a free server thread.
+        g.block(0, Blocker::Binder { service: 1, server: None }, SimTime(5));
+        let mut chain = vec![];
+        g.binder_chain(0, &mut chain);
+        assert!(chain.is_empty());
+        // Server 2 takes it and calls service 3, run by server 3: 0 → 2 → 3.
+        g.repoint(0, Blocker::Binder { service: 1, server: Some(2) });
+        g.block(2, Blocker::Binder { service: 3, server: Some(3) }, SimTime(7));
+        g.binder_chain(0, &mut chain);
+        assert_eq!(chain, vec![2, 3]);
+        // The caller's wait still dates from when it blocked.
+        assert_eq!(g.unblock(0), Some((Blocker::Binder { service: 1, server: Some(2) }, SimTime(5))));
+        // A cycle (2 → 3 → 2) stops.
+        g.block(3, Blocker::Binder { service: 1, server: Some(2) }, SimTime(8));
+        g.binder_chain(2, &mut chain);
+        assert_eq!(chain, vec![3, 2]);
     }
 }

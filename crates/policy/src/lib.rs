@@ -12,6 +12,8 @@
 //! | [`Policy::cpu`] | CPU: group weights of FG and BG | 1024 / 110 |
 //! | [`Policy::boost`] | block layer and device: boost async I/O a task is blocked on (QASIO) | off |
 //! | [`Policy::fg_inherit`] | every layer: I/O an FG task waits on, even through the journal, is FG | off |
+//! | [`Policy::ftc`] | framework → CPU: promote the weights of a user-interactive task chain (FTC) | off |
+//! | [`Policy::vt_cfs`] | CPU: VT-CFS instead of the scenario's CPU scheduler | the scenario's (CFS) |
 //!
 //! Decisions that need more than a flag are pure functions here, called from one place in the
 //! simulator each: [`device_class`] (the device's command priority) and [`request_is_fg`]
@@ -111,6 +113,15 @@ pub struct Policy {
     /// foreground in every layer from then on (dispatch queue, device priority), and so is the
     /// journal I/O of a commit an FG task waits for. Needs `classify_io`.
     pub fg_inherit: bool,
+    /// FTC (SPE'15): at an input event the framework marks the tasks of the user-interactive
+    /// chain (input dispatch, the app's main thread, the workers it hands work to — even in the
+    /// BG group —, binder servers it calls, the compositor) and promotes their weights so
+    /// their slice reaches the target slice (10 ms instant, 20 ms continuous interactions);
+    /// restored when the chain's last interaction is displayed. Under VT-CFS the marked tasks
+    /// are also placed to run at the next tick when they wake.
+    pub ftc: bool,
+    /// VT-CFS (SPE'15) replaces CFS: preemption at every tick λ, no weighted slice.
+    pub vt_cfs: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,7 +142,28 @@ impl Policy {
             cpu: CpuWeights { fg_shares: None, bg_shares: None },
             boost: Boost::Off,
             fg_inherit: false,
+            ftc: false,
+            vt_cfs: false,
         }
+    }
+
+    /// FTC (SPE'15): stock Android plus the framework-assisted promotion of the user-interactive
+    /// task chain's weights. `ftc+vt-cfs` is the paper's full system.
+    pub fn ftc() -> Policy {
+        let mut p = Policy::android();
+        p.name = "ftc".into();
+        p.description = "FTC: stock Android plus weight promotion of the user-interactive task chain (input → main → workers → binder → compositor)";
+        Component::Ftc.apply(&mut p);
+        p
+    }
+
+    /// VT-CFS (SPE'15): stock Android on VT-CFS (preemption at every tick λ, no weighted slice).
+    pub fn vt_cfs() -> Policy {
+        let mut p = Policy::android();
+        p.name = "vt-cfs".into();
+        p.description = "VT-CFS: stock Android with CFS replaced by VT-CFS (preempt at every tick, no weighted slice)";
+        Component::VtCfs.apply(&mut p);
+        p
     }
 
     /// QASIO (FAST'15): stock Android plus the boost of asynchronous I/O that any task is
@@ -146,14 +178,17 @@ impl Policy {
         p
     }
 
-    /// forefront: FastTrack + QASIO. The journal and write-back I/O an FG task waits on is
-    /// boosted and treated as FG in every layer, including the device's command order.
+    /// forefront: FastTrack + QASIO + FTC on VT-CFS. The journal and write-back I/O an FG task
+    /// waits on is boosted and treated as FG in every layer, including the device's command
+    /// order; the CPU side promotes the user-interactive chain and preempts at every tick.
     pub fn forefront() -> Policy {
         let mut p = Policy::fasttrack();
         p.name = "forefront".into();
-        p.description = "FastTrack + QASIO: async and journal I/O an FG task waits on is boosted and FG in every layer";
+        p.description = "FastTrack + QASIO + FTC/VT-CFS: what an FG task or its interactive chain waits on is FG in every layer, the CPU included";
         Component::QaDevice.apply(&mut p);
         Component::FgInherit.apply(&mut p);
+        Component::Ftc.apply(&mut p);
+        Component::VtCfs.apply(&mut p);
         p
     }
 
@@ -179,9 +214,15 @@ impl Policy {
     }
 
     /// Every named policy; `base+component` combinations are accepted too (components:
-    /// ft-alloc, ft-reclaim, ft-dispatch, ft-device, qa-boost, qa-device, fg-inherit).
+    /// ft-alloc, ft-reclaim, ft-dispatch, ft-device, qa-boost, qa-device, fg-inherit, ftc,
+    /// vt-cfs).
     pub fn names() -> Vec<&'static str> {
-        vec!["android", "fasttrack-minus", "fasttrack", "qasio", "forefront"]
+        vec!["android", "fasttrack-minus", "fasttrack", "qasio", "ftc", "vt-cfs", "forefront"]
+    }
+
+    /// The CPU-side policies of the FTC + VT-CFS paper, stock first.
+    pub fn cpu_policies() -> Vec<&'static str> {
+        vec!["android", "ftc", "vt-cfs", "ftc+vt-cfs"]
     }
 
     /// The single-component ablations of FastTrack.
@@ -197,7 +238,7 @@ impl Policy {
 
     /// Every component name accepted after a `+`.
     pub fn components() -> Vec<&'static str> {
-        vec!["ft-alloc", "ft-reclaim", "ft-dispatch", "ft-device", "qa-boost", "qa-device", "fg-inherit"]
+        vec!["ft-alloc", "ft-reclaim", "ft-dispatch", "ft-device", "qa-boost", "qa-device", "fg-inherit", "ftc", "vt-cfs"]
     }
 
     pub fn by_name(name: &str) -> Result<Policy, UnknownPolicy> {
@@ -208,6 +249,8 @@ impl Policy {
             "fasttrack-minus" => Policy::fasttrack_minus(),
             "fasttrack" => Policy::fasttrack(),
             "qasio" => Policy::qasio(),
+            "ftc" => Policy::ftc(),
+            "vt-cfs" => Policy::vt_cfs(),
             "forefront" => Policy::forefront(),
             _ => return Err(UnknownPolicy(name.to_string())),
         };
@@ -238,6 +281,10 @@ pub enum Component {
     QaDevice,
     /// forefront: what an FG task waits on is FG.
     FgInherit,
+    /// FTC: promote the user-interactive task chain.
+    Ftc,
+    /// VT-CFS instead of CFS.
+    VtCfs,
 }
 
 impl Component {
@@ -250,12 +297,14 @@ impl Component {
             "qa-boost" => Component::QaBoost,
             "qa-device" => Component::QaDevice,
             "fg-inherit" => Component::FgInherit,
+            "ftc" => Component::Ftc,
+            "vt-cfs" => Component::VtCfs,
             _ => return None,
         })
     }
 
     pub fn apply(self, p: &mut Policy) {
-        if !matches!(self, Component::QaBoost | Component::QaDevice) {
+        if !matches!(self, Component::QaBoost | Component::QaDevice | Component::Ftc | Component::VtCfs) {
             p.classify_io = true;
         }
         match self {
@@ -270,6 +319,8 @@ impl Component {
             }
             Component::QaDevice => p.boost = Boost::SchedulerAndDevice,
             Component::FgInherit => p.fg_inherit = true,
+            Component::Ftc => p.ftc = true,
+            Component::VtCfs => p.vt_cfs = true,
         }
     }
 }
@@ -360,6 +411,10 @@ pub enum Hook {
     QasioBoostDevice,
     /// A request an FG task waits on became FG.
     FgInherited,
+    /// FTC raised the weight of a task of the user-interactive chain (at its join or wake-up).
+    FtcPromoted,
+    /// FTC restored a chain task's weight when the chain's last interaction was displayed.
+    FtcRestored,
 }
 
 impl Hook {
@@ -386,6 +441,8 @@ impl Hook {
             Hook::QasioServedFirst(Dependency::IJCommit) => "qasio.served_first.i_jcommit",
             Hook::QasioBoostDevice => "qasio.boost.device",
             Hook::FgInherited => "forefront.fg_inherited",
+            Hook::FtcPromoted => "ftc.promoted",
+            Hook::FtcRestored => "ftc.restored",
         }
     }
 }

@@ -53,6 +53,46 @@ pub struct Metrics {
     /// Pages of the FG app evicted, and how many of those while BG pages were evictable.
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,
+    /// Interactivity, for scenarios with input events (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<UiMetrics>,
+}
+
+/// Interactivity figures (FTC + VT-CFS, SPE'15) of a run whose scenario has input events.
+/// Latencies are over the waits of the tasks of user-interactive chains while an interaction
+/// was open: *dispatch* from a wake-up to the first instruction, *preemption* from being
+/// preempted to running again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UiMetrics {
+    /// The CPU scheduler (`cfs` or `vt-cfs`) and VT-CFS's preemption tick (ms).
+    pub cpu_scheduler: String,
+    pub tick_ms: f64,
+    /// Interactions displayed, and their response time (input event → the end of composing the
+    /// frame that shows the result), over every phase.
+    pub interactions: u64,
+    pub response_p50_ms: f64,
+    pub response_p99_ms: f64,
+    pub dispatch_waits: u64,
+    pub dispatch_mean_ms: f64,
+    pub dispatch_p50_ms: f64,
+    pub dispatch_p99_ms: f64,
+    pub preempt_waits: u64,
+    pub preempt_mean_ms: f64,
+    pub preempt_p50_ms: f64,
+    pub preempt_p99_ms: f64,
+    /// Frames composed, and vsyncs during a continuous interaction with no new frame.
+    pub frames: u64,
+    pub frame_misses: u64,
+    /// Context switches on every core, and VT-CFS ticks that handed a core to another task.
+    pub context_switches: u64,
+    pub tick_preemptions: u64,
+    /// Share of all cores' time the background apps' tasks ran (what FTC and VT-CFS cost them).
+    pub bg_cpu_share: f64,
+    /// Tasks that were part of a user-interactive chain at least once, by name.
+    pub chain_tasks: Vec<String>,
+    /// Tasks still promoted (weight or interactive mark) at the end with no interaction open:
+    /// FTC restores every one, so this must be 0.
+    pub ftc_left_promoted: u64,
 }
 
 /// Throughput and state over simulated time, one value per bucket.

@@ -70,6 +70,7 @@ pub(crate) mod testutil {
                 device_fg_behind_bg: 6,
                 fg_pages_evicted: 7,
                 fg_evicted_while_bg_clean: 8,
+                ui: None,
             },
             breakdown: [("cpu_running".to_string(), fg_ms * 0.25), ("device_queue".to_string(), fg_ms * 0.75)].into(),
             hooks: Default::default(),

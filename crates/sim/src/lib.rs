@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use forefront_model::flash::FlashParams;
 use forefront_policy::Policy;
-use forefront_record::run::{Metrics, RunReport, RunStats};
+use forefront_record::run::{Metrics, RunReport, RunStats, UiMetrics};
 use forefront_record::trace::TraceRecord;
 use forefront_workload::{LoadError, Scenario};
 
@@ -125,6 +125,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<(Vec<Trace
             device_fg_behind_bg: out.dev_fg_behind_bg,
             fg_pages_evicted: out.fg_pages_evicted,
             fg_evicted_while_bg_clean: out.fg_evicted_while_bg_clean,
+            ui: out.ui.take().map(|u| ui_metrics(cfg, u)),
         },
         breakdown,
         hooks,
@@ -142,6 +143,42 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<(Vec<Trace
         },
     };
     (report, records)
+}
+
+/// The interactivity figures of a run (scenarios with input events).
+fn ui_metrics(cfg: &RunConfig, u: world::UiOutcome) -> UiMetrics {
+    let ms = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        let f: Vec<f64> = v.iter().map(|&x| x as f64 / 1e6).collect();
+        let mean = if f.is_empty() { 0.0 } else { f.iter().sum::<f64>() / f.len() as f64 };
+        (f.len() as u64, round3(mean), round3(percentile(&f, 50.0)), round3(percentile(&f, 99.0)))
+    };
+    let (interactions, _, r50, r99) = ms(u.responses_ns);
+    let (dispatch_waits, d_mean, d50, d99) = ms(u.dispatch_ns);
+    let (preempt_waits, p_mean, p50, p99) = ms(u.preempt_ns);
+    let vt = cfg.policy.vt_cfs || cfg.scenario.phone.cpu.scheduler == forefront_model::cpu::SchedKind::VtCfs;
+    UiMetrics {
+        cpu_scheduler: if vt { "vt-cfs" } else { "cfs" }.to_string(),
+        tick_ms: cfg.scenario.phone.cpu.tick_ms,
+        interactions,
+        response_p50_ms: r50,
+        response_p99_ms: r99,
+        dispatch_waits,
+        dispatch_mean_ms: d_mean,
+        dispatch_p50_ms: d50,
+        dispatch_p99_ms: d99,
+        preempt_waits,
+        preempt_mean_ms: p_mean,
+        preempt_p50_ms: p50,
+        preempt_p99_ms: p99,
+        frames: u.frames,
+        frame_misses: u.frame_misses,
+        context_switches: u.context_switches,
+        tick_preemptions: u.tick_preemptions,
+        bg_cpu_share: round3(u.bg_run_ns as f64 / u.cores_ns.max(1) as f64),
+        chain_tasks: u.chain_tasks,
+        ftc_left_promoted: u.left_promoted,
+    }
 }
 
 fn round3(v: f64) -> f64 {

@@ -68,6 +68,7 @@ fn map_names(op: &mut Op, f: impl Fn(&str) -> String) {
         | Op::Stat { path } => *path = f(path),
         Op::Wait { chan } | Op::Signal { chan } => *chan = f(chan),
         Op::Foreground { app } | Op::DropCaches { app } => *app = f(app),
+        Op::BinderCall { service, .. } | Op::BinderServe { service } => *service = f(service),
         _ => {}
     }
 }

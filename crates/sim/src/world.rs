@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
 use forefront_model::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, ReqTimes, Request, Submitted};
-use forefront_model::cpu::{nice_to_weight, CpuSched, Expired, GroupId, ROOT_GROUP};
+use forefront_model::cpu::{nice_to_weight, CpuSched, Expired, GroupId, SchedKind, ROOT_GROUP};
 use forefront_model::flash::{FlashDevice, FlashParams, Started};
 use forefront_model::fs::ext4::{self, Ext4, Ext4Params, FileOp, MetaKind};
 use forefront_model::fs::jbd2::{self, Jbd2Costs};
@@ -23,6 +23,9 @@ use forefront_workload::{Costs, Op, Phone, Role, Scenario};
 
 use crate::program::{compile, Instr};
 use crate::Cat;
+
+mod ui;
+pub use ui::UiOutcome;
 
 pub const FG_GROUP: GroupId = 1;
 pub const BG_GROUP: GroupId = 2;
@@ -64,6 +67,8 @@ struct Wait {
 struct Chan {
     id: u32,
     signals: u64,
+    /// Stored signals sent by a task of the user-interactive chain (the consumer joins it).
+    from_chain: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +85,10 @@ enum Exec {
     None,
     /// A file operation in progress (`model::fs::ext4`).
     File(FileOp),
+    /// A binder server thread inside a transaction.
+    Binder(ui::BinderStage),
+    /// The compositor finished composing: display the frame (it shows this many results).
+    Present(u32),
     Flusher,
     Jbd2,
 }
@@ -149,6 +158,8 @@ pub struct Outcome {
     pub dev_fg_behind_bg: u64,
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,
+    /// Interactivity figures, when the scenario has input events.
+    pub ui: Option<UiOutcome>,
 }
 
 pub struct World {
@@ -216,6 +227,8 @@ pub struct World {
     dirty_bg_pages: u64,
     dirty_limit_pages: u64,
     max_sectors: u32,
+    /// The framework's interactive path: interactions, frames, binder, FTC's chain.
+    ui: ui::Ui,
 }
 
 const KERNEL_UID: Uid = 0;
@@ -228,7 +241,11 @@ impl World {
         let phone = sc.phone.clone();
         let fg_w = policy.cpu.fg_shares.unwrap_or(phone.fg_cpu_shares);
         let bg_w = policy.cpu.bg_shares.unwrap_or(phone.bg_cpu_shares);
-        let mut cpu = CpuSched::new(phone.cpu.clone(), vec![1024, fg_w, bg_w]);
+        let mut cpu_params = phone.cpu.clone();
+        if policy.vt_cfs {
+            cpu_params.scheduler = SchedKind::VtCfs;
+        }
+        let mut cpu = CpuSched::new(cpu_params, vec![1024, fg_w, bg_w]);
         cpu.set_group_cpus(BG_GROUP, phone.bg_cores.iter().fold(0u64, |m, &c| m | (1u64 << c)));
         let capacity = phone.page_cache_mib * 256;
         let pc = PageCache::new(capacity);
@@ -291,7 +308,11 @@ impl World {
             bg_written: 0,
             inv: Default::default(),
             max_sectors,
+            ui: ui::Ui::new(has_input(sc)),
         };
+        if w.ui.enabled {
+            w.cpu.record_latencies();
+        }
         // Kernel threads: the write-back flusher and the jbd2 commit thread (root group, nice 0).
         w.apps.push(App { name: "kernel".into(), uid: KERNEL_UID, role: Role::System });
         w.flusher = w.add_task("flush-8:0", 0, Kind::Flusher, Vec::new(), false, 0);
@@ -305,9 +326,15 @@ impl World {
         let mut jitter = streams.stream("workload.start");
         let mut starts: Vec<(Tid, SimTime)> = Vec::new();
         let mut next_uid = 10_000;
+        // Background instances are dealt round-robin over the templates (one template: all).
+        let templates = sc.apps.iter().filter(|a| a.role == Role::Bg).count().max(1) as u32;
+        let mut template = 0;
         for spec in &sc.apps {
             let instances: Vec<Option<u32>> = match spec.role {
-                Role::Bg => (0..bg_apps).map(Some).collect(),
+                Role::Bg => {
+                    template += 1;
+                    (0..bg_apps).filter(|i| i % templates == template - 1).map(Some).collect()
+                }
                 _ => vec![None],
             };
             for inst in instances {
@@ -391,6 +418,7 @@ impl World {
         let uid = self.apps[app].uid;
         self.cpu.add_task(tid, ROOT_GROUP, nice_to_weight(nice));
         self.wg.add_task();
+        self.ui.add_task(nice);
         self.tasks.push(Task {
             name: name.to_string(),
             app,
@@ -580,8 +608,12 @@ impl World {
 
     pub fn run(mut self) -> Outcome {
         while let Some((now, ev)) = self.q.pop() {
-            if now > self.end || self.fg_tasks_left == 0 {
+            // The run ends when the FG app's threads are done and what they showed is on screen.
+            if now > self.end || (self.fg_tasks_left == 0 && self.ui.idle()) {
                 break;
+            }
+            if self.ui.enabled {
+                self.ui_account(now);
             }
             match ev {
                 Ev::Core(core, gen) => {
@@ -623,6 +655,9 @@ impl World {
                 self.pending_release = false;
                 self.wake_all(Blocker::Alloc);
             }
+            if self.ui.enabled {
+                self.ui_latencies();
+            }
             self.rearm();
         }
         self.finish()
@@ -646,7 +681,8 @@ impl World {
         self.scratch_cores = cores;
     }
 
-    fn finish(self) -> Outcome {
+    fn finish(mut self) -> Outcome {
+        let ui = self.ui_outcome();
         let mut inv = self.inv.clone();
         inv.requests_in_flight = self.reqs.live() as u64;
         let mut bytes = 0;
@@ -684,6 +720,7 @@ impl World {
             dev_fg_behind_bg: self.dev.fg_behind_bg,
             fg_pages_evicted: self.pc.evicted_fg,
             fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
+            ui,
         }
     }
 
@@ -757,6 +794,10 @@ impl World {
             t.state = TState::Runnable;
             t.after = After::Step;
             let work = (self.costs.wakeup_us * 1e3) as u64;
+            if self.policy.ftc && self.ui.in_chain(tid) {
+                // FTC: the chain task's weight for the run queue it joins now.
+                self.ftc_promote(tid);
+            }
             self.cpu.wake(tid, work, now);
         }
     }
@@ -824,7 +865,7 @@ impl World {
                 t.state = TState::Done;
                 if self.apps[t.app].role == Role::Fg {
                     self.fg_tasks_left -= 1;
-                    if self.fg_tasks_left == 0 {
+                    if self.fg_tasks_left == 0 && self.ui.idle() {
                         self.fg_done_at = Some(now);
                     }
                 }
@@ -860,8 +901,11 @@ impl World {
             }
             Kind::User => {}
         }
-        if !matches!(self.tasks[tid as usize].exec, Exec::None) {
-            return self.continue_op(tid);
+        match self.tasks[tid as usize].exec {
+            Exec::None => {}
+            Exec::Binder(stage) => return self.binder_step(tid, stage),
+            Exec::Present(results) => return self.present(tid, results),
+            _ => return self.continue_op(tid),
         }
         // Fetch the next instruction (the previous op, if any, has finished).
         if self.rec.is_some() {
@@ -904,7 +948,7 @@ impl World {
     /// The channel named `name` (created on first use, numbered in creation order).
     fn chan(&mut self, name: String) -> Chan {
         let next = self.chans.len() as u32;
-        *self.chans.entry(name).or_insert(Chan { id: next, signals: 0 })
+        *self.chans.entry(name).or_insert(Chan { id: next, signals: 0, from_chain: 0 })
     }
 
     fn file_of(&mut self, path: &str, uid: Uid) -> FileId {
@@ -985,9 +1029,14 @@ impl World {
                 (sys, After::Block)
             }
             Op::Wait { chan } => {
-                let c = self.chan(chan);
+                let c = self.chan(chan.clone());
                 if c.signals > 0 {
-                    self.chans.values_mut().find(|x| x.id == c.id).expect("channel").signals -= 1;
+                    let x = self.chans.get_mut(&chan).expect("channel");
+                    x.signals -= 1;
+                    if x.from_chain > 0 {
+                        x.from_chain -= 1;
+                        self.ui_join(tid);
+                    }
                     (sys, After::Step)
                 } else {
                     self.block_on(tid, Blocker::Ipc { chan: c.id }, Cat::Ipc);
@@ -997,9 +1046,12 @@ impl World {
             Op::Signal { chan } => {
                 let c = self.chan(chan.clone());
                 if let Some(w) = self.wg.first_blocked_on(Blocker::Ipc { chan: c.id }) {
+                    // Join before the wake-up, so FTC's weight applies to it.
+                    self.ui_signal(tid, Some(w), &chan);
                     self.wake(w);
                 } else {
                     self.chans.get_mut(&chan).expect("channel").signals += 1;
+                    self.ui_signal(tid, None, &chan);
                 }
                 (sys, After::Step)
             }
@@ -1058,6 +1110,12 @@ impl World {
                 }
                 (sys, After::Step)
             }
+            Op::Input { phase, continuous } => self.ui_input(tid, phase, continuous),
+            Op::BinderCall { service, ms } => self.binder_call(tid, &service, ms),
+            Op::BinderServe { service } => self.binder_serve(tid, &service),
+            Op::PostFrame { result } => self.post_frame(tid, result),
+            Op::Vsync { hz } => self.vsync(hz),
+            Op::Compose { ms } => self.compose(tid, ms),
             Op::Bio { write, sector, bytes, sync } => {
                 let t = &self.tasks[tid as usize];
                 let fg = request_is_fg(&self.policy, false, self.task_is_fg(tid), false);
@@ -1559,6 +1617,18 @@ fn dependency(why: Why, via: Via) -> Option<Dependency> {
 }
 
 /// The syscall name, path and size an op shows in exported traces (None: not a syscall).
+/// Whether any thread of the scenario delivers input events.
+fn has_input(sc: &Scenario) -> bool {
+    fn any(ops: &[Op]) -> bool {
+        ops.iter().any(|op| match op {
+            Op::Input { .. } => true,
+            Op::Repeat { ops, .. } => any(ops),
+            _ => false,
+        })
+    }
+    sc.apps.iter().any(|a| a.threads.iter().any(|t| any(&t.ops)))
+}
+
 fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<String>, Option<u64>, SimTime)> {
     let (name, path, size) = match op {
         Op::Open { path } => ("open", Some(path), None),
@@ -1576,6 +1646,8 @@ fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<String>, Optio
         Op::NetRecv { bytes } => ("net_recv", None, Some(bytes.0)),
         Op::Wait { .. } => ("wait", None, None),
         Op::Signal { .. } => ("signal", None, None),
+        Op::BinderCall { .. } => ("binder_call", None, None),
+        Op::Compose { .. } => ("compose", None, None),
         _ => return None,
     };
     Some((name, path.cloned(), size, now))

@@ -68,6 +68,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("qasio-contacts", include_str!("../../../scenarios/qasio-contacts.toml")),
     ("qasio-camera-burst", include_str!("../../../scenarios/qasio-camera-burst.toml")),
     ("qasio-install", include_str!("../../../scenarios/qasio-install.toml")),
+    // FTC + VT-CFS (SPE'15) on its Galaxy Nexus: a photo editor's taps and drags under BG CPU load.
+    ("ftc-photo-editor", include_str!("../../../scenarios/ftc-photo-editor.toml")),
 ];
 
 const DEVICES: &[(&str, &str)] = &[

@@ -149,7 +149,8 @@ pub struct FileSpec {
 pub enum Role {
     /// The app the user interacts with (one instance).
     Fg,
-    /// A background app template, instantiated `bg_apps` times.
+    /// A background app template. `--bg-apps N` makes N instances, dealt round-robin over
+    /// the scenario's templates in file order (instance i of k templates uses template i mod k).
     Bg,
     /// A system service (launcher, system_server): never foreground or background-classed.
     System,
@@ -247,6 +248,35 @@ pub enum Op {
     Foreground { app: String },
     /// Evict `app`'s clean pages (the app was killed and its memory reclaimed: the next launch is cold).
     DropCaches { app: String },
+    /// An input event delivered by the input dispatcher: starts an *interaction*, a headline
+    /// sample named `phase` that ends when SurfaceFlinger displays a frame showing its result
+    /// (`post_frame`). The thread joins the user-interactive task chain (FTC) and so does every
+    /// task it or a chain task hands work to (`signal`, `binder_call`, `post_frame`) until the
+    /// chain's interactions are all displayed. `continuous` marks a drag (FTC's 20 ms target
+    /// slice) rather than a tap (10 ms).
+    Input {
+        phase: String,
+        #[serde(default)]
+        continuous: bool,
+    },
+    /// A synchronous binder call: queue a transaction of `ms` of work (at speed 1.0) to a server
+    /// thread of `service` and block until it replies. In the wait graph the caller waits on
+    /// the server thread running it.
+    BinderCall { service: String, ms: f64 },
+    /// A binder server thread's loop body: wait for a transaction of `service`, run it, reply.
+    BinderServe { service: String },
+    /// Queue a rendered frame to the compositor (BufferQueue). With `result` (the default) it
+    /// shows the result of the oldest interaction that has no frame yet.
+    PostFrame {
+        #[serde(default = "yes")]
+        result: bool,
+    },
+    /// Sleep until the next vsync edge of a `hz` display (edges at multiples of 1/hz s).
+    Vsync { hz: f64 },
+    /// Compose the queued frames (`ms` of work) and display them when done; with no frame
+    /// queued, do nothing (a vsync during a continuous interaction with no new frame is a
+    /// missed frame deadline).
+    Compose { ms: f64 },
     /// A request straight to the block layer at `sector` (512 B units), bypassing the page cache
     /// and file system: block-trace replay. `sync` requests are waited for; async ones are not.
     Bio {
@@ -264,6 +294,9 @@ fn default_chunk() -> Bytes {
 fn one() -> u32 {
     1
 }
+fn yes() -> bool {
+    true
+}
 
 impl Scenario {
     pub fn validate(&self) -> Result<(), String> {
@@ -273,9 +306,6 @@ impl Scenario {
         let fg: Vec<_> = self.apps.iter().filter(|a| a.role == Role::Fg).collect();
         if fg.len() != 1 {
             return Err(format!("exactly one app must have role = \"fg\", found {}", fg.len()));
-        }
-        if self.apps.iter().filter(|a| a.role == Role::Bg).count() > 1 {
-            return Err("at most one background template (role = \"bg\") is supported".into());
         }
         let mut names = std::collections::BTreeSet::new();
         for a in &self.apps {
@@ -311,6 +341,9 @@ impl Scenario {
         if let Some(&c) = p.bg_cores.iter().find(|&&c| c >= p.cpu.cores.len()) {
             return Err(format!("phone.bg_cores names core {c}, but the phone has {} cores", p.cpu.cores.len()));
         }
+        if !(p.cpu.tick_ms.is_finite() && p.cpu.tick_ms >= 0.01 && p.cpu.tick_ms <= 1000.0) {
+            return Err(format!("phone.cpu.tick_ms must be in [0.01, 1000], got {}", p.cpu.tick_ms));
+        }
         if p.page_cache_mib < 16 {
             return Err("phone.page_cache_mib must be at least 16".into());
         }
@@ -330,15 +363,20 @@ fn check_ops(
     for op in ops {
         match op {
             Op::Repeat { ops, .. } => check_ops(ops, apps, headline, has_headline)?,
-            Op::PhaseBegin { name } if name == headline => *has_headline = true,
+            Op::PhaseBegin { name } | Op::Input { phase: name, .. } if name == headline => *has_headline = true,
             Op::Foreground { app } | Op::DropCaches { app } if !apps.contains(app.trim_end_matches("{i}")) => {
                 return Err(format!("unknown app `{app}`"));
             }
             Op::Read { chunk, .. } | Op::Write { chunk, .. } if chunk.0 == 0 => {
                 return Err("chunk must be > 0".into());
             }
-            Op::Compute { ms } | Op::Sleep { ms } if !(ms.is_finite() && *ms >= 0.0) => {
+            Op::Compute { ms } | Op::Sleep { ms } | Op::BinderCall { ms, .. } | Op::Compose { ms }
+                if !(ms.is_finite() && *ms >= 0.0) =>
+            {
                 return Err(format!("ms must be a non-negative number, got {ms}"));
+            }
+            Op::Vsync { hz } if !(hz.is_finite() && *hz > 0.0 && *hz <= 1000.0) => {
+                return Err(format!("vsync hz must be in (0, 1000], got {hz}"));
             }
             _ => {}
         }

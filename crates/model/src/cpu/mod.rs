@@ -300,6 +300,10 @@ impl CpuSched {
         self.tasks[tid as usize].interactive = on;
     }
 
+    pub fn is_interactive(&self, tid: Tid) -> bool {
+        self.tasks[tid as usize].interactive
+    }
+
     /// The load `tid` competes with at its own level on the core it last ran on (or runs on):
     /// the weights of the runnable tasks of its group there (the root level's entities for
     /// root tasks), counting `tid` itself if it is not runnable. FTC's ΣW.
