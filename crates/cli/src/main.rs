@@ -9,6 +9,7 @@ mod agent_cmd;
 mod bench_cmd;
 mod report_cmd;
 mod sim_cmd;
+mod sim_ui;
 mod trace_cmd;
 
 use std::process::ExitCode;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use forefront_model::block::SchedulerConfig;
+use forefront_model::cpu::SchedKind;
 use forefront_policy::Policy;
 use forefront_record::run::RunReport;
 use forefront_sim::{run as sim_run, RunConfig};
@@ -33,7 +34,7 @@ pub struct SimArgs {
 enum SimCommand {
     /// Run one scenario under one policy.
     Run(RunArgs),
-    /// List built-in scenarios, policies, devices and I/O schedulers.
+    /// List built-in scenarios, policies, devices, I/O and CPU schedulers.
     List,
     /// Compare policies on one scenario over several background-app counts: FG latency, the
     /// delay caused by BG apps, its reduction against `android`, and what BG apps lose.
@@ -41,6 +42,9 @@ enum SimCommand {
     /// Replay a real trace in the simulator: a syscall trace (strace, MobiGen) as app threads,
     /// or a block trace (blkparse, blktrace, ftrace) at the block layer, on any device/policy.
     Replay(ReplayArgs),
+    /// Interactivity (FTC + VT-CFS): response, dispatch and preemption latency of the
+    /// user-interactive chain per policy and BG-app count, and the sweep of VT-CFS's tick λ.
+    Interactivity(crate::sim_ui::InteractivityArgs),
 }
 
 #[derive(Args)]
@@ -160,6 +164,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::Run(r)) => run_one(r),
         Some(SimCommand::Compare(c)) => compare_policies(c),
         Some(SimCommand::Replay(r)) => replay(r),
+        Some(SimCommand::Interactivity(a)) => crate::sim_ui::run(a, run_all),
         None => compare(args.seed, args.seeds, args.bg_apps, args.format),
     }
 }
@@ -184,6 +189,9 @@ fn list() -> anyhow::Result<ExitCode> {
     for s in SchedulerConfig::all() {
         writeln!(out, "  {}", s.name())?;
     }
+    writeln!(out, "cpu schedulers ([phone.cpu] scheduler):")?;
+    writeln!(out, "  {:<16} stock CFS: weighted slices, wake-up preemption", SchedKind::Cfs.name())?;
+    writeln!(out, "  {:<16} VT-CFS [VT]: preemption at every tick (tick_ms), no weighted slice", SchedKind::VtCfs.name())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -132,3 +132,39 @@ fn trace_out_writes_perfetto_json_and_refuses_to_overwrite() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(forced.status.success());
 }
+
+#[test]
+fn interactivity_reports_the_ftc_vtcfs_figures_and_the_report_charts_them() {
+    let out = forefront(&["sim", "interactivity", "--bg-apps", "0,3", "--tick-ms", "1,8", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    // android, ftc, vt-cfs, ftc+vt-cfs at 0 and 3 BG apps; the sweep: 2 VT-CFS policies x 2 ticks.
+    assert_eq!(cells.len(), 8);
+    assert_eq!(v["tick_sweep"].as_array().unwrap().len(), 4);
+    let cell = |p: &str, bg: u64| cells.iter().find(|c| c["policy"] == p && c["bg_apps"] == bg).unwrap();
+    assert_eq!(cell("vt-cfs", 3)["cpu_scheduler"], "vt-cfs");
+    assert!(cell("android", 3)["headline_p50_reduction"].is_null(), "android is the baseline");
+    assert!(cell("ftc+vt-cfs", 3)["headline_p50_reduction"].as_f64().unwrap() > 0.0);
+    let sweep = v["tick_sweep"].as_array().unwrap();
+    let sw = |p: &str, t: f64| sweep.iter().find(|x| x["policy"] == p && x["tick_ms"] == t).unwrap()["context_switches_per_s"].as_f64().unwrap();
+    assert!(sw("vt-cfs", 1.0) > sw("vt-cfs", 8.0), "a shorter tick switches more");
+
+    // The report renders it: its table and the three λ charts.
+    let dir = std::env::temp_dir().join(format!("forefront-ui-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("ui.json");
+    std::fs::write(&json, &out.stdout).unwrap();
+    let html = dir.join("ui.html");
+    let rep = forefront(&["report", json.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(rep.status.success(), "{}", String::from_utf8_lossy(&rep.stderr));
+    assert!(page.contains("class=\"interactivity\"") && page.contains("class=\"tick-sweep\""), "tables missing");
+    assert_eq!(page.matches("<svg").count(), 4, "headline chart + three λ charts");
+
+    // A scenario without input events is refused with the reason.
+    let out = forefront(&["sim", "interactivity", "camera-switch"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no `input` op"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -140,3 +140,63 @@ pub struct RunStats {
     pub sim_ms: f64,
     pub events_per_s: f64,
 }
+
+/// `forefront sim interactivity --format json`: the FTC + VT-CFS figures of one scenario per
+/// policy and background-app count (means over seeds), and the sweep of VT-CFS's tick λ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InteractivitySummary {
+    pub scenario: String,
+    pub device: String,
+    /// The headline phase (e.g. `tap`): `headline_*` figures are its samples.
+    pub headline: String,
+    pub seed: u64,
+    pub seeds: u64,
+    /// The scenario's λ (ms), used by the cells.
+    pub tick_ms: f64,
+    pub cells: Vec<UiCell>,
+    /// Background apps of the λ sweep.
+    pub sweep_bg_apps: u32,
+    pub tick_sweep: Vec<TickPoint>,
+}
+
+/// One policy at one background-app count. Reductions are `1 − policy / android` (stock CFS)
+/// at the same count; `None` where android's figure is 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiCell {
+    pub policy: String,
+    pub bg_apps: u32,
+    pub cpu_scheduler: String,
+    pub headline_p50_ms: f64,
+    pub headline_p99_ms: f64,
+    pub response_p50_ms: f64,
+    pub response_p99_ms: f64,
+    pub dispatch_p50_ms: f64,
+    pub dispatch_p99_ms: f64,
+    pub preempt_p50_ms: f64,
+    pub preempt_p99_ms: f64,
+    pub frame_misses: f64,
+    pub context_switches_per_s: f64,
+    pub bg_cpu_share: f64,
+    pub headline_p50_reduction: Option<f64>,
+    pub headline_p99_reduction: Option<f64>,
+    pub dispatch_p99_reduction: Option<f64>,
+    pub preempt_p99_reduction: Option<f64>,
+}
+
+/// One policy at one tick λ in the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TickPoint {
+    pub policy: String,
+    pub tick_ms: f64,
+    pub context_switches_per_s: f64,
+    pub tick_preemptions_per_s: f64,
+    pub dispatch_p50_ms: f64,
+    pub dispatch_p99_ms: f64,
+    pub preempt_p99_ms: f64,
+    pub headline_p50_ms: f64,
+    pub headline_p99_ms: f64,
+    pub bg_cpu_share: f64,
+}

@@ -39,14 +39,14 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         .iter()
         .filter_map(|n| match &n.value {
             Input::Run(r) => Some((n.name.as_str(), r.as_ref())),
-            Input::Compare(_) => None,
+            Input::Compare(_) | Input::Interactivity(_) => None,
         })
         .collect();
     let compares: Vec<(&str, &CompareSummary)> = inputs
         .iter()
         .filter_map(|n| match &n.value {
             Input::Compare(c) => Some((n.name.as_str(), c)),
-            Input::Run(_) => None,
+            Input::Run(_) | Input::Interactivity(_) => None,
         })
         .collect();
     let reports: Vec<&RunReport> = runs.iter().map(|r| r.1).collect();
@@ -55,7 +55,15 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
     let rows = metrics::rows(&reports);
 
     let scenarios: BTreeSet<&str> =
-        reports.iter().map(|r| r.scenario.as_str()).chain(compares.iter().map(|c| c.1.scenario.as_str())).collect();
+        reports
+            .iter()
+            .map(|r| r.scenario.as_str())
+            .chain(compares.iter().map(|c| c.1.scenario.as_str()))
+            .chain(inputs.iter().filter_map(|n| match &n.value {
+                Input::Interactivity(s) => Some(s.scenario.as_str()),
+                _ => None,
+            }))
+            .collect();
     let title = opts.title.clone().unwrap_or_else(|| format!("forefront report: {}", scenarios.into_iter().collect::<Vec<_>>().join(", ")));
 
     let mut h = String::new();
@@ -82,6 +90,11 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
     }
     for (name, c) in &compares {
         compare_section(&mut h, name, c);
+    }
+    for n in inputs {
+        if let Input::Interactivity(s) = &n.value {
+            crate::interactivity::section(&mut h, &n.name, s);
+        }
     }
     let _ = write!(h, "<footer>forefront report {}: self-contained page, no scripts.</footer>\n</body>\n</html>\n", env!("CARGO_PKG_VERSION"));
     h

@@ -1,10 +1,11 @@
-//! Loading saved results: a [`RunReport`] (`forefront sim run --format json`) or a
-//! [`CompareSummary`] (`forefront sim compare --format json`), told apart by the `cells` key.
+//! Loading saved results: a [`RunReport`] (`forefront sim run --format json`), a
+//! [`CompareSummary`] (`forefront sim compare --format json`, with `cells`) or an
+//! [`InteractivitySummary`] (`forefront sim interactivity --format json`, with `tick_sweep`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use forefront_record::run::RunReport;
+use forefront_record::run::{InteractivitySummary, RunReport};
 use serde::Deserialize;
 
 /// One loaded input file.
@@ -12,6 +13,7 @@ use serde::Deserialize;
 pub enum Input {
     Run(Box<RunReport>),
     Compare(CompareSummary),
+    Interactivity(InteractivitySummary),
 }
 
 /// An input with the name it was given on the command line (shown in the page).
@@ -64,6 +66,8 @@ pub enum LoadError {
     NotRunReport { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like `forefront sim compare --format json` output (has `cells`) but does not match it: {error}", path.display())]
     NotCompare { path: PathBuf, error: serde_json::Error },
+    #[error("{}: looks like `forefront sim interactivity --format json` output (has `tick_sweep`) but does not match it: {error}", path.display())]
+    NotInteractivity { path: PathBuf, error: serde_json::Error },
 }
 
 /// Parse `text` (the contents of `path`) as a run report or a comparison.
@@ -72,7 +76,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|error| LoadError::Syntax { path: path.to_path_buf(), error })?;
     // Typed errors come from re-parsing the text (not the Value) so they keep line/column.
-    if value.get("cells").is_some() {
+    if value.get("tick_sweep").is_some() {
+        serde_json::from_str::<InteractivitySummary>(text)
+            .map(Input::Interactivity)
+            .map_err(|error| LoadError::NotInteractivity { path: path.to_path_buf(), error })
+    } else if value.get("cells").is_some() {
         serde_json::from_str::<CompareSummary>(text)
             .map(Input::Compare)
             .map_err(|error| LoadError::NotCompare { path: path.to_path_buf(), error })

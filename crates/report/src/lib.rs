@@ -10,7 +10,9 @@
 //! The page shows a header table of the runs, the comparison table, the FG latency CDF per run,
 //! FG/BG throughput over time (small multiples with the headline phases shaded) and a per-layer
 //! stacked breakdown of the headline operation. `forefront sim compare --format json` output is
-//! accepted too and shown as a table.
+//! accepted too and shown as a table, and `forefront sim interactivity --format json` output
+//! (FTC + VT-CFS) as its table, the headline latency against background apps and the VT-CFS
+//! tick sweep charts.
 //!
 //! ```
 //! use forefront_report::{html, input};
@@ -35,6 +37,7 @@
 
 pub mod html;
 pub mod input;
+pub mod interactivity;
 pub mod metrics;
 pub mod svg;
 

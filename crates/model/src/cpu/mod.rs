@@ -636,8 +636,9 @@ impl CpuSched {
     }
 
     fn preempt_current(&mut self, core: usize, now: SimTime) {
-        let Some(tid) = self.cores[core].curr.take() else { return };
+        // Charge the stint first: `account_run` charges the core's current task.
         self.account_run(core, now);
+        let Some(tid) = self.cores[core].curr.take() else { return };
         self.cores[core].burst_done = false;
         self.put_back(core, tid, now);
         self.pick_next(core, now);

@@ -260,3 +260,52 @@ fn latency_episodes_split_dispatch_from_preemption() {
     assert!(eps.len() >= 19);
     assert!(s.context_switches >= 19);
 }
+
+#[test]
+fn a_wakeup_preemption_charges_the_preempted_stint() {
+    // Regression: the preempted task's last stint was not charged (no run time, no vruntime,
+    // no burst progress, no core busy time) when a wake-up preempted it.
+    for kind in [SchedKind::Cfs, SchedKind::VtCfs] {
+        let mut s = CpuSched::new(CpuParams { cores: vec![1.0, 1.0], scheduler: kind, ..Default::default() }, vec![1024, 1024, 110]);
+        s.add_task(0, 1, 1024); // a periodic FG task: 2 ms every 16.7 ms
+        s.add_task(1, 2, 1024); // two BG hogs
+        s.add_task(2, 2, 1024);
+        s.wake(1, 100_000_000, SimTime::ZERO);
+        s.wake(2, 100_000_000, SimTime::ZERO);
+        let mut next_fg = SimTime::from_ms(5);
+        let end = SimTime::from_ms(5000);
+        let mut now;
+        let mut changed = vec![];
+        loop {
+            s.take_changed(&mut changed);
+            let next = (0..2).filter_map(|c| s.deadline(c).map(|(t, g)| (t, c, g))).min();
+            if next_fg <= next.map_or(SimTime::MAX, |x| x.0) {
+                if !s.is_runnable(0) {
+                    s.wake(0, 2_000_000, next_fg);
+                }
+                next_fg = next_fg.after(16_700_000);
+                continue;
+            }
+            let Some((t, core, gen)) = next else { break };
+            if t > end {
+                break;
+            }
+            now = t;
+            if let Some(Expired::BurstDone(tid)) = s.expire(core, gen, now) {
+                if tid == 0 {
+                    s.stop(0, now);
+                } else {
+                    s.continue_burst(tid, 100_000_000, now);
+                }
+            }
+            // Every runnable nanosecond of a hog is charged as running or waiting.
+            for t in [1, 2] {
+                let (run, wait) = s.times(t, now);
+                assert!(run + wait + 1 >= now.ns(), "{kind:?}: task {t} lost {} ns by {now:?}", now.ns() - run - wait);
+            }
+        }
+        // The cores were never idle: three tasks on two cores.
+        let ran: u64 = (0..3).map(|t| s.times(t, end).0).sum();
+        assert!(ran as f64 >= 0.995 * 2.0 * end.ns() as f64, "{kind:?}: the tasks ran {ran} ns of {}", 2 * end.ns());
+    }
+}
