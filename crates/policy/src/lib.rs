@@ -477,18 +477,29 @@ mod tests {
     }
 
     #[test]
-    fn qasio_is_priority_agnostic_and_forefront_is_fasttrack_plus_qasio() {
+    fn qasio_is_priority_agnostic_and_forefront_is_fasttrack_plus_qasio_plus_ftc_vtcfs() {
         let q = Policy::by_name("qasio").unwrap();
         assert_eq!(q.boost, Boost::Scheduler);
         assert!(!q.classify_io && !q.fg_inherit && !q.alloc_gate);
         let f = Policy::by_name("forefront").unwrap();
-        let mut ft = Policy::by_name("fasttrack+qa-device+fg-inherit").unwrap();
+        let mut ft = Policy::by_name("fasttrack+qa-device+fg-inherit+ftc+vt-cfs").unwrap();
         ft.name = f.name.clone();
         ft.description = f.description;
         assert_eq!(ft, f);
         for a in Policy::qasio_ablations() {
             assert!(Policy::by_name(a).is_ok(), "{a}");
         }
+        // The CPU policies change only the CPU seams and need no FG/BG classification.
+        for name in Policy::cpu_policies() {
+            let p = Policy::by_name(name).unwrap();
+            let mut stock = Policy::android();
+            stock.ftc = p.ftc;
+            stock.vt_cfs = p.vt_cfs;
+            stock.name = p.name.clone();
+            stock.description = p.description;
+            assert_eq!(stock, p, "{name}");
+        }
+        assert!(Policy::by_name("ftc+vt-cfs").map(|p| p.ftc && p.vt_cfs).unwrap());
     }
 
     #[test]

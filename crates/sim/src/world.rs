@@ -229,6 +229,8 @@ pub struct World {
     max_sectors: u32,
     /// The framework's interactive path: interactions, frames, binder, FTC's chain.
     ui: ui::Ui,
+    /// Users' think times (`think` ops).
+    think_rng: forefront_engine::SimRng,
 }
 
 const KERNEL_UID: Uid = 0;
@@ -309,6 +311,7 @@ impl World {
             inv: Default::default(),
             max_sectors,
             ui: ui::Ui::new(has_input(sc)),
+            think_rng: streams.stream("workload.think"),
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
@@ -1017,6 +1020,10 @@ impl World {
             }
             Op::Compute { ms } => (((ms * 1e6) as u64).max(1), After::Step),
             Op::Sleep { ms } => (0, After::Sleep(now.after((ms * 1e6) as u64))),
+            Op::Think { ms, jitter_ms } => {
+                let extra = if jitter_ms > 0.0 { self.think_rng.gen_range(0.0..jitter_ms) } else { 0.0 };
+                (0, After::Sleep(now.after(((ms + extra) * 1e6) as u64)))
+            }
             Op::NetRecv { bytes } => {
                 let ns = (bytes.0 as f64 / (self.phone.net_mb_s * 1e6) * 1e9) as u64;
                 let done = self.net_free_at.max(now).after(ns);
@@ -1642,7 +1649,7 @@ fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<String>, Optio
         Op::Unlink { path } => ("unlink", Some(path), None),
         Op::Stat { path } => ("stat", Some(path), None),
         Op::Compute { .. } => ("compute", None, None),
-        Op::Sleep { .. } => ("sleep", None, None),
+        Op::Sleep { .. } | Op::Think { .. } => ("sleep", None, None),
         Op::NetRecv { bytes } => ("net_recv", None, Some(bytes.0)),
         Op::Wait { .. } => ("wait", None, None),
         Op::Signal { .. } => ("signal", None, None),

@@ -228,6 +228,13 @@ pub enum Op {
     /// CPU work (ms at speed 1.0).
     Compute { ms: f64 },
     Sleep { ms: f64 },
+    /// The user thinking: sleep `ms` plus a uniform random extra in [0, `jitter_ms`) (the
+    /// run's seed decides it), so input events do not fall at one phase of the display's vsync.
+    Think {
+        ms: f64,
+        #[serde(default)]
+        jitter_ms: f64,
+    },
     /// Receive `bytes` from the network at the phone's link rate.
     NetRecv { bytes: Bytes },
     /// Block until `chan` has been signalled (a counting semaphore), then consume one signal.
@@ -273,7 +280,7 @@ pub enum Op {
     },
     /// Sleep until the next vsync edge of a `hz` display (edges at multiples of 1/hz s).
     Vsync { hz: f64 },
-    /// Compose the queued frames (`ms` of work) and display them when done; with no frame
+    /// Compose the queued frames (`ms` of work) and show them at the next vsync edge; with no frame
     /// queued, do nothing (a vsync during a continuous interaction with no new frame is a
     /// missed frame deadline).
     Compose { ms: f64 },
@@ -374,6 +381,9 @@ fn check_ops(
                 if !(ms.is_finite() && *ms >= 0.0) =>
             {
                 return Err(format!("ms must be a non-negative number, got {ms}"));
+            }
+            Op::Think { ms, jitter_ms } if !(ms.is_finite() && *ms >= 0.0 && jitter_ms.is_finite() && *jitter_ms >= 0.0) => {
+                return Err(format!("think: ms and jitter_ms must be non-negative numbers, got {ms} and {jitter_ms}"));
             }
             Op::Vsync { hz } if !(hz.is_finite() && *hz > 0.0 && *hz <= 1000.0) => {
                 return Err(format!("vsync hz must be in (0, 1000], got {hz}"));

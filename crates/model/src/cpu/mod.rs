@@ -28,12 +28,12 @@
 //! and where a woken *interactive* task is placed.
 //!
 //! - [`SchedKind::Cfs`]: weighted slices, wake-up preemption (above).
-//! - [`SchedKind::VtCfs`]: VT-CFS (Huh, Yoo, Hong, SPE 2015; [`vtcfs`]): no weighted slice and
-//!   no wake-up preemption; a running task is preempted at every preemption tick λ while
-//!   another task waits on its core, and a task the framework marked interactive
-//!   ([`CpuSched::set_interactive`], FTC) is placed at `V*curr + ω0/(ω−20+1)·λ` when it wakes so
-//!   it runs at the next tick. Tickless like CFS: the next tick is a deadline armed only while
-//!   tasks compete.
+//! - [`SchedKind::VtCfs`]: VT-CFS (Huh, Yoo, Hong, SPE 2015; [`vtcfs`]): no weighted slice; a
+//!   running task is preempted at every preemption tick λ while another task waits on its core;
+//!   a task the framework marked interactive ([`CpuSched::set_interactive`], FTC) is placed at
+//!   `V*curr + ω0/(ω−20+1)·λ` when it wakes so it runs at the next tick at the latest. CFS's
+//!   wake-up preemption test stays. Tickless like CFS: the next tick is a deadline armed only
+//!   while tasks compete.
 //!
 //! Every runnable wait ends in a recorded *episode* when [`CpuSched::record_latencies`] is on:
 //! dispatch latency (woken → first instruction) or preemption latency (preempted → running
@@ -505,10 +505,13 @@ impl CpuSched {
         self.enqueue(core, tid, now, true);
         if self.cores[core].curr.is_none() {
             self.pick_next(core, now);
-        } else if self.kind == SchedKind::VtCfs {
-            // No wake-up preemption: the woken task competes from the next tick on.
+            return;
+        }
+        if self.kind == SchedKind::VtCfs {
+            // The woken task competes from the next tick on, if it does not preempt now.
             self.arm_tick(core, now);
-        } else if self.should_preempt(core, tid) {
+        }
+        if self.should_preempt(core, tid) {
             self.preemptions += 1;
             if self.cores[core].burst_done {
                 // The simulator is deciding what the current task does next: preempt it as

