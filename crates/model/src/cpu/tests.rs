@@ -309,3 +309,90 @@ fn a_wakeup_preemption_charges_the_preempted_stint() {
         assert!(ran as f64 >= 0.995 * 2.0 * end.ns() as f64, "{kind:?}: the tasks ran {ran} ns of {}", 2 * end.ns());
     }
 }
+
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One step of a random workload: wake a task with a burst, let the next timer fire, or
+    /// toggle a task's interactive mark.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Wake { task: usize, burst_us: u64 },
+        Fire,
+        Mark { task: usize },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0usize..6, 50u64..30_000).prop_map(|(task, burst_us)| Step::Wake { task, burst_us }),
+            Just(Step::Fire),
+            Just(Step::Fire),
+            (0usize..6).prop_map(|task| Step::Mark { task }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Both disciplines keep the books and conserve work: every nanosecond of a runnable task
+        /// is charged as running or waiting, no core idles while a task it may run waits, and a
+        /// task finishing its burst leaves (here) at once.
+        #[test]
+        fn cfs_and_vtcfs_conserve_time_and_work(
+            vt in any::<bool>(),
+            cores in 1usize..4,
+            groups in proptest::collection::vec(0u16..3, 6),
+            steps in proptest::collection::vec(step(), 1..200),
+        ) {
+            let kind = if vt { SchedKind::VtCfs } else { SchedKind::Cfs };
+            let params = CpuParams { cores: vec![1.0; cores], scheduler: kind, tick_ms: 1.0, ..Default::default() };
+            let mut s = CpuSched::new(params, vec![1024, 1024, 110]);
+            for (t, &g) in groups.iter().enumerate() {
+                s.add_task(t as Tid, g, 1024);
+            }
+            let mut now = SimTime::ZERO;
+            // When each task last became runnable, for the accounting check.
+            let mut since: Vec<Option<(SimTime, u64, u64)>> = vec![None; 6];
+            let mut changed = vec![];
+            for st in steps {
+                match st {
+                    Step::Wake { task, burst_us } => {
+                        if !s.is_runnable(task as Tid) {
+                            let (run, wait) = s.times(task as Tid, now);
+                            since[task] = Some((now, run, wait));
+                            s.wake(task as Tid, burst_us * 1000, now);
+                        }
+                    }
+                    Step::Mark { task } => {
+                        let on = !s.is_interactive(task as Tid);
+                        s.set_interactive(task as Tid, on);
+                    }
+                    Step::Fire => {
+                        s.take_changed(&mut changed);
+                        let next = (0..s.ncores()).filter_map(|c| s.deadline(c).map(|(t, g)| (t, c, g))).min();
+                        if let Some((t, core, gen)) = next {
+                            prop_assert!(t >= now, "time went backwards");
+                            now = t;
+                            if let Some(Expired::BurstDone(tid)) = s.expire(core, gen, now) {
+                                s.stop(tid, now);
+                                since[tid as usize] = None;
+                            }
+                        }
+                    }
+                }
+                // Books: a runnable task's running + waiting time grew exactly by the time since
+                // it became runnable.
+                for (t, sn) in since.iter().enumerate() {
+                    if let Some((t0, run0, wait0)) = sn {
+                        let (run, wait) = s.times(t as Tid, now);
+                        prop_assert_eq!(run + wait - run0 - wait0, now.since(*t0), "task {} lost time ({:?})", t, kind);
+                    }
+                }
+                // Work conservation: an idle core means nothing is queued anywhere.
+                let idle = (0..s.ncores()).any(|c| s.running_on(c).is_none());
+                let queued = (0..6).any(|t| s.is_runnable(t) && !(0..s.ncores()).any(|c| s.running_on(c) == Some(t)));
+                prop_assert!(!(idle && queued), "a core idles while a task waits ({:?})", kind);
+            }
+        }
+    }
+}
