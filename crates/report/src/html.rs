@@ -86,6 +86,7 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         cdf_section(&mut h, &reports, &labels, &styles);
         timeline_section(&mut h, &reports, &labels, &styles);
         breakdown_section(&mut h, &reports, &labels, &styles);
+        crate::interactivity::runs_table(&mut h, &reports, &labels, &styles);
         hooks_table(&mut h, &reports, &labels, &styles);
     }
     for (name, c) in &compares {
@@ -337,6 +338,39 @@ mod tests {
         assert!(!a.contains("<script"));
         assert!(a.contains("<td>75.0%</td>"), "fasttrack's delay reduction");
         assert!(a.contains("<td>200.0</td>"), "android's delay");
+    }
+
+    #[test]
+    fn runs_with_interactivity_get_their_table_and_others_do_not() {
+        let plain = render(&[named(run("android", 2, 300.0), "a.json")], &Options::default());
+        assert!(!plain.contains("id=\"interactivity\""));
+        let mut r = run("ftc+vt-cfs", 3, 90.0);
+        r.metrics.ui = Some(forefront_record::run::UiMetrics {
+            cpu_scheduler: "vt-cfs".into(),
+            tick_ms: 4.0,
+            interactions: 210,
+            response_p50_ms: 29.0,
+            response_p99_ms: 101.3,
+            dispatch_waits: 900,
+            dispatch_mean_ms: 0.001,
+            dispatch_p50_ms: 0.0,
+            dispatch_p99_ms: 0.002,
+            preempt_waits: 200,
+            preempt_mean_ms: 3.0,
+            preempt_p50_ms: 3.337,
+            preempt_p99_ms: 6.67,
+            frames: 209,
+            frame_misses: 1,
+            context_switches: 17000,
+            tick_preemptions: 9000,
+            bg_cpu_share: 0.96,
+            chain_tasks: vec!["editor:main".into(), "<AsyncTask>".into()],
+            ftc_left_promoted: 0,
+        });
+        let page = render(&[named(r, "ui.json")], &Options::default());
+        assert!(page.contains("id=\"interactivity\""));
+        assert!(page.contains("<td>101.3</td>") && page.contains("<td>6.670</td>"), "response and preemption p99");
+        assert!(page.contains("&lt;AsyncTask&gt;"), "chain names are escaped");
     }
 
     #[test]

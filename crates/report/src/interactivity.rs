@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use forefront_record::run::InteractivitySummary;
+use forefront_record::run::{InteractivitySummary, RunReport};
 
 use crate::metrics::policy_color;
 use crate::svg::{escape, line_chart, Series};
@@ -119,6 +119,39 @@ pub fn section(h: &mut String, name: &str, s: &InteractivitySummary) {
             t.headline_p50_ms,
             t.headline_p99_ms,
             t.bg_cpu_share * 100.0
+        );
+    }
+    h.push_str("</table></div>\n");
+}
+
+/// For runs of scenarios with input events: their interactivity figures (`metrics.ui`) as one
+/// table, a row per run. Nothing when no run has them.
+pub fn runs_table(h: &mut String, reports: &[&RunReport], labels: &[String], styles: &[(&str, &str)]) {
+    if reports.iter().all(|r| r.metrics.ui.is_none()) {
+        return;
+    }
+    h.push_str("<h2 id=\"interactivity\">Interactivity</h2>\n<p class=\"note\">Response = input event to its frame on screen, over every interaction; dispatch and preemption latency are the run-queue waits of the user-interactive chain's tasks (ms).</p>\n<div class=\"wrap\"><table class=\"ui-runs\">\n<tr><th class=\"l\">run</th><th class=\"l\">CPU</th><th>interactions</th><th>response p50</th><th>response p99</th><th>dispatch p50</th><th>dispatch p99</th><th>preempt p50</th><th>preempt p99</th><th>frames</th><th>missed</th><th>context switches</th><th>tick preemptions</th><th>BG CPU</th><th class=\"l\">chain</th></tr>\n");
+    for (i, r) in reports.iter().enumerate() {
+        let Some(u) = &r.metrics.ui else { continue };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}%</td><td class=\"l\">{}</td></tr>",
+            styles[i].0,
+            escape(&labels[i]),
+            escape(&u.cpu_scheduler),
+            u.interactions,
+            u.response_p50_ms,
+            u.response_p99_ms,
+            u.dispatch_p50_ms,
+            u.dispatch_p99_ms,
+            u.preempt_p50_ms,
+            u.preempt_p99_ms,
+            u.frames,
+            u.frame_misses,
+            u.context_switches,
+            u.tick_preemptions,
+            u.bg_cpu_share * 100.0,
+            escape(&u.chain_tasks.join(", "))
         );
     }
     h.push_str("</table></div>\n");
