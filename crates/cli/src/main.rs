@@ -10,6 +10,7 @@ mod bench_cmd;
 mod report_cmd;
 mod sim_cmd;
 mod sim_ui;
+mod sim_validate;
 mod trace_cmd;
 
 use std::process::ExitCode;

@@ -45,6 +45,9 @@ enum SimCommand {
     /// Interactivity (FTC + VT-CFS): response, dispatch and preemption latency of the
     /// user-interactive chain per policy and BG-app count, and the sweep of VT-CFS's tick λ.
     Interactivity(crate::sim_ui::InteractivityArgs),
+    /// Check the phenomena the seed papers report (directions and ranges with tolerances);
+    /// exits 1 if one fails. Run by `scripts/validate` in CI.
+    Validate(crate::sim_validate::ValidateArgs),
 }
 
 #[derive(Args)]
@@ -165,6 +168,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::Compare(c)) => compare_policies(c),
         Some(SimCommand::Replay(r)) => replay(r),
         Some(SimCommand::Interactivity(a)) => crate::sim_ui::run(a, run_all),
+        Some(SimCommand::Validate(a)) => crate::sim_validate::run(a, run_all),
         None => compare(args.seed, args.seeds, args.bg_apps, args.format),
     }
 }

@@ -1,0 +1,310 @@
+//! `forefront sim validate`: the phenomena every seed paper reports, checked on the simulator
+//! as directions and ranges with stated tolerances, so that a change to the model that breaks
+//! one fails CI (`scripts/validate`) instead of silently drifting.
+//!
+//! Each check names its paper and the claim, runs the built-in scenarios it needs (means over
+//! `--seeds` seeds), and compares one measured figure with a range. The ranges come from the
+//! papers' claims and from what the mechanism implies (e.g. "FastTrack removes most of the
+//! delay": at least 80 %), never from the current output alone; where a paper gives a number
+//! the range brackets it loosely, because the simulator's setups differ from the papers' (see
+//! docs/reproductions/).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use forefront_record::run::RunReport;
+use forefront_sim::RunConfig;
+use serde::Serialize;
+
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Seeds per configuration (1..=N); figures are means over them.
+    #[arg(long, default_value_t = 2)]
+    seeds: u64,
+    /// Output: a markdown table, or JSON.
+    #[arg(long, value_enum, default_value_t = VFormat::Table)]
+    format: VFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum VFormat {
+    Table,
+    Json,
+}
+
+/// One checked phenomenon.
+#[derive(Serialize)]
+struct Check {
+    id: &'static str,
+    source: &'static str,
+    claim: &'static str,
+    figure: String,
+    measured: f64,
+    min: f64,
+    max: f64,
+    pass: bool,
+}
+
+/// One configuration to run: scenario, policy, BG apps, and an optional tweak.
+#[derive(Clone)]
+struct Job {
+    scenario: &'static str,
+    policy: &'static str,
+    bg: u32,
+    /// Cap the simulated duration (s) for the long QASIO microbenchmarks.
+    duration_s: Option<f64>,
+    tick_ms: Option<f64>,
+}
+
+const fn job(scenario: &'static str, policy: &'static str, bg: u32) -> Job {
+    Job { scenario, policy, bg, duration_s: None, tick_ms: None }
+}
+
+pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(a.seeds >= 1, "--seeds must be at least 1");
+    let m1 = |policy, bg| Job { duration_s: Some(120.0), ..job("qasio-m1", policy, bg) };
+    let tick = |t| Job { tick_ms: Some(t), ..job("ftc-photo-editor", "vt-cfs", 3) };
+    let jobs: Vec<Job> = vec![
+        job("launch-update", "android", 0),
+        job("launch-update", "android", 1),
+        job("launch-update", "android", 3),
+        job("launch-update", "android", 6),
+        job("launch-update", "fasttrack", 6),
+        job("camera-switch", "android", 0),
+        job("camera-switch", "android", 1),
+        job("camera-switch", "android", 3),
+        job("camera-switch", "android", 6),
+        job("camera-switch", "fasttrack", 6),
+        job("switch-upload", "android", 0),
+        job("switch-upload", "android", 2),
+        job("switch-upload", "android+ft-device", 2),
+        job("switch-upload", "android", 6),
+        job("switch-upload", "fasttrack", 6),
+        m1("android", 0),
+        m1("android", 1),
+        m1("qasio", 1),
+        job("qasio-contacts", "android", 0),
+        job("qasio-contacts", "android", 1),
+        job("qasio-contacts", "qasio", 1),
+        job("ftc-photo-editor", "android", 0),
+        job("ftc-photo-editor", "android", 3),
+        job("ftc-photo-editor", "ftc", 3),
+        tick(1.0),
+        tick(8.0),
+    ];
+    let mut cfgs = vec![];
+    for j in &jobs {
+        for seed in 1..=a.seeds {
+            let mut c = RunConfig::builtin(j.scenario, j.policy, Some(j.bg), seed)?;
+            if let Some(d) = j.duration_s {
+                c.scenario.duration_s = d;
+            }
+            if let Some(t) = j.tick_ms {
+                c.scenario.phone.cpu.tick_ms = t;
+            }
+            cfgs.push(c);
+        }
+    }
+    let reports = run_all(&cfgs);
+    let n = a.seeds as usize;
+    let runs = |scenario: &str, policy: &str, bg: u32, tick_ms: Option<f64>| -> &[RunReport] {
+        let i = jobs
+            .iter()
+            .position(|j| j.scenario == scenario && j.policy == policy && j.bg == bg && j.tick_ms == tick_ms)
+            .expect("a job of the suite");
+        &reports[i * n..(i + 1) * n]
+    };
+    let mean = |rs: &[RunReport], f: &dyn Fn(&RunReport) -> f64| rs.iter().map(f).sum::<f64>() / rs.len() as f64;
+    let fg = |s: &str, p: &str, bg: u32| mean(runs(s, p, bg, None), &|r| r.metrics.fg_ms);
+    let ui = |s: &str, p: &str, bg: u32, t: Option<f64>, f: &dyn Fn(&forefront_record::run::UiMetrics) -> f64| {
+        mean(runs(s, p, bg, t), &|r| f(r.metrics.ui.as_ref().expect("interactivity figures")))
+    };
+    // 1 − (T_policy − T_alone) / (T_android − T_alone).
+    let reduction = |s: &str, p: &str, bg: u32| {
+        let alone = fg(s, "android", 0);
+        1.0 - (fg(s, p, bg) - alone) / (fg(s, "android", bg) - alone).max(1e-9)
+    };
+    let smallest_step = |s: &str| {
+        let t: Vec<f64> = [0, 1, 3].iter().map(|&b| fg(s, "android", b)).collect();
+        t.windows(2).map(|w| w[1] / w[0]).fold(f64::INFINITY, f64::min)
+    };
+    let share = |s: &str, p: &str, bg: u32, cat: &str| {
+        mean(runs(s, p, bg, None), &|r| r.breakdown.get(cat).copied().unwrap_or(0.0) / r.metrics.fg_ms.max(1e-9))
+    };
+    let largest_is = |s: &str, p: &str, bg: u32, cat: &str| {
+        runs(s, p, bg, None).iter().all(|r| {
+            let top = r.breakdown.iter().max_by(|a, b| a.1.total_cmp(b.1)).map(|(k, _)| k.as_str());
+            top == Some(cat)
+        })
+    };
+
+    let mut checks = vec![];
+    let mut check = |id, source, claim, figure: String, measured: f64, min: f64, max: f64| {
+        let pass = measured.is_finite() && measured >= min && measured <= max;
+        checks.push(Check { id, source, claim, figure, measured, min, max, pass });
+    };
+    check(
+        "bg-io-slows-fg-launch",
+        "[FT]",
+        "background I/O slows the foreground, more with more background apps",
+        "launch-update, android: smallest ratio T(1 BG)/T(0), T(3)/T(1)".into(),
+        smallest_step("launch-update"),
+        1.05,
+        f64::INFINITY,
+    );
+    check(
+        "bg-io-slows-fg-camera",
+        "[FT]",
+        "background I/O slows the foreground, more with more background apps",
+        "camera-switch, android: smallest ratio T(1 BG)/T(0), T(3)/T(1)".into(),
+        smallest_step("camera-switch"),
+        1.05,
+        f64::INFINITY,
+    );
+    check(
+        "read-first-device-holds-fg-writes",
+        "[FT]",
+        "a write-dominant foreground waits in the device behind background reads (read-first firmware)",
+        "switch-upload, android, 2 BG: device_queue share of the switch".into(),
+        share("switch-upload", "android", 2, "device_queue"),
+        0.5,
+        1.0,
+    );
+    check(
+        "fg-first-device-fixes-it",
+        "[FT]",
+        "FastTrack's device scheduler alone removes most of that delay",
+        "switch-upload, 2 BG: delay reduction of android+ft-device".into(),
+        reduction("switch-upload", "android+ft-device", 2),
+        0.8,
+        1.0,
+    );
+    check(
+        "fasttrack-flattens-switch",
+        "[FT]",
+        "FastTrack keeps the foreground near its alone time however many background apps run",
+        "switch-upload, 6 BG: delay reduction of fasttrack".into(),
+        reduction("switch-upload", "fasttrack", 6),
+        0.8,
+        1.0,
+    );
+    check(
+        "fasttrack-flattens-camera",
+        "[FT]",
+        "FastTrack keeps the foreground near its alone time however many background apps run",
+        "camera-switch, 6 BG: delay reduction of fasttrack".into(),
+        reduction("camera-switch", "fasttrack", 6),
+        0.8,
+        1.0,
+    );
+    check(
+        "fasttrack-helps-launch",
+        "[FT]",
+        "FastTrack shortens a read-dominant launch under updates",
+        "launch-update, 6 BG: delay reduction of fasttrack".into(),
+        reduction("launch-update", "fasttrack", 6),
+        0.2,
+        1.0,
+    );
+    check(
+        "journal-inflates-fsync",
+        "[QA]",
+        "under background async writes an fsync waits on asynchronous I/O through the journal",
+        "qasio-m1, android, 1 BG: T / T(alone)".into(),
+        fg("qasio-m1", "android", 1) / fg("qasio-m1", "android", 0).max(1e-9),
+        10.0,
+        f64::INFINITY,
+    );
+    check(
+        "journal-is-the-wait",
+        "[QA]",
+        "the stall sits in the journal",
+        "qasio-m1, android, 1 BG: `journal` is the largest breakdown category in every seed (1 = yes)".into(),
+        if largest_is("qasio-m1", "android", 1, "journal") { 1.0 } else { 0.0 },
+        1.0,
+        1.0,
+    );
+    check(
+        "qasio-boost-removes-it",
+        "[QA]",
+        "boosting the async I/O a task waits on removes most of the stall",
+        "qasio-contacts, 1 BG: delay reduction of qasio (full runs: the stalls come every ~80 s)".into(),
+        reduction("qasio-contacts", "qasio", 1),
+        0.5,
+        1.0,
+    );
+    check(
+        "qasio-boost-rule",
+        "[QA]",
+        "no other async request overtakes a boosted one",
+        "qasio-m1, qasio, 1 BG: boosted_async_overtaken".into(),
+        mean(runs("qasio-m1", "qasio", 1, None), &|r| r.invariants.boosted_async_overtaken as f64),
+        0.0,
+        0.0,
+    );
+    check(
+        "bg-cpu-starves-fg-workers",
+        "[VT]",
+        "background CPU apps slow an interaction whose worker threads sit in the background group",
+        "ftc-photo-editor, android: tap p50 at 3 BG / alone".into(),
+        mean(runs("ftc-photo-editor", "android", 3, None), &|r| r.metrics.fg_p50_ms)
+            / mean(runs("ftc-photo-editor", "android", 0, None), &|r| r.metrics.fg_p50_ms).max(1e-9),
+        1.3,
+        f64::INFINITY,
+    );
+    check(
+        "ftc-shortens-taps",
+        "[VT]",
+        "FTC cuts the response time (paper: up to 31.4 %)",
+        "ftc-photo-editor, 3 BG: tap p50 reduction of ftc against android".into(),
+        1.0 - mean(runs("ftc-photo-editor", "ftc", 3, None), &|r| r.metrics.fg_p50_ms)
+            / mean(runs("ftc-photo-editor", "android", 3, None), &|r| r.metrics.fg_p50_ms).max(1e-9),
+        0.1,
+        0.5,
+    );
+    check(
+        "vtcfs-tick-bounds-preemption",
+        "[VT]",
+        "VT-CFS bounds how long a preempted interactive task waits by the tick",
+        "ftc-photo-editor, vt-cfs, 3 BG, λ = 1 ms: chain preemption latency p99 (ms, i.e. ticks)".into(),
+        ui("ftc-photo-editor", "vt-cfs", 3, Some(1.0), &|u| u.preempt_p99_ms),
+        0.0,
+        4.0,
+    );
+    check(
+        "vtcfs-tick-costs-switches",
+        "[VT]",
+        "a shorter tick costs more context switches",
+        "ftc-photo-editor, vt-cfs, 3 BG: context switches at λ = 1 ms / at λ = 8 ms".into(),
+        ui("ftc-photo-editor", "vt-cfs", 3, Some(1.0), &|u| u.context_switches as f64)
+            / ui("ftc-photo-editor", "vt-cfs", 3, Some(8.0), &|u| u.context_switches as f64).max(1.0),
+        2.0,
+        f64::INFINITY,
+    );
+
+    let failed = checks.iter().filter(|c| !c.pass).count();
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        VFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "seeds": a.seeds, "failed": failed, "checks": checks }))?;
+            writeln!(out)?;
+        }
+        VFormat::Table => {
+            writeln!(out, "| | check | source | claim | figure | measured | range |")?;
+            writeln!(out, "|---|---|---|---|---|---|---|")?;
+            for c in &checks {
+                let range = match (c.min, c.max) {
+                    (lo, hi) if lo == hi => format!("= {lo}"),
+                    (lo, hi) if hi.is_infinite() => format!("≥ {lo}"),
+                    (lo, hi) => format!("{lo} … {hi}"),
+                };
+                writeln!(out, "| {} | {} | {} | {} | {} | {:.3} | {} |", if c.pass { "ok" } else { "FAIL" }, c.id, c.source, c.claim, c.figure, c.measured, range)?;
+            }
+            writeln!(out)?;
+            writeln!(out, "not checked yet: the SD-card spread of WebBench [RS] (needs the Revisiting Storage workloads, issue #11)")?;
+            writeln!(out, "{} of {} checks passed (seeds 1..{})", checks.len() - failed, checks.len(), a.seeds)?;
+        }
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
