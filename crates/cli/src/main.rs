@@ -3,7 +3,8 @@
 //! This binary only parses flags and wires the library crates together; each face of the tool
 //! lives in its own module: [`sim_cmd`] (the simulator), [`agent_cmd`] and [`bench_cmd`] (the
 //! real-kernel agent and its benchmark), [`trace_cmd`] and [`report_cmd`] (traces and reports).
-//! Data goes to stdout, logs to stderr; a broken pipe exits 0.
+//! Data goes to stdout, logs to stderr; a broken pipe exits 0; an error is one line on stderr
+//! (each cause once) and exit status 2.
 
 mod agent_cmd;
 mod bench_cmd;
@@ -53,10 +54,27 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_text(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: many error types already quote their
+/// cause in their own message (`{path}: {source}`) and keep it as `source()` for programs, so
+/// a cause whose text the message so far contains is not repeated.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let s = cause.to_string();
+        if text.is_empty() {
+            text = s;
+        } else if !text.contains(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+    }
+    text
 }
 
 /// A reader that closed our stdout early (`forefront sim | head`) is not an error.

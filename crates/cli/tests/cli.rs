@@ -168,3 +168,16 @@ fn interactivity_reports_the_ftc_vtcfs_figures_and_the_report_charts_them() {
     assert_ne!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no `input` op"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn errors_say_each_cause_once_and_suggest_the_closest_name() {
+    let out = forefront(&["sim", "run", "/tmp"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("os error 21").count(), 1, "{err}");
+    let out = forefront(&["sim", "run", "lunch-update"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `launch-update`?"));
+    let out = forefront(&["sim", "run", "launch-update", "--policy", "fasttrack+qa-devise"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean `+qa-device`?") && err.contains("+vt-cfs"), "{err}");
+}

@@ -125,8 +125,40 @@ pub struct Policy {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("unknown policy `{0}` (known: {known})", known = Policy::names().join(", "))]
+#[error(
+    "unknown policy `{0}`{hint} (known: {known}; or any of them plus components: +{components})",
+    hint = UnknownPolicy::hint(&self.0),
+    known = Policy::names().join(", "),
+    components = Policy::components().join(", +")
+)]
 pub struct UnknownPolicy(pub String);
+
+impl UnknownPolicy {
+    /// "; did you mean …?" for the first part of `name` that is not a policy (the base) or a
+    /// component (after a `+`), suggesting the closest valid name for that part.
+    fn hint(name: &str) -> String {
+        let closest = |part: &str, candidates: Vec<&'static str>| {
+            candidates
+                .into_iter()
+                .map(|c| (strsim::jaro_winkler(part, c), c))
+                .filter(|(score, _)| *score >= 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, c)| c)
+        };
+        let mut parts = name.split('+');
+        let base = parts.next().unwrap_or_default();
+        if !Policy::names().contains(&base) {
+            return closest(base, Policy::names()).map_or_else(String::new, |c| format!("; did you mean `{}`?", name.replacen(base, c, 1)));
+        }
+        for part in parts {
+            if Component::parse(part).is_none() {
+                return closest(part, Policy::components())
+                    .map_or_else(|| format!("; `{part}` is not a component"), |c| format!("; did you mean `+{c}`?"));
+            }
+        }
+        String::new()
+    }
+}
 
 impl Policy {
     /// Stock Android: FG/BG CPU groups, CFQ, read-first devices, global LRU.
@@ -474,6 +506,10 @@ mod tests {
         }
         assert!(Policy::by_name("android+ft-bogus").is_err());
         assert!(Policy::by_name("qasio2").is_err());
+        let msg = |n: &str| Policy::by_name(n).unwrap_err().to_string();
+        assert!(msg("fasttrak").contains("did you mean `fasttrack`?"), "{}", msg("fasttrak"));
+        assert!(msg("android+ft-devic").contains("did you mean `+ft-device`?"), "{}", msg("android+ft-devic"));
+        assert!(msg("android+zzz").contains("`zzz` is not a component") && msg("zzz").contains("+vt-cfs"), "{}", msg("zzz"));
     }
 
     #[test]

@@ -34,8 +34,18 @@ pub enum LoadError {
     Invalid { file: String, message: String },
     #[error("{file}: {source}")]
     Io { file: String, source: std::io::Error },
-    #[error("unknown {kind} `{name}` (known: {known})")]
+    #[error("unknown {kind} `{name}`{} (known: {known})", did_you_mean(name, known.split(", ")))]
     Unknown { kind: &'static str, name: String, known: String },
+}
+
+/// `; did you mean `x`?` for the candidate closest to `name` (Jaro-Winkler ≥ 0.8), else nothing.
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or_else(String::new, |(_, c)| format!("; did you mean `{c}`?"))
 }
 
 pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, LoadError> {
