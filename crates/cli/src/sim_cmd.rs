@@ -221,8 +221,10 @@ fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Csv => {
-            writeln!(out, "{}", CSV_HEADER)?;
-            writeln!(out, "{}", csv_row(&report))?;
+            let mut w = csv::Writer::from_writer(&mut out);
+            w.write_record(CSV_HEADER)?;
+            w.write_record(csv_row(&report))?;
+            w.flush()?;
         }
         Format::Table => print_report(&mut out, &report)?,
     }
@@ -247,15 +249,16 @@ pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, forc
     Ok(report)
 }
 
-const CSV_HEADER: &str = "scenario,policy,device,scheduler,seed,bg_apps,fg_ms,fg_p50_ms,fg_p90_ms,fg_p99_ms,fg_max_ms,bg_mb_per_s,samples";
+const CSV_HEADER: [&str; 13] =
+    ["scenario", "policy", "device", "scheduler", "seed", "bg_apps", "fg_ms", "fg_p50_ms", "fg_p90_ms", "fg_p99_ms", "fg_max_ms", "bg_mb_per_s", "samples"];
 
-fn csv_row(r: &RunReport) -> String {
+/// A run as a CSV record (quoted by the `csv` writer where a field needs it).
+fn csv_row(r: &RunReport) -> Vec<String> {
     let m = &r.metrics;
-    format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        r.scenario, r.policy, r.device, r.scheduler, r.seed, r.bg_apps, m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms,
-        m.fg_max_ms, m.bg_mb_per_s, m.fg_samples_ms.len()
-    )
+    let mut v = vec![r.scenario.clone(), r.policy.clone(), r.device.clone(), r.scheduler.clone(), r.seed.to_string(), r.bg_apps.to_string()];
+    v.extend([m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms, m.bg_mb_per_s].iter().map(f64::to_string));
+    v.push(m.fg_samples_ms.len().to_string());
+    v
 }
 
 fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
@@ -317,10 +320,12 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
             writeln!(out)?;
         }
         Format::Csv => {
-            writeln!(out, "{CSV_HEADER}")?;
+            let mut w = csv::Writer::from_writer(&mut out);
+            w.write_record(CSV_HEADER)?;
             for r in &reports {
-                writeln!(out, "{}", csv_row(r))?;
+                w.write_record(csv_row(r))?;
             }
+            w.flush()?;
         }
         Format::Table => {
             // Pool each configuration's samples over its seeds.
@@ -484,12 +489,26 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Csv => {
-            writeln!(out, "scenario,policy,bg_apps,samples,fg_ms,fg_p50_ms,fg_p99_ms,fg_only_ms,delay_ms,delay_reduction,bg_mb_per_s,bg_loss")?;
+            let mut w = csv::Writer::from_writer(&mut out);
+            w.write_record(["scenario", "policy", "bg_apps", "samples", "fg_ms", "fg_p50_ms", "fg_p99_ms", "fg_only_ms", "delay_ms", "delay_reduction", "bg_mb_per_s", "bg_loss"])?;
             let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
             for x in &cells {
-                writeln!(out, "{},{},{},{},{},{},{},{},{},{},{},{}", r0.scenario, x.policy, x.bg_apps, x.samples, opt(x.fg_ms), opt(x.fg_p50_ms), opt(x.fg_p99_ms), round1(t0), opt(x.delay_ms),
-                    opt(x.delay_reduction), x.bg_mb_per_s, opt(x.bg_loss))?;
+                w.write_record([
+                    r0.scenario.clone(),
+                    x.policy.clone(),
+                    x.bg_apps.to_string(),
+                    x.samples.to_string(),
+                    opt(x.fg_ms),
+                    opt(x.fg_p50_ms),
+                    opt(x.fg_p99_ms),
+                    round1(t0).to_string(),
+                    opt(x.delay_ms),
+                    opt(x.delay_reduction),
+                    x.bg_mb_per_s.to_string(),
+                    opt(x.bg_loss),
+                ])?;
             }
+            w.flush()?;
         }
         Format::Table => {
             writeln!(out, "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {:.1} ms", r0.scenario, r0.device, r0.scheduler, r0.headline, c.seed, c.seed + c.seeds - 1, t0)?;
@@ -576,10 +595,14 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Csv => {
-            writeln!(out, "{CSV_HEADER},runtime_s")?;
+            let mut w = csv::Writer::from_writer(&mut out);
+            w.write_record(CSV_HEADER.iter().chain(&["runtime_s"]))?;
             for r in &reports {
-                writeln!(out, "{},{}", csv_row(r), r.stats.sim_ms / 1e3)?;
+                let mut row = csv_row(r);
+                row.push((r.stats.sim_ms / 1e3).to_string());
+                w.write_record(row)?;
             }
+            w.flush()?;
         }
         Format::Table => {
             writeln!(out, "replay of {name} ({} timing), policy {}", a.timing, a.policy)?;

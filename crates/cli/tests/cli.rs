@@ -181,3 +181,23 @@ fn errors_say_each_cause_once_and_suggest_the_closest_name() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did you mean `+qa-device`?") && err.contains("+vt-cfs"), "{err}");
 }
+
+#[test]
+fn csv_quotes_names_with_commas_and_quotes() {
+    let dir = std::env::temp_dir().join(format!("forefront-csv-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("odd.toml");
+    let good = include_str!("../../../scenarios/camera-switch.toml");
+    let odd = good.replacen("name = \"camera-switch\"", "name = 'cam, \"odd\" one'", 1);
+    assert_ne!(odd, good, "the scenario's name line changed");
+    std::fs::write(&path, odd).unwrap();
+    let out = forefront(&["sim", "run", path.to_str().unwrap(), "--bg-apps", "0", "--format", "csv"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text.lines().nth(1).unwrap();
+    assert!(row.starts_with("\"cam, \"\"odd\"\" one\",android,"), "{row}");
+    // Same number of fields as the header once quoting is honoured.
+    let header_fields = text.lines().next().unwrap().split(',').count();
+    assert_eq!(row.replace("\"cam, \"\"odd\"\" one\"", "x").split(',').count(), header_fields);
+}
