@@ -214,6 +214,9 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
 fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&r)?;
     let report = run_with_trace(&cfg, r.trace.trace_out.as_deref(), r.trace.force)?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut out = std::io::stdout().lock();
     match r.format {
         Format::Json => {
@@ -378,7 +381,19 @@ struct Cell {
 
 /// Run `cfgs` on up to `available_parallelism` threads (parallelism across runs, never inside
 /// one); results come back in input order.
+///
+/// On a terminal, stderr shows a progress bar (runs done of all, elapsed, estimate); piped or
+/// redirected output shows nothing.
 fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
+    use std::io::IsTerminal;
+    let bar = indicatif::ProgressBar::hidden();
+    if std::io::stderr().is_terminal() && cfgs.len() > 1 {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)").expect("valid template"),
+        );
+        bar.set_length(cfgs.len() as u64);
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cfgs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut out: Vec<Option<RunReport>> = (0..cfgs.len()).map(|_| None).collect();
@@ -392,10 +407,23 @@ fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
                 }
                 let r = sim_run(&cfgs[i]);
                 slots.lock().expect("no panics while holding the lock")[i] = Some(r);
+                bar.inc(1);
             });
         }
     });
-    out.into_iter().map(|r| r.expect("every run finished")).collect()
+    bar.finish_and_clear();
+    let out: Vec<RunReport> = out.into_iter().map(|r| r.expect("every run finished")).collect();
+    // Each distinct warning once, with the runs it concerns.
+    let mut warned: std::collections::BTreeMap<&str, Vec<String>> = std::collections::BTreeMap::new();
+    for r in &out {
+        for w in &r.warnings {
+            warned.entry(w.as_str()).or_default().push(format!("{} {} BG {} seed {}", r.policy, r.bg_apps, r.scenario, r.seed));
+        }
+    }
+    for (w, runs) in warned {
+        eprintln!("warning: {w} (in {} run(s), e.g. {})", runs.len(), runs[0]);
+    }
+    out
 }
 
 fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {

@@ -201,3 +201,19 @@ fn csv_quotes_names_with_commas_and_quotes() {
     let header_fields = text.lines().next().unwrap().split(',').count();
     assert_eq!(row.replace("\"cam, \"\"odd\"\" one\"", "x").split(',').count(), header_fields);
 }
+
+#[test]
+fn starved_background_apps_are_warned_about() {
+    // 50 updaters share one 10 MB/s link: they mostly wait for their downloads.
+    let out = forefront(&["sim", "run", "launch-update", "--bg-apps", "50", "--format", "json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning: the background apps spent") && err.contains("50 apps share one 10 MB/s link"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "the warning is in the report too");
+    // Two updaters load the phone: no warning, and no `warnings` key.
+    let out = forefront(&["sim", "run", "launch-update", "--bg-apps", "2", "--format", "json"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("warnings").is_none());
+}

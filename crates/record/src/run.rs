@@ -26,6 +26,10 @@ pub struct RunReport {
     pub invariants: Invariants,
     /// Time series sampled every `bucket_ms` of simulated time.
     pub timeline: Timeline,
+    /// What makes the run's figures mean less than they seem (e.g. background apps that barely
+    /// ran); absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub stats: RunStats,
 }
 

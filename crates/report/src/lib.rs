@@ -86,6 +86,7 @@ pub(crate) mod testutil {
                 queue_depth: vec![0; 4],
                 phases: vec![(100.0, 150.0)],
             },
+            warnings: vec![],
             stats: RunStats { events: 1, wall_ms: 1.0, sim_ms: 400.0, events_per_s: 1.0 },
         }
     }

@@ -101,6 +101,20 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<(Vec<Trace
         hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
     }
     let mb = |b: u64| round3(b as f64 / 1e6);
+    let mut warnings = vec![];
+    let net_share = out.bg_net_wait_ns as f64 / (out.bg_threads as f64 * out.sim_end.ns() as f64).max(1.0);
+    // Starved background: mostly waiting for the shared link, and doing no more I/O than what
+    // trickles in through it (e.g. `--bg-apps 50` downloads on one 10 MB/s link).
+    let bg_io_mb_s = (out.bg_read + out.bg_written) as f64 / 1e6 / sim_s;
+    if cfg.bg_apps > 0 && net_share > 0.8 && bg_io_mb_s <= 1.1 * cfg.scenario.phone.net_mb_s {
+        warnings.push(format!(
+            "the background apps spent {:.0}% of their time waiting for the network ({} apps share one {} MB/s link) and did only {:.1} MB/s of I/O: they barely load the phone, so these figures are close to the foreground alone; use fewer --bg-apps or raise [phone] net_mb_s",
+            net_share * 100.0,
+            cfg.bg_apps,
+            cfg.scenario.phone.net_mb_s,
+            bg_io_mb_s
+        ));
+    }
     let report = RunReport {
         scenario: cfg.scenario.name.clone(),
         policy: cfg.policy.name.clone(),
@@ -135,6 +149,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<(Vec<Trace
             tl.phases = head.iter().map(|s| (round3(s.start.as_ms_f64()), round3(s.ns as f64 / 1e6))).collect();
             tl
         },
+        warnings,
         stats: RunStats {
             events: out.events,
             wall_ms: round3(wall_ms),

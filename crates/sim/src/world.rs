@@ -160,6 +160,9 @@ pub struct Outcome {
     pub fg_evicted_while_bg_clean: u64,
     /// Interactivity figures, when the scenario has input events.
     pub ui: Option<UiOutcome>,
+    /// Background apps' threads: how many, and their time blocked on the network (ns).
+    pub bg_threads: u64,
+    pub bg_net_wait_ns: u64,
 }
 
 pub struct World {
@@ -686,6 +689,8 @@ impl World {
 
     fn finish(mut self) -> Outcome {
         let ui = self.ui_outcome();
+        let bg: Vec<&Task> = self.tasks.iter().filter(|t| self.apps[t.app].role == Role::Bg).collect();
+        let (bg_threads, bg_net_wait_ns) = (bg.len() as u64, bg.iter().map(|t| t.acc[Cat::Net as usize]).sum());
         let mut inv = self.inv.clone();
         inv.requests_in_flight = self.reqs.live() as u64;
         let mut bytes = 0;
@@ -724,6 +729,8 @@ impl World {
             fg_pages_evicted: self.pc.evicted_fg,
             fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
             ui,
+            bg_threads,
+            bg_net_wait_ns,
         }
     }
 
