@@ -84,9 +84,12 @@ struct CaptureArgs {
     /// Stop after this many seconds (the workload is killed if still running).
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
-    /// Output file (default: stdout).
+    /// Output file (default: stdout). An existing file is kept unless --force.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    force: bool,
     /// Keep tracing this long after the workload exits, for its last completions.
     #[arg(long, default_value_t = 200, value_name = "MS")]
     settle_ms: u64,
@@ -97,9 +100,12 @@ struct CaptureArgs {
 
 #[derive(clap::Args)]
 struct ConvertArgs {
-    /// Input trace file(s), then the output JSON file.
+    /// Input trace file(s), then the output JSON file (kept if it exists, unless --force).
     #[arg(required = true, num_args = 2.., value_name = "IN... OUT.json")]
     paths: Vec<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     input: InputArgs,
 }
@@ -164,6 +170,9 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
     opts.command = a.command;
     opts.settle = Duration::from_millis(a.settle_ms);
+    if let Some(p) = &a.output {
+        refuse_existing(p, a.force)?;
+    }
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(BufWriter::new(
             File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -207,8 +216,27 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The rule of every command that writes a file: an existing file is kept unless `--force`.
+fn refuse_existing(path: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    if !force && path.exists() {
+        bail!("{} exists; pass --force to overwrite it", path.display());
+    }
+    Ok(())
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     let (out_path, inputs) = a.paths.split_last().expect("clap requires two paths");
+    if inputs.iter().any(|i| same_file(i, out_path)) {
+        bail!("{} is both an input and the output", out_path.display());
+    }
+    refuse_existing(out_path, a.force)?;
     let mut reader = open(inputs, &a.input)?;
     let file =
         File::create(out_path).with_context(|| format!("creating {}", out_path.display()))?;

@@ -217,3 +217,25 @@ fn starved_background_apps_are_warned_about() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("warnings").is_none());
 }
+
+#[test]
+fn trace_convert_keeps_an_existing_output_unless_forced() {
+    let dir = std::env::temp_dir().join(format!("forefront-convert-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt");
+    let out_path = dir.join("out.json");
+    std::fs::write(&out_path, "keep me").unwrap();
+    let o = out_path.to_str().unwrap();
+    let refused = forefront(&["trace", "convert", input, o]);
+    let kept = std::fs::read_to_string(&out_path).unwrap();
+    let forced = forefront(&["trace", "convert", input, o, "--force"]);
+    let written = std::fs::read_to_string(&out_path).unwrap();
+    let own = forefront(&["trace", "convert", o, o, "--force"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("exists; pass --force"));
+    assert_eq!(kept, "keep me");
+    assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert!(written.starts_with('{') || written.starts_with('['), "a Perfetto JSON");
+    assert!(String::from_utf8_lossy(&own.stderr).contains("both an input and the output"));
+}
