@@ -25,6 +25,7 @@
 //! ```
 
 pub mod fixture;
+pub mod interrupt;
 pub mod loopdev;
 pub mod ops;
 pub mod render;

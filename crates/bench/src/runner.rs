@@ -109,6 +109,31 @@ pub enum BenchError {
     },
     #[error("{0}")]
     Step(String),
+    /// SIGINT, SIGTERM or SIGHUP arrived (see [`crate::interrupt`]); the guards undo the run.
+    #[error("interrupted: the run stopped and undid what it set up (workers, agent, I/O scheduler, work directory)")]
+    Interrupted,
+}
+
+/// Stop here if a signal asked for it.
+fn check_interrupt() -> Result<(), BenchError> {
+    if crate::interrupt::requested() {
+        Err(BenchError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Sleep `d`, waking early (with [`BenchError::Interrupted`]) if a signal asks to stop.
+fn sleep_checked(d: Duration) -> Result<(), BenchError> {
+    let end = Instant::now() + d;
+    loop {
+        check_interrupt()?;
+        let now = Instant::now();
+        if now >= end {
+            return Ok(());
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -242,6 +267,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
 
     progress(Progress::Setup("building the app (files + SQLite database)"));
     let app = App::build(&work.path, &plan.app)?;
+    check_interrupt()?;
     let mut bg_files = vec![];
     if plan.bg != Bg::None {
         progress(Progress::Setup("writing the background files"));
@@ -249,6 +275,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             let f = work.path.join(format!("bg{i}.dat"));
             crate::fixture::write_file(&f, plan.bg_file_bytes, 1000 + i as u64)?;
             bg_files.push(f);
+            check_interrupt()?;
         }
     }
 
@@ -262,6 +289,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         for j in 0..k {
             let mode = plan.modes[(j + rep) % k];
             seq += 1;
+            check_interrupt()?;
             let _sched = if mode.wants_bfq() {
                 block::set_scheduler(&queue, "bfq")?;
                 Some(SchedGuard { queue: queue.clone(), original: original_sched.clone() })
@@ -370,6 +398,7 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
             kids.0.push(child);
         }
     }
+    check_interrupt()?;
 
     let mut agent = AgentChild(None, work.join("agent.log"));
     let socket = work.join("agent.sock");
@@ -402,11 +431,11 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
             if t0.elapsed() > Duration::from_secs(10) {
                 return Err(BenchError::Step(format!("agent not ready in 10 s; log: {}", agent.1.display())));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            sleep_checked(Duration::from_millis(20))?;
         }
     }
     let ramp0 = (bg_bytes(&workers, plan.bg), Instant::now());
-    std::thread::sleep(if workers.is_empty() { Duration::from_millis(100) } else { plan.ramp });
+    sleep_checked(if workers.is_empty() { Duration::from_millis(100) } else { plan.ramp })?;
 
     let c0 = bg_bytes(&workers, plan.bg);
     let t0 = Instant::now();
@@ -418,6 +447,7 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
     go.write_all(b"go\n").map_err(|e| BenchError::Step(format!("foreground operation: {e}")))?;
     let done = read_line(&mut out, "foreground operation")?;
     let elapsed = t0.elapsed();
+    check_interrupt()?;
     let c1 = bg_bytes(&workers, plan.bg);
     if !done.starts_with("done") {
         return Err(BenchError::Step(format!("foreground operation failed: {}", done.trim())));

@@ -134,6 +134,7 @@ struct RunArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         BenchCommand::Op { fg, dir, seq } => {
+            forefront_bench::interrupt::die_with_parent()?;
             let fg = match fg {
                 FgArg::Launch => Fg::Launch,
                 FgArg::Switch => Fg::Switch,
@@ -142,6 +143,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Worker { bg, file, ioprio_idle } => {
+            forefront_bench::interrupt::die_with_parent()?;
             if ioprio_idle {
                 forefront_sysfs::ioprio::set(0, forefront_sysfs::ioprio::IoPrio::IDLE)?;
             }
@@ -172,6 +174,9 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
     modes.dedup();
+    // From here on a signal ends the run through its cleanup (loop image, workers, agent, I/O
+    // scheduler, work directory) instead of killing the process around it.
+    forefront_bench::interrupt::install()?;
     let loopfs = match &a.loop_image {
         Some(img) => Some(forefront_bench::loopdev::LoopFs::create(img, a.loop_mib)?),
         None => None,
@@ -205,7 +210,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     if tty {
         bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
     }
-    let report = runner::run(&plan, &mut |p| match p {
+    let result = runner::run(&plan, &mut |p| match p {
         Progress::Setup(what) => {
             if tty {
                 bar.set_message(what.to_owned())
@@ -233,9 +238,17 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("bench: {line}")
             }
         }
-    })?;
+    });
     bar.finish_and_clear();
     drop(loopfs);
+    let report = match result {
+        Ok(r) => r,
+        Err(runner::BenchError::Interrupted) => {
+            eprintln!("bench: {}", runner::BenchError::Interrupted);
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let text = match a.format {
         Format::Table => forefront_bench::render::table(&report),
         Format::Json => forefront_bench::render::json(&report) + "\n",
