@@ -37,16 +37,17 @@ pub struct Options {
 pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
     let runs: Vec<(&str, &RunReport)> = inputs
         .iter()
-        .filter_map(|n| match &n.value {
-            Input::Run(r) => Some((n.name.as_str(), r.as_ref())),
-            Input::Compare(_) | Input::Interactivity(_) => None,
+        .flat_map(|n| match &n.value {
+            Input::Run(r) => vec![(n.name.as_str(), r.as_ref())],
+            Input::Runs(rs) => rs.iter().map(|r| (n.name.as_str(), r)).collect(),
+            Input::Compare(_) | Input::Interactivity(_) => vec![],
         })
         .collect();
     let compares: Vec<(&str, &CompareSummary)> = inputs
         .iter()
         .filter_map(|n| match &n.value {
             Input::Compare(c) => Some((n.name.as_str(), c)),
-            Input::Run(_) | Input::Interactivity(_) => None,
+            Input::Run(_) | Input::Runs(_) | Input::Interactivity(_) => None,
         })
         .collect();
     let reports: Vec<&RunReport> = runs.iter().map(|r| r.1).collect();
