@@ -239,10 +239,12 @@ pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, forc
     let Some(path) = trace_out else { return Ok(sim_run(cfg)) };
     anyhow::ensure!(force || !path.exists(), "{} exists; pass --force to overwrite it", path.display());
     let (report, trace) = forefront_sim::run_traced(cfg, true);
-    let (records, fg_tids) = trace.expect("asked for a trace");
+    let forefront_sim::RunTrace { records, fg_tids, threads } = trace.expect("asked for a trace");
     let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let fg = forefront_trace::stats::FgSelector { pids: fg_tids, comms: vec![] };
     let mut w = forefront_trace::perfetto::PerfettoWriter::new(std::io::BufWriter::new(file), fg)?;
+    // One Perfetto process per app, a track "app/thread" per thread.
+    w.name_threads(threads);
     for r in &records {
         w.add(r)?;
     }

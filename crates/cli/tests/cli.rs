@@ -126,6 +126,12 @@ fn trace_out_writes_perfetto_json_and_refuses_to_overwrite() {
     for cat in ["syscall", "queue", "device", "sched"] {
         assert!(events.iter().any(|e| e["cat"] == cat), "no {cat} events");
     }
+    // One process per app, tracks named app/thread; syscalls sit in their app's process.
+    let meta = |what: &str, name: &str| events.iter().find(|e| e["ph"] == "M" && e["name"] == what && e["args"]["name"] == name).cloned();
+    let camera = meta("process_name", "camera").expect("a process for the camera app");
+    let main = meta("thread_name", "camera/main").expect("a camera/main track");
+    assert_eq!(main["pid"], camera["pid"]);
+    assert!(events.iter().any(|e| e["cat"] == "syscall" && e["pid"] == camera["pid"] && e["tid"] == main["tid"]), "camera/main's syscalls on its track");
     let again = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p]);
     assert_eq!(again.status.code(), Some(2));
     let forced = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p, "--force"]);

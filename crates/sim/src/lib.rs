@@ -72,17 +72,27 @@ pub fn run(cfg: &RunConfig) -> RunReport {
     run_traced(cfg, false).0
 }
 
-/// Run one simulation; with `trace`, also return its block, syscall and scheduler records
-/// (time-ordered) and the FG app's task ids, for a Perfetto export.
-pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<(Vec<TraceRecord>, Vec<u32>)>) {
+/// What a Perfetto export of a run needs besides the report.
+pub struct RunTrace {
+    /// Block, syscall and scheduler records, time-ordered.
+    pub records: Vec<TraceRecord>,
+    /// The FG app's task ids.
+    pub fg_tids: Vec<u32>,
+    /// Every task: (tid, app, thread).
+    pub threads: Vec<(u32, String, String)>,
+}
+
+/// Run one simulation; with `trace`, also return its records for a Perfetto export.
+pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>) {
     let wall = Instant::now();
     let mut world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
     let fg_tids = world.fg_tids();
+    let threads = world.thread_names();
     if trace {
         world.record_trace();
     }
     let mut out = world.run();
-    let records = out.trace.take().map(|r| (r, fg_tids));
+    let records = out.trace.take().map(|records| RunTrace { records, fg_tids, threads });
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline).collect();
     let samples: Vec<f64> = head.iter().map(|s| s.ns as f64 / 1e6).collect();

@@ -491,6 +491,19 @@ impl World {
         self.core_curr = vec![None; self.cpu.ncores()];
     }
 
+    /// Every task as (tid, app, thread), for naming exported trace tracks.
+    pub fn thread_names(&self) -> Vec<(u32, String, String)> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .map(|(tid, t)| {
+                let app = self.apps[t.app].name.clone();
+                let thread = t.name.strip_prefix(&format!("{app}:")).unwrap_or(&t.name).to_string();
+                (tid as u32, app, thread)
+            })
+            .collect()
+    }
+
     /// The FG app's task ids (for colouring exported traces).
     pub fn fg_tids(&self) -> Vec<u32> {
         (0..self.tasks.len() as Tid).filter(|&t| self.apps[self.tasks[t as usize].app].role == Role::Fg).collect()

@@ -32,8 +32,13 @@ pub struct PerfettoWriter<W: Write> {
     lanes: HashMap<(u64, bool), Vec<u64>>,
     depth: HashMap<DevId, i64>,
     cpu_running: BTreeMap<u32, (u64, String, u32)>,
+    /// Named threads ([`PerfettoWriter::name_threads`]): tid → (process id, process, thread).
+    names: HashMap<u32, (u64, String, String)>,
     pub events: u64,
 }
+
+/// Process ids of named processes (apps) start here, after the fixed ones.
+const APP_PID_BASE: u64 = 100;
 
 fn us(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
@@ -57,6 +62,7 @@ impl<W: Write> PerfettoWriter<W> {
             lanes: HashMap::new(),
             depth: HashMap::new(),
             cpu_running: BTreeMap::new(),
+            names: HashMap::new(),
             events: 0,
         };
         w.meta("process_name", SYSCALL_PID, None, "syscalls")?;
@@ -200,10 +206,39 @@ impl<W: Write> PerfettoWriter<W> {
         Ok(())
     }
 
+    /// Name the threads of syscall records: each `(tid, process, thread)` puts the thread's
+    /// calls on a track "process/thread" inside one Perfetto process per distinct process name
+    /// (an app), instead of "tid N" under "syscalls". Threads not named keep that default.
+    pub fn name_threads(&mut self, names: impl IntoIterator<Item = (u32, String, String)>) {
+        let mut procs: Vec<String> = self.names.values().map(|n| n.1.clone()).collect();
+        for (tid, process, thread) in names {
+            let idx = match procs.iter().position(|p| *p == process) {
+                Some(i) => i,
+                None => {
+                    procs.push(process.clone());
+                    procs.len() - 1
+                }
+            };
+            self.names.insert(tid, (APP_PID_BASE + idx as u64, process, thread));
+        }
+    }
+
     pub fn add(&mut self, r: &TraceRecord) -> io::Result<()> {
         match r {
             TraceRecord::Syscall(c) => {
-                self.thread(SYSCALL_PID, c.tid as u64, &format!("tid {}", c.tid))?;
+                let pid = match self.names.get(&c.tid).cloned() {
+                    Some((pid, process, thread)) => {
+                        if !self.threads.keys().any(|(p, _)| *p == pid) {
+                            self.meta("process_name", pid, None, &process)?;
+                        }
+                        self.thread(pid, c.tid as u64, &format!("{process}/{thread}"))?;
+                        pid
+                    }
+                    None => {
+                        self.thread(SYSCALL_PID, c.tid as u64, &format!("tid {}", c.tid))?;
+                        SYSCALL_PID
+                    }
+                };
                 let fg = self.fg.matches(c.tid, None);
                 let mut args = serde_json::Map::new();
                 if let Some(fd) = c.fd {
@@ -222,7 +257,7 @@ impl<W: Write> PerfettoWriter<W> {
                     args.insert("result".into(), v.into());
                 }
                 let json = format!(
-                    "{{\"name\":{},\"cat\":\"syscall\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{SYSCALL_PID},\"tid\":{},\"cname\":\"{}\",\"args\":{}}}",
+                    "{{\"name\":{},\"cat\":\"syscall\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{},\"cname\":\"{}\",\"args\":{}}}",
                     js(&c.name),
                     us(c.time_ns),
                     us(c.duration_ns.unwrap_or(0)),
