@@ -3,6 +3,8 @@
 //!
 //! - [`run`]: what a simulation run reports ([`run::RunReport`]), the stable JSON contract.
 //! - [`trace`]: records imported from real traces (block requests, syscalls, scheduler events).
+//! - [`stats`]: the percentile every run's latency figures use.
 
 pub mod run;
+pub mod stats;
 pub mod trace;

@@ -22,14 +22,8 @@ pub fn cdf(samples: &[f64]) -> Vec<(f64, f64)> {
     out
 }
 
-/// Nearest-rank percentile (`q` in 0..=100) of already sorted values; `None` when empty.
-pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((q / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
-}
+/// The simulator's percentile (nearest rank), so the page quotes what the runs report.
+pub use forefront_record::stats::percentile;
 
 /// One line of the comparison table.
 #[derive(Clone, Debug, PartialEq)]

@@ -58,13 +58,10 @@ pub enum ConfigError {
     Policy(#[from] forefront_policy::UnknownPolicy),
 }
 
-/// Percentile by nearest rank over sorted samples.
+/// Percentile by nearest rank over sorted samples ([`forefront_record::stats::percentile`]);
+/// 0 when there is no sample.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
+    forefront_record::stats::percentile(sorted, p).unwrap_or(0.0)
 }
 
 /// Run one simulation.
