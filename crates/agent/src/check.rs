@@ -12,11 +12,14 @@ use crate::config::Config;
 pub struct Capability {
     pub name: String,
     pub ok: bool,
+    /// Usable, but with a cost worth knowing (`warn` in the table; not a failure).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warn: bool,
     pub detail: String,
 }
 
 fn cap(name: &str, ok: bool, detail: impl Into<String>) -> Capability {
-    Capability { name: name.into(), ok, detail: detail.into() }
+    Capability { name: name.into(), ok, warn: false, detail: detail.into() }
 }
 
 pub fn check(cfg: &Config) -> Vec<Capability> {
@@ -74,7 +77,17 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
     for (what, p) in [("socket directory", &cfg.agent.socket), ("state directory", &cfg.agent.state)] {
         let dir = p.parent().unwrap_or(Path::new("/"));
         let ok = dir.is_dir() || dir.parent().is_some_and(|d| d.is_dir());
-        out.push(cap(what, ok, dir.display().to_string()));
+        let mut c = cap(what, ok, dir.display().to_string());
+        if what == "state directory" && ok && crate::config::on_tmpfs(dir) == Some(false) {
+            // Every change is written and fsynced before it is made: on a disk that is I/O on
+            // the disk the agent is trying to keep fast.
+            c.warn = true;
+            c.detail = format!(
+                "{}: not a tmpfs, so every change the agent makes is fsynced there first; if that disk is the one in use, set [agent] state under /run or /dev/shm",
+                dir.display()
+            );
+        }
+        out.push(c);
     }
     out
 }
@@ -121,5 +134,23 @@ mod tests {
         let caps = check(&cfg);
         let bad: Vec<_> = caps.iter().filter(|c| !c.ok && c.name != "root").collect();
         assert!(bad.is_empty(), "{bad:?}");
+    }
+
+    #[test]
+    fn a_state_journal_off_tmpfs_is_a_warning_not_a_failure() {
+        let shm = Path::new("/dev/shm");
+        let disk = Path::new(env!("CARGO_MANIFEST_DIR"));
+        if crate::config::on_tmpfs(shm) != Some(true) || crate::config::on_tmpfs(disk) != Some(false) {
+            eprintln!("SKIP: needs /dev/shm on tmpfs and the source tree on a disk");
+            return;
+        }
+        let state_cap = |state: &Path| {
+            let cfg = Config { agent: crate::config::AgentSection { state: state.into(), ..Default::default() }, ..Default::default() };
+            check(&cfg).into_iter().find(|c| c.name == "state directory").expect("reported")
+        };
+        let on_shm = state_cap(&shm.join("forefront-check-test/state.json"));
+        assert!(on_shm.ok && !on_shm.warn, "{on_shm:?}");
+        let on_disk = state_cap(&disk.join("state.json"));
+        assert!(on_disk.ok && on_disk.warn && on_disk.detail.contains("fsynced"), "{on_disk:?}");
     }
 }

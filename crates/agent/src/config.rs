@@ -122,12 +122,35 @@ impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
             socket: "/run/forefront/agent.sock".into(),
-            state: "/run/forefront/state.json".into(),
+            state: default_state_path(),
             group: "forefront".into(),
             rescan_ms: 500,
             root: "/".into(),
         }
     }
+}
+
+/// The state journal's default home: a tmpfs, so that recording a change never writes to a disk
+/// (least of all the one being measured), and because what it records — cgroups, knobs, frozen
+/// processes — does not survive a reboot either. `/run` where it is a tmpfs, else `/dev/shm`
+/// where that is, else `/run` anyway (`agent check` then warns).
+pub fn default_state_path() -> PathBuf {
+    let run = Path::new("/run");
+    if on_tmpfs(run) == Some(false) && on_tmpfs(Path::new("/dev/shm")) == Some(true) {
+        return "/dev/shm/forefront/state.json".into();
+    }
+    run.join("forefront/state.json")
+}
+
+/// Whether `path` (or, if it does not exist yet, its nearest existing ancestor) is on a tmpfs or
+/// ramfs; `None` when it cannot be told.
+pub fn on_tmpfs(path: &Path) -> Option<bool> {
+    use nix::sys::statfs::{statfs, FsType, TMPFS_MAGIC};
+    // RAMFS_MAGIC (linux/magic.h); nix does not name it.
+    const RAMFS_MAGIC: FsType = FsType(0x8584_58f6);
+    let existing = path.ancestors().find(|p| p.exists())?;
+    let t = statfs(existing).ok()?.filesystem_type();
+    Some(t == TMPFS_MAGIC || t == RAMFS_MAGIC)
 }
 
 impl Default for CpuSection {

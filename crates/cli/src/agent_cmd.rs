@@ -158,7 +158,12 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
                 Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&caps)?)?,
                 Format::Table => {
                     for c in &caps {
-                        writeln!(out, "{:<5} {:<22} {}", if c.ok { "ok" } else { "MISS" }, c.name, c.detail)?;
+                        let tag = match (c.ok, c.warn) {
+                            (false, _) => "MISS",
+                            (true, true) => "warn",
+                            (true, false) => "ok",
+                        };
+                        writeln!(out, "{tag:<5} {:<22} {}", c.name, c.detail)?;
                     }
                 }
             }
