@@ -12,6 +12,7 @@ mod report_cmd;
 mod sim_cmd;
 mod sim_ui;
 mod sim_validate;
+mod sim_sweep;
 mod trace_cmd;
 
 use std::process::ExitCode;

@@ -48,6 +48,11 @@ enum SimCommand {
     /// Check the phenomena the seed papers report (directions and ranges with tolerances);
     /// exits 1 if one fails. Run by `scripts/validate` in CI.
     Validate(crate::sim_validate::ValidateArgs),
+    /// Run a declarative sweep (policies × BG apps × devices × scenario/device fields × seeds)
+    /// on every core into a resumable JSON Lines file, optionally one shard of it.
+    Sweep(crate::sim_sweep::SweepArgs),
+    /// Join the shard outputs of one sweep into the file one machine would have written.
+    Merge(crate::sim_sweep::MergeArgs),
 }
 
 #[derive(Args)]
@@ -169,6 +174,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::Replay(r)) => replay(r),
         Some(SimCommand::Interactivity(a)) => crate::sim_ui::run(a, run_all),
         Some(SimCommand::Validate(a)) => crate::sim_validate::run(a, run_all),
+        Some(SimCommand::Sweep(a)) => crate::sim_sweep::sweep(a, run_all),
+        Some(SimCommand::Merge(a)) => crate::sim_sweep::merge(a),
         None => compare(args.seed, args.seeds, args.bg_apps, args.format),
     }
 }

@@ -245,3 +245,41 @@ fn trace_convert_keeps_an_existing_output_unless_forced() {
     assert!(written.starts_with('{') || written.starts_with('['), "a Perfetto JSON");
     assert!(String::from_utf8_lossy(&own.stderr).contains("both an input and the output"));
 }
+
+#[test]
+fn a_sweep_resumes_and_its_shards_merge_into_the_same_bytes() {
+    let dir = std::env::temp_dir().join(format!("forefront-sweep-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        "scenario = \"camera-switch\"\npolicies = [\"android\", \"fasttrack\"]\nbg_apps = [0, 1]\nseeds = 2\n[axes]\n\"duration_s\" = [4.0]\n\"device.starvation_ms\" = [250.0, 500.0]\n",
+    )
+    .unwrap();
+    let p = |f: &str| dir.join(f).to_str().unwrap().to_owned();
+    let s = spec.to_str().unwrap();
+    let local = forefront(&["sim", "sweep", s, "-o", &p("all.jsonl")]);
+    assert!(local.status.success(), "{}", String::from_utf8_lossy(&local.stderr));
+    let all = std::fs::read_to_string(dir.join("all.jsonl")).unwrap();
+    assert_eq!(all.lines().count(), 16, "2 policies x 2 BG counts x 2 bounds x 2 seeds");
+    // Resume: drop the last line, re-run: only that point runs again, and the file is whole.
+    let cut: String = all.lines().take(15).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("all.jsonl"), cut).unwrap();
+    let again = forefront(&["sim", "sweep", s, "-o", &p("all.jsonl")]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("1 to run, 15 already"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("all.jsonl")).unwrap(), all);
+    // Shards 0/3, 1/3, 2/3 merged: the same bytes as the local sweep.
+    for i in 0..3 {
+        let o = forefront(&["sim", "sweep", s, "-o", &p(&format!("s{i}.jsonl")), "--shard", &format!("{i}/3")]);
+        assert!(o.status.success());
+    }
+    let m = forefront(&["sim", "merge", &p("s0.jsonl"), &p("s1.jsonl"), &p("s2.jsonl"), "-o", &p("merged.jsonl")]);
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("merged.jsonl")).unwrap(), all);
+    // A wrong axis names the file and the axis.
+    std::fs::write(&spec, "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n[axes]\n\"phone.no_such\" = [1]\n").unwrap();
+    let bad = forefront(&["sim", "sweep", s, "-o", &p("bad.jsonl")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("spec.toml: axes.\"phone.no_such\": no field `no_such`"), "{err}");
+}
