@@ -50,6 +50,18 @@ enum SimCommand {
     Validate(crate::sim_validate::ValidateArgs),
     /// Run a declarative sweep (policies × BG apps × devices × scenario/device fields × seeds)
     /// on every core into a resumable JSON Lines file, optionally one shard of it.
+    ///
+    /// SPEC.toml:
+    ///
+    ///   scenario = "launch-update"            # built-in name or a scenario file
+    ///   policies = ["android", "fasttrack"]
+    ///   bg_apps = [1, 2, 4]
+    ///   devices = ["galaxy-s6-ufs"]           # optional (default: the scenario's)
+    ///   seeds = 3                             # seeds 1..=3, or a list [1, 5, 9]
+    ///   [axes]                                # optional: dotted paths into the scenario,
+    ///   "phone.page_cache_mib" = [256, 768]   # or with `device.` into the device
+    ///   "device.starvation_ms" = [100.0, 500.0]
+    #[command(verbatim_doc_comment)]
     Sweep(crate::sim_sweep::SweepArgs),
     /// Join the shard outputs of one sweep into the file one machine would have written.
     Merge(crate::sim_sweep::MergeArgs),
