@@ -85,8 +85,10 @@ struct ReplayArgs {
     /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
-    /// Foreground threads (syscall traces): their calls are the measured app, the others run
-    /// as a background app. Default: every thread is foreground.
+    /// Foreground threads (syscall traces) by thread id: their calls are the measured app, the
+    /// others run as a background app; an id with no replayable call is an error. Default:
+    /// every thread is foreground (a replay measures the traced app). `trace stats --fg` takes
+    /// the same ids and also process names (block traces carry them), and defaults to none.
     #[arg(long, value_name = "TID")]
     fg: Vec<u32>,
     /// `trace` keeps the trace's think times; `afap` issues calls back to back.

@@ -55,7 +55,8 @@ struct InputArgs {
     /// stderr, instead of stopping at the first one.
     #[arg(long)]
     lenient: bool,
-    /// Foreground processes: a pid/tid (number) or a process name; repeatable.
+    /// Foreground processes: a pid/tid (number) or a process name; repeatable. A value that
+    /// matches nothing in the trace is warned about. Default: none (everything is BG).
     #[arg(long, value_name = "PID|COMM")]
     fg: Vec<String>,
 }
@@ -148,6 +149,22 @@ fn stats(a: StatsArgs) -> anyhow::Result<ExitCode> {
     }
     report_warnings(&reader);
     let s = b.finish(reader.format());
+    // A --fg value that names nothing in the trace is a mistake the split would hide.
+    let sel = FgSelector::parse(&a.input.fg);
+    for p in &sel.pids {
+        if !s.processes.contains_key(p) {
+            eprintln!("warning: --fg {p}: no process or thread {p} in the trace");
+        }
+    }
+    for c in &sel.comms {
+        if !s.processes.values().any(|p| p.comm.as_deref() == Some(c.as_str())) {
+            let mut names: Vec<&str> = s.processes.values().filter_map(|p| p.comm.as_deref()).collect();
+            names.sort_unstable();
+            names.dedup();
+            let known = if names.is_empty() { "this trace has no process names (only ids)".to_owned() } else { format!("names in the trace: {}", names.join(", ")) };
+            eprintln!("warning: --fg {c}: no process named `{c}` ({known})");
+        }
+    }
     let mut out = io::stdout().lock();
     match a.format {
         OutFormat::Json => {

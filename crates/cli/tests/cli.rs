@@ -283,3 +283,13 @@ fn a_sweep_resumes_and_its_shards_merge_into_the_same_bytes() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("spec.toml: axes.\"phone.no_such\": no field `no_such`"), "{err}");
 }
+
+#[test]
+fn trace_stats_warns_about_an_fg_that_matches_nothing() {
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt");
+    let out = forefront(&["trace", "stats", input, "--fg", "nosuch", "--fg", "fio"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--fg nosuch: no process named `nosuch`") && err.contains("fio"), "{err}");
+    assert!(!err.contains("--fg fio"), "fio is in the trace: {err}");
+}
