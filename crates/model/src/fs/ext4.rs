@@ -400,7 +400,7 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
     match stage {
         0 => {
             // Write out the file's dirty pages as sync writes.
-            let idxs: Vec<u32> = cx.page_cache().files[file as usize].dirty.iter().copied().collect();
+            let idxs: Vec<u32> = cx.page_cache().files[file as usize].dirty.iter().collect();
             if !idxs.is_empty() {
                 if !ensure_handle(cx, tid) {
                     return (0, After::Block);
@@ -427,10 +427,7 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
         1 => {
             // Wait for every page of the file under write-back (own or the flusher's: D_sync).
             let pc = cx.page_cache();
-            let busy = pc.file_pages_from(file, 0).find_map(|p| {
-                let pg = pc.page(p);
-                pg.writeback.then_some(pg.io).flatten()
-            });
+            let busy = pc.first_writeback(file).and_then(|p| pc.page(p).io);
             if let Some(id) = busy {
                 cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
                 return (0, After::Block);

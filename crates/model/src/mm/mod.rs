@@ -12,13 +12,16 @@
 //! active list is aged into the inactive one when it outgrows it (`inactive_is_low`).
 //! Only clean, unlocked pages not under writeback are evicted; dirty pages wait for write-back.
 
+pub mod pageset;
 pub mod reclaim;
 pub mod writeback;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use forefront_engine::SimTime;
 
+pub use self::pageset::PageSet;
 use crate::block::ReqId;
 use crate::prov::Uid;
 
@@ -45,14 +48,21 @@ pub struct Page {
     pub dirty: bool,
     pub writeback: bool,
     pub locked: bool,
+    referenced: bool,
+    list: List,
     /// The request filling (locked) or writing (writeback) this page.
     pub io: Option<ReqId>,
     pub dirtied_at: SimTime,
-    referenced: bool,
-    stamp: u64,
-    list: List,
+}
+
+/// A page's place in its LRU list, kept apart from [`Page`] so that list surgery and the victim
+/// search touch 16 bytes per page, not the whole page.
+#[derive(Clone, Copy, Debug)]
+struct Link {
     prev: PageId,
     next: PageId,
+    /// The access clock when the page was last touched (inserted, accessed, rotated).
+    stamp: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,10 +70,13 @@ struct Lru {
     head: PageId,
     tail: PageId,
     len: u32,
+    /// The stamp of `tail` (valid when `len > 0`): the victim search reads it without touching
+    /// the page.
+    tail_stamp: u64,
 }
 
 impl Lru {
-    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0 };
+    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0, tail_stamp: 0 };
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +91,18 @@ struct AppLru {
 impl AppLru {
     fn clean(&self) -> u32 {
         self.active.len + self.inactive.len - self.busy
+    }
+    /// The app's candidate for the next reclaim pass, if it has an evictable page: the stamp of
+    /// the tail it would take from, and whether that is the active list (when the inactive one
+    /// is empty).
+    fn candidate(&self) -> Option<(u64, bool)> {
+        if self.clean() == 0 {
+            None
+        } else if self.inactive.len > 0 {
+            Some((self.inactive.tail_stamp, false))
+        } else {
+            Some((self.active.tail_stamp, true))
+        }
     }
 }
 
@@ -95,18 +120,19 @@ pub struct FileCache {
     /// Page index → page, `NIL` where not cached (a dense map: lookups are the hot path).
     slots: Vec<PageId>,
     pub nr_pages: u32,
+    /// Indices of cached pages (truncate and drop_caches walk these, not every slot).
+    cached: PageSet,
     /// Indices of dirty pages, for write-back in file order.
-    pub dirty: BTreeSet<u32>,
+    pub dirty: PageSet,
+    /// Indices of pages under write-back (fsync waits for the first one).
+    pub writeback: PageSet,
     /// When the oldest dirty page of this file was dirtied (for dirty_expire).
     pub dirtied_at: Option<SimTime>,
 }
 
-enum Pick {
-    /// An app's slot, and whether to take from its active list.
-    List(usize, bool),
-    BgBusy,
-    Nothing,
-}
+/// Per-call candidates of [`PageCache::reclaim`]: a min-heap of `(tail stamp, app)` per class,
+/// so that choosing the next victim list costs O(log apps), not a scan of every app.
+type Candidates = BinaryHeap<Reverse<(u64, u16)>>;
 
 /// Which pages reclaim looks at first: the policy's reclaim-order seam.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,17 +146,26 @@ pub enum ReclaimOrder {
 
 pub struct PageCache {
     pages: Vec<Page>,
+    links: Vec<Link>,
     free: Vec<PageId>,
     pub files: Vec<FileCache>,
     /// Per-app lists, indexed by [`Page::app`]; `app_index` maps a uid to its slot.
     lrus: Vec<AppLru>,
     app_index: BTreeMap<Uid, u16>,
+    /// The last uid looked up in `app_index` and its slot (inserts come in runs of one owner).
+    last_app: Option<(Uid, u16)>,
     clock: u64,
+    /// Reused by [`PageCache::reclaim`] (no allocation per call): candidates per class, and
+    /// whether each app is foreground.
+    scratch: [Candidates; 2],
+    scratch_fg: Vec<bool>,
     /// Pages the cache may hold (memory available to it).
     pub capacity: u64,
     pub nr_pages: u64,
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// Pages inserted over the run (a measure of page-cache work, for speed figures).
+    pub inserted: u64,
     pub evicted: u64,
     /// Evictions of pages owned by an app that was foreground at the time.
     pub evicted_fg: u64,
@@ -142,15 +177,20 @@ impl PageCache {
     pub fn new(capacity_pages: u64) -> Self {
         PageCache {
             pages: Vec::new(),
+            links: Vec::new(),
             free: Vec::new(),
             files: Vec::new(),
             lrus: Vec::new(),
             app_index: BTreeMap::new(),
+            last_app: None,
             clock: 0,
+            scratch: [Candidates::new(), Candidates::new()],
+            scratch_fg: Vec::new(),
             capacity: capacity_pages.max(64),
             nr_pages: 0,
             nr_dirty: 0,
             nr_writeback: 0,
+            inserted: 0,
             evicted: 0,
             evicted_fg: 0,
             evicted_fg_while_bg_clean: 0,
@@ -174,20 +214,29 @@ impl PageCache {
             _ => None,
         }
     }
-    /// Cached pages of `file` from page index `first` on, in index order.
+    /// Cached pages of `file` from page index `first` on, in index order (at the cost of the
+    /// cached pages, not of the file's size).
     pub fn file_pages_from(&self, file: FileId, first: u32) -> impl Iterator<Item = PageId> + '_ {
-        let slots = &self.files[file as usize].slots;
-        slots.get(first as usize..).unwrap_or(&[]).iter().copied().filter(|&p| p != NIL)
+        let f = &self.files[file as usize];
+        f.cached.iter_from(first).map(|i| f.slots[i as usize])
+    }
+    /// The first page of `file` (in index order) under write-back.
+    pub fn first_writeback(&self, file: FileId) -> Option<PageId> {
+        let f = &self.files[file as usize];
+        f.writeback.first().map(|i| f.slots[i as usize])
     }
 
     pub fn free_pages(&self) -> u64 {
         self.capacity.saturating_sub(self.nr_pages)
     }
 
-    /// Insert a new (not uptodate) page; the caller made room first.
-    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
-        self.clock += 1;
-        let app = match self.app_index.get(&owner) {
+    fn app_slot(&mut self, owner: Uid) -> u16 {
+        if let Some((uid, a)) = self.last_app {
+            if uid == owner {
+                return a;
+            }
+        }
+        let a = match self.app_index.get(&owner) {
             Some(&a) => a,
             None => {
                 let a = self.lrus.len() as u16;
@@ -196,6 +245,14 @@ impl PageCache {
                 a
             }
         };
+        self.last_app = Some((owner, a));
+        a
+    }
+
+    /// Insert a new (not uptodate) page; the caller made room first.
+    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
+        self.clock += 1;
+        let app = self.app_slot(owner);
         let page = Page {
             file,
             index,
@@ -205,21 +262,21 @@ impl PageCache {
             dirty: false,
             writeback: false,
             locked: false,
+            referenced: false,
+            list: List::None,
             io: None,
             dirtied_at: SimTime::ZERO,
-            referenced: false,
-            stamp: self.clock,
-            list: List::None,
-            prev: NIL,
-            next: NIL,
         };
+        let link = Link { prev: NIL, next: NIL, stamp: self.clock };
         let id = match self.free.pop() {
             Some(id) => {
                 self.pages[id as usize] = page;
+                self.links[id as usize] = link;
                 id
             }
             None => {
                 self.pages.push(page);
+                self.links.push(link);
                 (self.pages.len() - 1) as PageId
             }
         };
@@ -229,8 +286,10 @@ impl PageCache {
         }
         debug_assert_eq!(f.slots[index as usize], NIL, "page inserted twice");
         f.slots[index as usize] = id;
+        f.cached.insert(index);
         f.nr_pages += 1;
         self.nr_pages += 1;
+        self.inserted += 1;
         self.link(id, List::Inactive);
         id
     }
@@ -238,8 +297,8 @@ impl PageCache {
     /// A read or write touched the page (mark_page_accessed).
     pub fn mark_accessed(&mut self, id: PageId) {
         self.clock += 1;
+        self.links[id as usize].stamp = self.clock;
         let p = &mut self.pages[id as usize];
-        p.stamp = self.clock;
         if p.list == List::Inactive && p.referenced {
             p.referenced = false;
             self.unlink(id);
@@ -317,13 +376,12 @@ impl PageCache {
         self.nr_dirty -= 1;
         self.nr_writeback += 1;
         let f = &mut self.files[file as usize];
-        f.dirty.remove(&index);
+        f.dirty.remove(index);
+        f.writeback.insert(index);
         if f.dirty.is_empty() {
+            // The file's age is kept until it has no dirty pages (approximation: the kernel
+            // keeps the inode's dirtied_when the same way until it is clean).
             f.dirtied_at = None;
-        } else {
-            // Keep the oldest remaining dirty time: pages are written from the file's start, so
-            // take the minimum over the rest only when the oldest one left (approximation: the
-            // file's age is kept until it has no dirty pages).
         }
     }
 
@@ -332,6 +390,8 @@ impl PageCache {
         debug_assert!(p.writeback);
         p.writeback = false;
         p.io = None;
+        let (file, index) = (p.file, p.index);
+        self.files[file as usize].writeback.remove(index);
         self.nr_writeback -= 1;
         self.busy_delta(id, true);
     }
@@ -347,7 +407,7 @@ impl PageCache {
         if dirty {
             self.nr_dirty -= 1;
             let f = &mut self.files[file as usize];
-            f.dirty.remove(&index);
+            f.dirty.remove(index);
             if f.dirty.is_empty() {
                 f.dirtied_at = None;
             }
@@ -355,12 +415,21 @@ impl PageCache {
         self.unlink(id);
         let f = &mut self.files[file as usize];
         f.slots[index as usize] = NIL;
+        f.cached.remove(index);
         f.nr_pages -= 1;
         self.nr_pages -= 1;
         self.free.push(id);
     }
 
     /// Evict up to `want` clean pages in the policy's order; `is_fg(uid)` classifies owners.
+    ///
+    /// The list to take the next page from: an app's inactive tail, or its active tail when its
+    /// inactive list is empty; only apps with evictable pages count. Stock: the oldest tail
+    /// overall. Background-first: the oldest among background apps; when background apps have
+    /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
+    /// only when no background page is left at all. Each pass changes only the chosen app's
+    /// lists, so the candidates are a heap per class built once per call and updated for that
+    /// one app per pass.
     pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
         let mut out = Reclaimed::default();
         // Age the active lists a little on every call (shrink_active_list): apps whose active
@@ -377,98 +446,112 @@ impl PageCache {
                 self.link(id, List::Inactive);
             }
         }
+        if want == 0 {
+            return out;
+        }
+        // Classes: 0 = background (or everyone, stock), 1 = foreground.
+        let mut fg = std::mem::take(&mut self.scratch_fg);
+        fg.clear();
+        fg.extend(self.lrus.iter().map(|l| is_fg(l.uid)));
+        let class = |app: usize| usize::from(order == ReclaimOrder::BackgroundFirst && fg[app]);
+        let mut heaps = std::mem::take(&mut self.scratch);
+        for h in &mut heaps {
+            h.clear();
+        }
+        let mut bg_clean: u64 = 0;
+        for (app, l) in self.lrus.iter().enumerate() {
+            if let Some((stamp, _)) = l.candidate() {
+                heaps[class(app)].push(Reverse((stamp, app as u16)));
+            }
+            if !fg[app] {
+                bg_clean += u64::from(l.clean());
+            }
+        }
         // Each pass evicts, rotates, re-activates or deactivates one page; a page is touched a
         // bounded number of times, so this terminates having freed what could be freed.
         let mut budget = self.nr_pages * 3 + 256;
+        let mut bg_idle = false;
         while out.freed < want && budget > 0 {
             budget -= 1;
-            let (app, from_active) = match self.pick_list(order, &is_fg) {
-                Pick::List(app, active) => (app, active),
-                Pick::BgBusy => {
+            let heap = if !heaps[0].is_empty() {
+                0
+            } else if order == ReclaimOrder::BackgroundFirst {
+                // No background page is evictable now (and none becomes so while only
+                // foreground lists change): busy background pages are written back first.
+                if !bg_idle && self.lrus.iter().zip(&fg).any(|(l, &f)| !f && l.busy > 0) {
                     out.bg_busy = true;
                     break;
                 }
-                Pick::Nothing => break,
+                bg_idle = true;
+                1
+            } else {
+                break;
             };
-            let lru = self.lrus[app];
-            if from_active {
-                let id = lru.active.tail;
-                self.unlink(id);
-                self.pages[id as usize].referenced = false;
-                self.link(id, List::Inactive);
-                continue;
+            let Some(&Reverse((_, app))) = heaps[heap].peek() else { break };
+            let app = app as usize;
+            let clean_before = self.lrus[app].clean();
+            self.reclaim_pass(app, fg[app], &mut out, bg_clean);
+            let l = &self.lrus[app];
+            if !fg[app] {
+                bg_clean = bg_clean + u64::from(l.clean()) - u64::from(clean_before);
             }
-            let id = lru.inactive.tail;
-            let p = &self.pages[id as usize];
-            if Self::is_busy(p) {
-                // Not reclaimable now: rotate to the head (write-back will clean it).
-                self.clock += 1;
-                self.pages[id as usize].stamp = self.clock;
-                self.unlink(id);
-                self.link(id, List::Inactive);
-                continue;
-            }
-            if p.referenced {
-                // Second chance.
-                self.clock += 1;
-                self.pages[id as usize].referenced = false;
-                self.pages[id as usize].stamp = self.clock;
-                self.unlink(id);
-                self.link(id, List::Active);
-                continue;
-            }
-            if is_fg(p.owner) {
-                self.evicted_fg += 1;
-                if self.bg_clean_pages(&is_fg) > 0 {
-                    self.evicted_fg_while_bg_clean += 1;
+            match l.candidate() {
+                Some((stamp, _)) => {
+                    heaps[heap].peek_mut().expect("peeked").0 = (stamp, app as u16);
+                }
+                None => {
+                    heaps[heap].pop();
                 }
             }
-            self.remove(id);
-            self.evicted += 1;
-            out.freed += 1;
         }
+        self.scratch = heaps;
+        self.scratch_fg = fg;
         out
+    }
+
+    /// One pass of [`PageCache::reclaim`] on `app`'s lists (it has an evictable page).
+    fn reclaim_pass(&mut self, app: usize, app_fg: bool, out: &mut Reclaimed, bg_clean: u64) {
+        let lru = self.lrus[app];
+        if lru.inactive.len == 0 {
+            let id = lru.active.tail;
+            self.unlink(id);
+            self.pages[id as usize].referenced = false;
+            self.link(id, List::Inactive);
+            return;
+        }
+        let id = lru.inactive.tail;
+        let p = &self.pages[id as usize];
+        if Self::is_busy(p) {
+            // Not reclaimable now: rotate to the head (write-back will clean it).
+            self.clock += 1;
+            self.links[id as usize].stamp = self.clock;
+            self.unlink(id);
+            self.link(id, List::Inactive);
+            return;
+        }
+        if p.referenced {
+            // Second chance.
+            self.clock += 1;
+            self.pages[id as usize].referenced = false;
+            self.links[id as usize].stamp = self.clock;
+            self.unlink(id);
+            self.link(id, List::Active);
+            return;
+        }
+        if app_fg {
+            self.evicted_fg += 1;
+            if bg_clean > 0 {
+                self.evicted_fg_while_bg_clean += 1;
+            }
+        }
+        self.remove(id);
+        self.evicted += 1;
+        out.freed += 1;
     }
 
     /// Whether any background app has a page that could be evicted now.
     pub fn bg_clean_pages(&self, is_fg: &impl Fn(Uid) -> bool) -> u64 {
         self.lrus.iter().filter(|l| !is_fg(l.uid)).map(|l| u64::from(l.clean())).sum()
-    }
-
-    /// The list to take the next page from: an app's inactive tail, or its active tail when its
-    /// inactive list is too small; only apps with evictable pages count. Stock: the oldest tail
-    /// overall. Background-first: the oldest among background apps; when background apps have
-    /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
-    /// only when no background page is left at all.
-    fn pick_list(&self, order: ReclaimOrder, is_fg: &impl Fn(Uid) -> bool) -> Pick {
-        let pick = |want_fg: Option<bool>| {
-            let mut best: Option<(u64, usize, bool)> = None;
-            for (app, l) in self.lrus.iter().enumerate() {
-                if l.clean() == 0 || want_fg.is_some_and(|f| is_fg(l.uid) != f) {
-                    continue;
-                }
-                let (tail, active) = if l.inactive.len > 0 { (l.inactive.tail, false) } else { (l.active.tail, true) };
-                let stamp = self.pages[tail as usize].stamp;
-                if best.is_none_or(|(s, _, _)| stamp < s) {
-                    best = Some((stamp, app, active));
-                }
-            }
-            best.map_or(Pick::Nothing, |(_, app, a)| Pick::List(app, a))
-        };
-        match order {
-            ReclaimOrder::Global => pick(None),
-            ReclaimOrder::BackgroundFirst => match pick(Some(false)) {
-                Pick::Nothing => {
-                    let bg_busy = self.lrus.iter().any(|l| !is_fg(l.uid) && l.busy > 0);
-                    if bg_busy {
-                        Pick::BgBusy
-                    } else {
-                        pick(Some(true))
-                    }
-                }
-                p => p,
-            },
-        }
     }
 
     fn lru_mut(&mut self, app: u16, list: List) -> &mut Lru {
@@ -482,49 +565,58 @@ impl PageCache {
 
     /// Put a page at the head (most recent end) of a list.
     fn link(&mut self, id: PageId, list: List) {
-        let app = self.pages[id as usize].app;
+        let app = {
+            let p = &mut self.pages[id as usize];
+            p.list = list;
+            p.app
+        };
+        let stamp = self.links[id as usize].stamp;
         let lru = self.lru_mut(app, list);
         let old_head = lru.head;
         lru.head = id;
         if lru.tail == NIL {
             lru.tail = id;
+            lru.tail_stamp = stamp;
         }
         lru.len += 1;
         if old_head != NIL {
-            self.pages[old_head as usize].prev = id;
+            self.links[old_head as usize].prev = id;
         }
-        let p = &mut self.pages[id as usize];
-        p.list = list;
-        p.prev = NIL;
-        p.next = old_head;
+        let l = &mut self.links[id as usize];
+        l.prev = NIL;
+        l.next = old_head;
     }
 
     fn unlink(&mut self, id: PageId) {
-        let (app, list, prev, next) = {
-            let p = &self.pages[id as usize];
-            (p.app, p.list, p.prev, p.next)
+        let (app, list) = {
+            let p = &mut self.pages[id as usize];
+            let r = (p.app, p.list);
+            p.list = List::None;
+            r
         };
         if list == List::None {
             return;
         }
+        let Link { prev, next, .. } = self.links[id as usize];
         if prev != NIL {
-            self.pages[prev as usize].next = next;
+            self.links[prev as usize].next = next;
         }
         if next != NIL {
-            self.pages[next as usize].prev = prev;
+            self.links[next as usize].prev = prev;
         }
+        let prev_stamp = if prev != NIL { self.links[prev as usize].stamp } else { 0 };
         let lru = self.lru_mut(app, list);
         if lru.head == id {
             lru.head = next;
         }
         if lru.tail == id {
             lru.tail = prev;
+            lru.tail_stamp = prev_stamp;
         }
         lru.len -= 1;
-        let p = &mut self.pages[id as usize];
-        p.list = List::None;
-        p.prev = NIL;
-        p.next = NIL;
+        let l = &mut self.links[id as usize];
+        l.prev = NIL;
+        l.next = NIL;
     }
 }
 

@@ -96,7 +96,6 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         let idxs: Vec<u32> = pc.files[file as usize]
             .dirty
             .iter()
-            .copied()
             .filter(|&i| pc.lookup(file, i).is_some_and(|pg| !pc.page(pg).writeback && !pc.page(pg).locked))
             .take(MAX_WRITEBACK_PAGES)
             .collect();
@@ -105,7 +104,7 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
             // All dirty pages of this file are being written: wait for one of them.
             cx.stop_handle_of(tid);
             let pc = cx.page_cache();
-            let pg = pc.files[file as usize].dirty.iter().find_map(|&i| pc.lookup(file, i)).expect("dirty");
+            let pg = pc.files[file as usize].dirty.iter().find_map(|i| pc.lookup(file, i)).expect("dirty");
             let id = pc.page(pg).io.expect("under I/O");
             cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
             return (cost, After::Block);
