@@ -53,16 +53,9 @@ pub struct Page {
     /// The request filling (locked) or writing (writeback) this page.
     pub io: Option<ReqId>,
     pub dirtied_at: SimTime,
-}
-
-/// A page's place in its LRU list, kept apart from [`Page`] so that list surgery and the victim
-/// search touch 16 bytes per page, not the whole page.
-#[derive(Clone, Copy, Debug)]
-struct Link {
+    /// Neighbours in its LRU list.
     prev: PageId,
     next: PageId,
-    /// The access clock when the page was last touched (inserted, accessed, rotated).
-    stamp: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -146,7 +139,10 @@ pub enum ReclaimOrder {
 
 pub struct PageCache {
     pages: Vec<Page>,
-    links: Vec<Link>,
+    /// Per page slot: the access clock when the page was last touched (inserted, accessed,
+    /// rotated). A compact array of its own: when reclaim takes a list's tail, the new tail's
+    /// stamp is read from here (mostly cached), not from its cold page.
+    stamps: Vec<u64>,
     free: Vec<PageId>,
     pub files: Vec<FileCache>,
     /// Per-app lists, indexed by [`Page::app`]; `app_index` maps a uid to its slot.
@@ -177,7 +173,7 @@ impl PageCache {
     pub fn new(capacity_pages: u64) -> Self {
         PageCache {
             pages: Vec::new(),
-            links: Vec::new(),
+            stamps: Vec::new(),
             free: Vec::new(),
             files: Vec::new(),
             lrus: Vec::new(),
@@ -266,17 +262,18 @@ impl PageCache {
             list: List::None,
             io: None,
             dirtied_at: SimTime::ZERO,
+            prev: NIL,
+            next: NIL,
         };
-        let link = Link { prev: NIL, next: NIL, stamp: self.clock };
         let id = match self.free.pop() {
             Some(id) => {
                 self.pages[id as usize] = page;
-                self.links[id as usize] = link;
+                self.stamps[id as usize] = self.clock;
                 id
             }
             None => {
                 self.pages.push(page);
-                self.links.push(link);
+                self.stamps.push(self.clock);
                 (self.pages.len() - 1) as PageId
             }
         };
@@ -297,7 +294,7 @@ impl PageCache {
     /// A read or write touched the page (mark_page_accessed).
     pub fn mark_accessed(&mut self, id: PageId) {
         self.clock += 1;
-        self.links[id as usize].stamp = self.clock;
+        self.stamps[id as usize] = self.clock;
         let p = &mut self.pages[id as usize];
         if p.list == List::Inactive && p.referenced {
             p.referenced = false;
@@ -524,7 +521,7 @@ impl PageCache {
         if Self::is_busy(p) {
             // Not reclaimable now: rotate to the head (write-back will clean it).
             self.clock += 1;
-            self.links[id as usize].stamp = self.clock;
+            self.stamps[id as usize] = self.clock;
             self.unlink(id);
             self.link(id, List::Inactive);
             return;
@@ -533,7 +530,7 @@ impl PageCache {
             // Second chance.
             self.clock += 1;
             self.pages[id as usize].referenced = false;
-            self.links[id as usize].stamp = self.clock;
+            self.stamps[id as usize] = self.clock;
             self.unlink(id);
             self.link(id, List::Active);
             return;
@@ -565,12 +562,11 @@ impl PageCache {
 
     /// Put a page at the head (most recent end) of a list.
     fn link(&mut self, id: PageId, list: List) {
-        let app = {
+        let (app, stamp) = {
             let p = &mut self.pages[id as usize];
             p.list = list;
-            p.app
+            (p.app, self.stamps[id as usize])
         };
-        let stamp = self.links[id as usize].stamp;
         let lru = self.lru_mut(app, list);
         let old_head = lru.head;
         lru.head = id;
@@ -580,43 +576,43 @@ impl PageCache {
         }
         lru.len += 1;
         if old_head != NIL {
-            self.links[old_head as usize].prev = id;
+            self.pages[old_head as usize].prev = id;
         }
-        let l = &mut self.links[id as usize];
-        l.prev = NIL;
-        l.next = old_head;
+        let p = &mut self.pages[id as usize];
+        p.prev = NIL;
+        p.next = old_head;
     }
 
     fn unlink(&mut self, id: PageId) {
-        let (app, list) = {
+        let (app, list, prev, next) = {
             let p = &mut self.pages[id as usize];
-            let r = (p.app, p.list);
+            let r = (p.app, p.list, p.prev, p.next);
             p.list = List::None;
+            p.prev = NIL;
+            p.next = NIL;
             r
         };
         if list == List::None {
             return;
         }
-        let Link { prev, next, .. } = self.links[id as usize];
         if prev != NIL {
-            self.links[prev as usize].next = next;
+            self.pages[prev as usize].next = next;
         }
         if next != NIL {
-            self.links[next as usize].prev = prev;
+            self.pages[next as usize].prev = prev;
         }
-        let prev_stamp = if prev != NIL { self.links[prev as usize].stamp } else { 0 };
         let lru = self.lru_mut(app, list);
         if lru.head == id {
             lru.head = next;
         }
+        lru.len -= 1;
         if lru.tail == id {
             lru.tail = prev;
-            lru.tail_stamp = prev_stamp;
+            if prev != NIL {
+                let stamp = self.stamps[prev as usize];
+                self.lru_mut(app, list).tail_stamp = stamp;
+            }
         }
-        lru.len -= 1;
-        let l = &mut self.links[id as usize];
-        l.prev = NIL;
-        l.next = NIL;
     }
 }
 
