@@ -57,11 +57,17 @@ enum List {
     Inactive,
 }
 
+/// A cached page: 32 bytes, so that two share a cache line and none straddles two (the page
+/// cache is memory-bound; its owner is its LRU slot's uid, [`PageCache::owner`]).
 #[derive(Clone, Debug)]
 pub struct Page {
     pub file: FileId,
     pub index: u32,
-    pub owner: Uid,
+    /// Neighbours in its LRU list.
+    prev: PageId,
+    next: PageId,
+    /// The request filling (locked) or writing (writeback) this page.
+    pub io: Option<ReqId>,
     /// Slot of the owner's LRU lists.
     app: u16,
     pub uptodate: bool,
@@ -70,13 +76,9 @@ pub struct Page {
     pub locked: bool,
     referenced: bool,
     list: List,
-    /// The request filling (locked) or writing (writeback) this page.
-    pub io: Option<ReqId>,
-    pub dirtied_at: SimTime,
-    /// Neighbours in its LRU list.
-    prev: PageId,
-    next: PageId,
 }
+
+const _: () = assert!(std::mem::size_of::<Page>() == 32);
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Lru {
@@ -224,6 +226,10 @@ impl PageCache {
     pub fn page_mut(&mut self, id: PageId) -> &mut Page {
         &mut self.pages[id as usize]
     }
+    /// The uid owning page `id`.
+    pub fn owner(&self, id: PageId) -> Uid {
+        self.lrus[self.pages[id as usize].app as usize].uid
+    }
     pub fn lookup(&self, file: FileId, index: u32) -> Option<PageId> {
         match self.files[file as usize].slots.get(index as usize) {
             Some(&p) if p != NIL => Some(p),
@@ -272,7 +278,6 @@ impl PageCache {
         let page = Page {
             file,
             index,
-            owner,
             app,
             uptodate: false,
             dirty: false,
@@ -281,7 +286,6 @@ impl PageCache {
             referenced: false,
             list: List::None,
             io: None,
-            dirtied_at: SimTime::ZERO,
             prev: NIL,
             next: NIL,
         };
@@ -371,7 +375,6 @@ impl PageCache {
             return;
         }
         p.dirty = true;
-        p.dirtied_at = now;
         let (file, index) = (p.file, p.index);
         self.nr_dirty += 1;
         let f = &mut self.files[file as usize];
