@@ -37,7 +37,7 @@ pub mod reclaim;
 pub mod writeback;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use forefront_engine::SimTime;
 
@@ -141,8 +141,9 @@ pub struct FileCache {
     pub dirty: PageSet,
     /// Indices of pages under write-back (fsync waits for the first one).
     pub writeback: PageSet,
-    /// When the oldest dirty page of this file was dirtied (for dirty_expire).
-    pub dirtied_at: Option<SimTime>,
+    /// When the oldest dirty page of this file was dirtied (for dirty_expire); mirrored in
+    /// [`PageCache::oldest_dirty_file`]'s index.
+    dirtied_at: Option<SimTime>,
 }
 
 /// Per-call candidates of [`PageCache::reclaim`]: a min-heap of `(tail stamp, app)` per class,
@@ -167,6 +168,9 @@ pub struct PageCache {
     stamps: Vec<u64>,
     free: Vec<PageId>,
     pub files: Vec<FileCache>,
+    /// `(dirtied_at, file)` of every file with dirty pages: the flusher's oldest-first choice
+    /// without a scan of every file.
+    dirty_files: BTreeSet<(SimTime, FileId)>,
     /// Per-app lists, indexed by [`Page::app`]; `app_index` maps a uid to its slot.
     lrus: Vec<AppLru>,
     app_index: BTreeMap<Uid, u16>,
@@ -198,6 +202,7 @@ impl PageCache {
             stamps: Vec::new(),
             free: Vec::new(),
             files: Vec::new(),
+            dirty_files: BTreeSet::new(),
             lrus: Vec::new(),
             app_index: BTreeMap::new(),
             last_app: None,
@@ -241,6 +246,14 @@ impl PageCache {
     pub fn file_pages_from(&self, file: FileId, first: u32) -> impl Iterator<Item = PageId> + '_ {
         let f = &self.files[file as usize];
         f.cached.iter_from(first).map(|i| f.slots[i as usize])
+    }
+    /// When the oldest dirty page of `file` was dirtied, if it has dirty pages.
+    pub fn dirtied_at(&self, file: FileId) -> Option<SimTime> {
+        self.files[file as usize].dirtied_at
+    }
+    /// The file dirtied longest ago (lowest id among equals), with that time.
+    pub fn oldest_dirty_file(&self) -> Option<(SimTime, FileId)> {
+        self.dirty_files.first().copied()
     }
     /// The first page of `file` (in index order) under write-back.
     pub fn first_writeback(&self, file: FileId) -> Option<PageId> {
@@ -381,6 +394,7 @@ impl PageCache {
         f.dirty.insert(index);
         if f.dirtied_at.is_none() {
             f.dirtied_at = Some(now);
+            self.dirty_files.insert((now, file));
         }
         self.busy_delta(id, was);
     }
@@ -399,7 +413,8 @@ impl PageCache {
         f.dirty.remove(index);
         f.writeback.insert(index);
         if f.dirty.is_empty() {
-            f.dirtied_at = None;
+            let at = f.dirtied_at.take().expect("a dirty file has its time");
+            self.dirty_files.remove(&(at, file));
         }
     }
 
@@ -427,7 +442,8 @@ impl PageCache {
             let f = &mut self.files[file as usize];
             f.dirty.remove(index);
             if f.dirty.is_empty() {
-                f.dirtied_at = None;
+                let at = f.dirtied_at.take().expect("a dirty file has its time");
+                self.dirty_files.remove(&(at, file));
             }
         }
         self.unlink(id);
@@ -745,7 +761,12 @@ mod tests {
             let wb: Vec<u32> = cached.iter().copied().filter(|&i| pc.page(fc.slots[i as usize]).writeback).collect();
             prop_assert!(fc.writeback.iter().eq(wb.iter().copied()));
             prop_assert_eq!(fc.nr_pages as usize, cached.len());
+            prop_assert_eq!(fc.dirtied_at.is_some(), !dirty.is_empty());
+            if let Some(at) = fc.dirtied_at {
+                prop_assert!(pc.dirty_files.contains(&(at, f as FileId)));
+            }
         }
+        prop_assert_eq!(pc.dirty_files.len(), pc.files.iter().filter(|f| f.dirtied_at.is_some()).count());
         for l in &pc.lrus {
             for list in [l.active, l.inactive] {
                 if list.len > 0 {
