@@ -314,7 +314,9 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
     for (k, v) in &r.hooks {
         writeln!(out, "  {k:<30} {v}")?;
     }
-    writeln!(out, "stats: {} events in {:.0} ms wall for {:.0} ms simulated ({:.2} M events/s)", r.stats.events, r.stats.wall_ms, r.stats.sim_ms, r.stats.events_per_s / 1e6)?;
+    let s = &r.stats;
+    writeln!(out, "stats: {} events in {:.0} ms wall for {:.0} ms simulated ({:.2} M events/s)", s.events, s.wall_ms, s.sim_ms, s.events_per_s / 1e6)?;
+    writeln!(out, "speed: {:.0}x real time, {:.2} M pages/s ({} pages), {:.0} k requests/s ({} requests)", s.sim_s_per_wall_s, s.pages_per_s / 1e6, s.pages, s.requests_per_s / 1e3, s.requests)?;
     Ok(())
 }
 

@@ -45,7 +45,7 @@ fn json_contract_has_the_stable_keys() {
         assert!(v["metrics"][k].is_number(), "missing metrics.{k}");
     }
     let stats = v["stats"].as_object().unwrap();
-    for k in ["events", "wall_ms", "sim_ms"] {
+    for k in ["events", "wall_ms", "sim_ms", "sim_s_per_wall_s", "pages_per_s", "requests_per_s"] {
         assert!(stats.contains_key(k), "missing stats.{k}");
     }
     assert_eq!(v["bg_apps"], 1);

@@ -143,6 +143,19 @@ pub struct RunStats {
     pub wall_ms: f64,
     pub sim_ms: f64,
     pub events_per_s: f64,
+    /// Speed against real time: simulated seconds per wall-clock second.
+    #[serde(default)]
+    pub sim_s_per_wall_s: f64,
+    /// Pages inserted into the page cache over the run, and per wall-clock second.
+    #[serde(default)]
+    pub pages: u64,
+    #[serde(default)]
+    pub pages_per_s: f64,
+    /// Block requests submitted over the run, and per wall-clock second.
+    #[serde(default)]
+    pub requests: u64,
+    #[serde(default)]
+    pub requests_per_s: f64,
 }
 
 /// `forefront sim interactivity --format json`: the FTC + VT-CFS figures of one scenario per

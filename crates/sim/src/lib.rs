@@ -103,6 +103,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
     }
     let sim_s = out.sim_end.as_secs_f64().max(1e-9);
     let mut hooks = out.hooks;
+    let report_requests = out.invariants.requests_submitted;
     hooks.insert("device.read_first_overtakes".into(), if cfg.policy.device_order == forefront_policy::DeviceOrder::ReadFirst { out.dev_reorders } else { 0 });
     if cfg.policy.device_order == forefront_policy::DeviceOrder::ForegroundFirst {
         hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
@@ -157,11 +158,20 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
             tl
         },
         warnings,
-        stats: RunStats {
-            events: out.events,
-            wall_ms: round3(wall_ms),
-            sim_ms: round3(out.sim_end.as_ms_f64()),
-            events_per_s: (out.events as f64 / (wall_ms / 1e3).max(1e-9)).round(),
+        stats: {
+            let wall_s = (wall_ms / 1e3).max(1e-9);
+            let requests = report_requests;
+            RunStats {
+                events: out.events,
+                wall_ms: round3(wall_ms),
+                sim_ms: round3(out.sim_end.as_ms_f64()),
+                events_per_s: (out.events as f64 / wall_s).round(),
+                sim_s_per_wall_s: round3(out.sim_end.as_secs_f64() / wall_s),
+                pages: out.pages,
+                pages_per_s: (out.pages as f64 / wall_s).round(),
+                requests,
+                requests_per_s: (requests as f64 / wall_s).round(),
+            }
         },
     };
     (report, records)

@@ -148,6 +148,8 @@ pub struct Outcome {
     pub bg_written: u64,
     pub sim_end: SimTime,
     pub events: u64,
+    /// Pages inserted into the page cache (a measure of the run's page-cache work).
+    pub pages: u64,
     pub invariants: forefront_record::run::Invariants,
     pub dev_read: u64,
     pub dev_written: u64,
@@ -729,6 +731,7 @@ impl World {
             bg_written: self.bg_written,
             sim_end: self.fg_done_at.unwrap_or(self.q.now().min(self.end)),
             events: self.q.popped(),
+            pages: self.pc.inserted,
             invariants: inv,
             dev_read: self.dev.served_bytes_read,
             dev_written: self.dev.served_bytes_written,

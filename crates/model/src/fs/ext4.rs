@@ -38,7 +38,7 @@
 //! - Pages under I/O always name their request (`io`), so a waiter can find what to wait for.
 
 use crate::block::{ReqId, ReqOp};
-use crate::fs::{CommitPhase, Fs, BLOCK};
+use crate::fs::{CommitPhase, Fs, MapCursor, BLOCK};
 use crate::kernel::{After, Cat};
 use crate::mm::reclaim::{self, ReclaimCosts};
 use crate::mm::writeback::Writeback;
@@ -166,10 +166,11 @@ pub fn read_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: 
     let owner = cx.fs_mut().inodes[file as usize].owner;
     let mut cost = 0;
     let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
+    let mut cursor = MapCursor::default();
     for j in 0..n {
         let idx = first + j;
         let p = cx.page_cache().insert(file, idx, owner);
-        match cx.fs_mut().inodes[file as usize].map(u64::from(idx)) {
+        match cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)) {
             None => {
                 cx.page_cache().page_mut(p).uptodate = true;
                 if let Some(r) = run.take() {
@@ -337,16 +338,18 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, f
     let mut touched = Vec::new();
     let mut i = 0;
     let mut allocated = false;
+    let mut cursor = MapCursor::default();
     while i < idxs.len() {
-        if cx.fs_mut().inodes[file as usize].map(u64::from(idxs[i])).is_some() {
+        if cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[i])).is_some() {
             i += 1;
             continue;
         }
         let mut j = i + 1;
-        while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && cx.fs_mut().inodes[file as usize].map(u64::from(idxs[j])).is_none() {
+        while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[j])).is_none() {
             j += 1;
         }
         cx.fs_mut().allocate(file, u64::from(idxs[i]), (j - i) as u64, &mut touched);
+        cursor = MapCursor::default(); // the map changed
         allocated = true;
         i = j;
     }
@@ -362,7 +365,7 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, f
     let mut run: Option<(u32, u64, u32)> = None;
     let mut ordered = Vec::new();
     for &idx in idxs {
-        let lba = cx.fs_mut().inodes[file as usize].map(u64::from(idx)).expect("allocated above");
+        let lba = cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)).expect("allocated above");
         run = match run {
             Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
             Some(r) => {
@@ -400,7 +403,7 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
     match stage {
         0 => {
             // Write out the file's dirty pages as sync writes.
-            let idxs: Vec<u32> = cx.page_cache().files[file as usize].dirty.iter().copied().collect();
+            let idxs: Vec<u32> = cx.page_cache().files[file as usize].dirty.iter().collect();
             if !idxs.is_empty() {
                 if !ensure_handle(cx, tid) {
                     return (0, After::Block);
@@ -427,10 +430,7 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
         1 => {
             // Wait for every page of the file under write-back (own or the flusher's: D_sync).
             let pc = cx.page_cache();
-            let busy = pc.file_pages_from(file, 0).find_map(|p| {
-                let pg = pc.page(p);
-                pg.writeback.then_some(pg.io).flatten()
-            });
+            let busy = pc.first_writeback(file).and_then(|p| pc.page(p).io);
             if let Some(id) = busy {
                 cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
                 return (0, After::Block);

@@ -88,6 +88,44 @@ impl Inode {
     }
 }
 
+/// Lookups in one inode's block map that remember the extent (or hole) found last, so that a
+/// walk over neighbouring blocks costs one search per extent, not one per block. Start a new
+/// cursor whenever the map changes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MapCursor {
+    /// The last extent found: (file block, LBA, length); length 0 = none.
+    ext: (u64, u64, u64),
+    /// The last hole found: file blocks `[start, end)`; empty = none.
+    hole: (u64, u64),
+}
+
+impl MapCursor {
+    /// The LBA block of file block `fb` of `ino`, if allocated (as [`Inode::map`]).
+    #[inline]
+    pub fn map(&mut self, ino: &Inode, fb: u64) -> Option<u64> {
+        let (start, lba, len) = self.ext;
+        if fb >= start && fb - start < len {
+            return Some(lba + (fb - start));
+        }
+        if fb >= self.hole.0 && fb < self.hole.1 {
+            return None;
+        }
+        let i = ino.extents.partition_point(|&(start, _, _)| start <= fb);
+        let next = ino.extents.get(i).map_or(u64::MAX, |e| e.0);
+        if i > 0 {
+            let e = ino.extents[i - 1];
+            if fb < e.0 + e.2 {
+                self.ext = e;
+                return Some(e.1 + (fb - e.0));
+            }
+            self.hole = (e.0 + e.2, next);
+        } else {
+            self.hole = (0, next);
+        }
+        None
+    }
+}
+
 /// The file system's block map and inode table.
 pub struct Fs {
     pub params: FsParams,
@@ -306,6 +344,26 @@ impl Default for Journal {
 mod tests {
     use super::*;
     use forefront_engine::RngStreams;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A cursor answers as `Inode::map` for any sequence of lookups (extents with gaps).
+        #[test]
+        fn map_cursor_matches_map(gaps in proptest::collection::vec((0u64..6, 1u64..9), 0..8), lookups in proptest::collection::vec(0u64..90, 0..60)) {
+            let mut extents = Vec::new();
+            let mut fb = 0;
+            for (k, (gap, len)) in gaps.into_iter().enumerate() {
+                fb += gap;
+                extents.push((fb, 1_000 * (k as u64 + 1), len));
+                fb += len;
+            }
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None };
+            let mut c = MapCursor::default();
+            for f in lookups {
+                prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);
+            }
+        }
+    }
 
     #[test]
     fn allocation_maps_and_frees() {

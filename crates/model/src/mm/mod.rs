@@ -11,14 +11,37 @@
 //! the tails of a few lists. A page accessed twice while inactive moves to the active list; the
 //! active list is aged into the inactive one when it outgrows it (`inactive_is_low`).
 //! Only clean, unlocked pages not under writeback are evicted; dirty pages wait for write-back.
+//!
+//! # Costs (what the bookkeeping does per page)
+//! - Lookup: a dense slot array per file (index → page). Insert, access, state changes and
+//!   removal are O(1): list surgery on the page and its two neighbours.
+//! - Victim choice: each list caches its tail's stamp (stamps live in a compact array of their
+//!   own), and [`PageCache::reclaim`] keeps a min-heap of `(tail stamp, app)` per class for the
+//!   call, so each page it looks at costs O(log apps), not a visit to every app's tail page.
+//! - Per file, cached, dirty and under-write-back pages are also [`PageSet`] bitmaps: write-back
+//!   walks dirty pages in file order, fsync finds a page under write-back, and truncate and
+//!   drop_caches find cached pages at one word per 64 indices of the span they occupy, not one
+//!   slot per page of the file.
+//!
+//! # Simplifications
+//! - Bookkeeping is per 4 KiB page, as the kernel's was before folios: a 512 KiB read inserts,
+//!   locks, fills, accesses and later evicts 128 pages one by one. That is what bounds the
+//!   simulator's speed on streaming scenarios (`cargo bench -p forefront-sim --bench speed`);
+//!   runs of pages (folio- or extent-like, split where their pages' states or LRU places
+//!   diverge) are the way past it, not done yet.
+//! - A file's `dirtied_at` is that of its first dirty page, kept until the file has no dirty
+//!   page left (the kernel's inode `dirtied_when` behaves the same way).
 
+pub mod pageset;
 pub mod reclaim;
 pub mod writeback;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use forefront_engine::SimTime;
 
+pub use self::pageset::PageSet;
 use crate::block::ReqId;
 use crate::prov::Uid;
 
@@ -34,36 +57,41 @@ enum List {
     Inactive,
 }
 
+/// A cached page: 32 bytes, so that two share a cache line and none straddles two (the page
+/// cache is memory-bound; its owner is its LRU slot's uid, [`PageCache::owner`]).
 #[derive(Clone, Debug)]
 pub struct Page {
     pub file: FileId,
     pub index: u32,
-    pub owner: Uid,
+    /// Neighbours in its LRU list.
+    prev: PageId,
+    next: PageId,
+    /// The request filling (locked) or writing (writeback) this page.
+    pub io: Option<ReqId>,
     /// Slot of the owner's LRU lists.
     app: u16,
     pub uptodate: bool,
     pub dirty: bool,
     pub writeback: bool,
     pub locked: bool,
-    /// The request filling (locked) or writing (writeback) this page.
-    pub io: Option<ReqId>,
-    pub dirtied_at: SimTime,
     referenced: bool,
-    stamp: u64,
     list: List,
-    prev: PageId,
-    next: PageId,
 }
+
+const _: () = assert!(std::mem::size_of::<Page>() == 32);
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Lru {
     head: PageId,
     tail: PageId,
     len: u32,
+    /// The stamp of `tail` (valid when `len > 0`): the victim search reads it without touching
+    /// the page.
+    tail_stamp: u64,
 }
 
 impl Lru {
-    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0 };
+    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0, tail_stamp: 0 };
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +106,18 @@ struct AppLru {
 impl AppLru {
     fn clean(&self) -> u32 {
         self.active.len + self.inactive.len - self.busy
+    }
+    /// The app's candidate for the next reclaim pass, if it has an evictable page: the stamp of
+    /// the tail it would take from, and whether that is the active list (when the inactive one
+    /// is empty).
+    fn candidate(&self) -> Option<(u64, bool)> {
+        if self.clean() == 0 {
+            None
+        } else if self.inactive.len > 0 {
+            Some((self.inactive.tail_stamp, false))
+        } else {
+            Some((self.active.tail_stamp, true))
+        }
     }
 }
 
@@ -95,18 +135,20 @@ pub struct FileCache {
     /// Page index → page, `NIL` where not cached (a dense map: lookups are the hot path).
     slots: Vec<PageId>,
     pub nr_pages: u32,
+    /// Indices of cached pages (truncate and drop_caches walk these, not every slot).
+    cached: PageSet,
     /// Indices of dirty pages, for write-back in file order.
-    pub dirty: BTreeSet<u32>,
-    /// When the oldest dirty page of this file was dirtied (for dirty_expire).
-    pub dirtied_at: Option<SimTime>,
+    pub dirty: PageSet,
+    /// Indices of pages under write-back (fsync waits for the first one).
+    pub writeback: PageSet,
+    /// When the oldest dirty page of this file was dirtied (for dirty_expire); mirrored in
+    /// [`PageCache::oldest_dirty_file`]'s index.
+    dirtied_at: Option<SimTime>,
 }
 
-enum Pick {
-    /// An app's slot, and whether to take from its active list.
-    List(usize, bool),
-    BgBusy,
-    Nothing,
-}
+/// Per-call candidates of [`PageCache::reclaim`]: a min-heap of `(tail stamp, app)` per class,
+/// so that choosing the next victim list costs O(log apps), not a scan of every app.
+type Candidates = BinaryHeap<Reverse<(u64, u16)>>;
 
 /// Which pages reclaim looks at first: the policy's reclaim-order seam.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,17 +162,32 @@ pub enum ReclaimOrder {
 
 pub struct PageCache {
     pages: Vec<Page>,
+    /// Per page slot: the access clock when the page was last touched (inserted, accessed,
+    /// rotated). A compact array of its own: when reclaim takes a list's tail, the new tail's
+    /// stamp is read from here (mostly cached), not from its cold page.
+    stamps: Vec<u64>,
     free: Vec<PageId>,
     pub files: Vec<FileCache>,
+    /// `(dirtied_at, file)` of every file with dirty pages: the flusher's oldest-first choice
+    /// without a scan of every file.
+    dirty_files: BTreeSet<(SimTime, FileId)>,
     /// Per-app lists, indexed by [`Page::app`]; `app_index` maps a uid to its slot.
     lrus: Vec<AppLru>,
     app_index: BTreeMap<Uid, u16>,
+    /// The last uid looked up in `app_index` and its slot (inserts come in runs of one owner).
+    last_app: Option<(Uid, u16)>,
     clock: u64,
+    /// Reused by [`PageCache::reclaim`] (no allocation per call): candidates per class, and
+    /// whether each app is foreground.
+    scratch: [Candidates; 2],
+    scratch_fg: Vec<bool>,
     /// Pages the cache may hold (memory available to it).
     pub capacity: u64,
     pub nr_pages: u64,
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// Pages inserted over the run (a measure of page-cache work, for speed figures).
+    pub inserted: u64,
     pub evicted: u64,
     /// Evictions of pages owned by an app that was foreground at the time.
     pub evicted_fg: u64,
@@ -142,15 +199,21 @@ impl PageCache {
     pub fn new(capacity_pages: u64) -> Self {
         PageCache {
             pages: Vec::new(),
+            stamps: Vec::new(),
             free: Vec::new(),
             files: Vec::new(),
+            dirty_files: BTreeSet::new(),
             lrus: Vec::new(),
             app_index: BTreeMap::new(),
+            last_app: None,
             clock: 0,
+            scratch: [Candidates::new(), Candidates::new()],
+            scratch_fg: Vec::new(),
             capacity: capacity_pages.max(64),
             nr_pages: 0,
             nr_dirty: 0,
             nr_writeback: 0,
+            inserted: 0,
             evicted: 0,
             evicted_fg: 0,
             evicted_fg_while_bg_clean: 0,
@@ -168,26 +231,47 @@ impl PageCache {
     pub fn page_mut(&mut self, id: PageId) -> &mut Page {
         &mut self.pages[id as usize]
     }
+    /// The uid owning page `id`.
+    pub fn owner(&self, id: PageId) -> Uid {
+        self.lrus[self.pages[id as usize].app as usize].uid
+    }
     pub fn lookup(&self, file: FileId, index: u32) -> Option<PageId> {
         match self.files[file as usize].slots.get(index as usize) {
             Some(&p) if p != NIL => Some(p),
             _ => None,
         }
     }
-    /// Cached pages of `file` from page index `first` on, in index order.
+    /// Cached pages of `file` from page index `first` on, in index order (at the cost of the
+    /// cached pages, not of the file's size).
     pub fn file_pages_from(&self, file: FileId, first: u32) -> impl Iterator<Item = PageId> + '_ {
-        let slots = &self.files[file as usize].slots;
-        slots.get(first as usize..).unwrap_or(&[]).iter().copied().filter(|&p| p != NIL)
+        let f = &self.files[file as usize];
+        f.cached.iter_from(first).map(|i| f.slots[i as usize])
+    }
+    /// When the oldest dirty page of `file` was dirtied, if it has dirty pages.
+    pub fn dirtied_at(&self, file: FileId) -> Option<SimTime> {
+        self.files[file as usize].dirtied_at
+    }
+    /// The file dirtied longest ago (lowest id among equals), with that time.
+    pub fn oldest_dirty_file(&self) -> Option<(SimTime, FileId)> {
+        self.dirty_files.first().copied()
+    }
+    /// The first page of `file` (in index order) under write-back.
+    pub fn first_writeback(&self, file: FileId) -> Option<PageId> {
+        let f = &self.files[file as usize];
+        f.writeback.first().map(|i| f.slots[i as usize])
     }
 
     pub fn free_pages(&self) -> u64 {
         self.capacity.saturating_sub(self.nr_pages)
     }
 
-    /// Insert a new (not uptodate) page; the caller made room first.
-    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
-        self.clock += 1;
-        let app = match self.app_index.get(&owner) {
+    fn app_slot(&mut self, owner: Uid) -> u16 {
+        if let Some((uid, a)) = self.last_app {
+            if uid == owner {
+                return a;
+            }
+        }
+        let a = match self.app_index.get(&owner) {
             Some(&a) => a,
             None => {
                 let a = self.lrus.len() as u16;
@@ -196,30 +280,37 @@ impl PageCache {
                 a
             }
         };
+        self.last_app = Some((owner, a));
+        a
+    }
+
+    /// Insert a new (not uptodate) page; the caller made room first.
+    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
+        self.clock += 1;
+        let app = self.app_slot(owner);
         let page = Page {
             file,
             index,
-            owner,
             app,
             uptodate: false,
             dirty: false,
             writeback: false,
             locked: false,
-            io: None,
-            dirtied_at: SimTime::ZERO,
             referenced: false,
-            stamp: self.clock,
             list: List::None,
+            io: None,
             prev: NIL,
             next: NIL,
         };
         let id = match self.free.pop() {
             Some(id) => {
                 self.pages[id as usize] = page;
+                self.stamps[id as usize] = self.clock;
                 id
             }
             None => {
                 self.pages.push(page);
+                self.stamps.push(self.clock);
                 (self.pages.len() - 1) as PageId
             }
         };
@@ -229,8 +320,10 @@ impl PageCache {
         }
         debug_assert_eq!(f.slots[index as usize], NIL, "page inserted twice");
         f.slots[index as usize] = id;
+        f.cached.insert(index);
         f.nr_pages += 1;
         self.nr_pages += 1;
+        self.inserted += 1;
         self.link(id, List::Inactive);
         id
     }
@@ -238,8 +331,8 @@ impl PageCache {
     /// A read or write touched the page (mark_page_accessed).
     pub fn mark_accessed(&mut self, id: PageId) {
         self.clock += 1;
+        self.stamps[id as usize] = self.clock;
         let p = &mut self.pages[id as usize];
-        p.stamp = self.clock;
         if p.list == List::Inactive && p.referenced {
             p.referenced = false;
             self.unlink(id);
@@ -295,13 +388,13 @@ impl PageCache {
             return;
         }
         p.dirty = true;
-        p.dirtied_at = now;
         let (file, index) = (p.file, p.index);
         self.nr_dirty += 1;
         let f = &mut self.files[file as usize];
         f.dirty.insert(index);
         if f.dirtied_at.is_none() {
             f.dirtied_at = Some(now);
+            self.dirty_files.insert((now, file));
         }
         self.busy_delta(id, was);
     }
@@ -317,13 +410,11 @@ impl PageCache {
         self.nr_dirty -= 1;
         self.nr_writeback += 1;
         let f = &mut self.files[file as usize];
-        f.dirty.remove(&index);
+        f.dirty.remove(index);
+        f.writeback.insert(index);
         if f.dirty.is_empty() {
-            f.dirtied_at = None;
-        } else {
-            // Keep the oldest remaining dirty time: pages are written from the file's start, so
-            // take the minimum over the rest only when the oldest one left (approximation: the
-            // file's age is kept until it has no dirty pages).
+            let at = f.dirtied_at.take().expect("a dirty file has its time");
+            self.dirty_files.remove(&(at, file));
         }
     }
 
@@ -332,6 +423,8 @@ impl PageCache {
         debug_assert!(p.writeback);
         p.writeback = false;
         p.io = None;
+        let (file, index) = (p.file, p.index);
+        self.files[file as usize].writeback.remove(index);
         self.nr_writeback -= 1;
         self.busy_delta(id, true);
     }
@@ -347,20 +440,30 @@ impl PageCache {
         if dirty {
             self.nr_dirty -= 1;
             let f = &mut self.files[file as usize];
-            f.dirty.remove(&index);
+            f.dirty.remove(index);
             if f.dirty.is_empty() {
-                f.dirtied_at = None;
+                let at = f.dirtied_at.take().expect("a dirty file has its time");
+                self.dirty_files.remove(&(at, file));
             }
         }
         self.unlink(id);
         let f = &mut self.files[file as usize];
         f.slots[index as usize] = NIL;
+        f.cached.remove(index);
         f.nr_pages -= 1;
         self.nr_pages -= 1;
         self.free.push(id);
     }
 
     /// Evict up to `want` clean pages in the policy's order; `is_fg(uid)` classifies owners.
+    ///
+    /// The list to take the next page from: an app's inactive tail, or its active tail when its
+    /// inactive list is empty; only apps with evictable pages count. Stock: the oldest tail
+    /// overall. Background-first: the oldest among background apps; when background apps have
+    /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
+    /// only when no background page is left at all. Each pass changes only the chosen app's
+    /// lists, so the candidates are a heap per class built once per call and updated for that
+    /// one app per pass.
     pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
         let mut out = Reclaimed::default();
         // Age the active lists a little on every call (shrink_active_list): apps whose active
@@ -377,98 +480,112 @@ impl PageCache {
                 self.link(id, List::Inactive);
             }
         }
+        if want == 0 {
+            return out;
+        }
+        // Classes: 0 = background (or everyone, stock), 1 = foreground.
+        let mut fg = std::mem::take(&mut self.scratch_fg);
+        fg.clear();
+        fg.extend(self.lrus.iter().map(|l| is_fg(l.uid)));
+        let class = |app: usize| usize::from(order == ReclaimOrder::BackgroundFirst && fg[app]);
+        let mut heaps = std::mem::take(&mut self.scratch);
+        for h in &mut heaps {
+            h.clear();
+        }
+        let mut bg_clean: u64 = 0;
+        for (app, l) in self.lrus.iter().enumerate() {
+            if let Some((stamp, _)) = l.candidate() {
+                heaps[class(app)].push(Reverse((stamp, app as u16)));
+            }
+            if !fg[app] {
+                bg_clean += u64::from(l.clean());
+            }
+        }
         // Each pass evicts, rotates, re-activates or deactivates one page; a page is touched a
         // bounded number of times, so this terminates having freed what could be freed.
         let mut budget = self.nr_pages * 3 + 256;
+        let mut bg_idle = false;
         while out.freed < want && budget > 0 {
             budget -= 1;
-            let (app, from_active) = match self.pick_list(order, &is_fg) {
-                Pick::List(app, active) => (app, active),
-                Pick::BgBusy => {
+            let heap = if !heaps[0].is_empty() {
+                0
+            } else if order == ReclaimOrder::BackgroundFirst {
+                // No background page is evictable now (and none becomes so while only
+                // foreground lists change): busy background pages are written back first.
+                if !bg_idle && self.lrus.iter().zip(&fg).any(|(l, &f)| !f && l.busy > 0) {
                     out.bg_busy = true;
                     break;
                 }
-                Pick::Nothing => break,
+                bg_idle = true;
+                1
+            } else {
+                break;
             };
-            let lru = self.lrus[app];
-            if from_active {
-                let id = lru.active.tail;
-                self.unlink(id);
-                self.pages[id as usize].referenced = false;
-                self.link(id, List::Inactive);
-                continue;
+            let Some(&Reverse((_, app))) = heaps[heap].peek() else { break };
+            let app = app as usize;
+            let clean_before = self.lrus[app].clean();
+            self.reclaim_pass(app, fg[app], &mut out, bg_clean);
+            let l = &self.lrus[app];
+            if !fg[app] {
+                bg_clean = bg_clean + u64::from(l.clean()) - u64::from(clean_before);
             }
-            let id = lru.inactive.tail;
-            let p = &self.pages[id as usize];
-            if Self::is_busy(p) {
-                // Not reclaimable now: rotate to the head (write-back will clean it).
-                self.clock += 1;
-                self.pages[id as usize].stamp = self.clock;
-                self.unlink(id);
-                self.link(id, List::Inactive);
-                continue;
-            }
-            if p.referenced {
-                // Second chance.
-                self.clock += 1;
-                self.pages[id as usize].referenced = false;
-                self.pages[id as usize].stamp = self.clock;
-                self.unlink(id);
-                self.link(id, List::Active);
-                continue;
-            }
-            if is_fg(p.owner) {
-                self.evicted_fg += 1;
-                if self.bg_clean_pages(&is_fg) > 0 {
-                    self.evicted_fg_while_bg_clean += 1;
+            match l.candidate() {
+                Some((stamp, _)) => {
+                    heaps[heap].peek_mut().expect("peeked").0 = (stamp, app as u16);
+                }
+                None => {
+                    heaps[heap].pop();
                 }
             }
-            self.remove(id);
-            self.evicted += 1;
-            out.freed += 1;
         }
+        self.scratch = heaps;
+        self.scratch_fg = fg;
         out
+    }
+
+    /// One pass of [`PageCache::reclaim`] on `app`'s lists (it has an evictable page).
+    fn reclaim_pass(&mut self, app: usize, app_fg: bool, out: &mut Reclaimed, bg_clean: u64) {
+        let lru = self.lrus[app];
+        if lru.inactive.len == 0 {
+            let id = lru.active.tail;
+            self.unlink(id);
+            self.pages[id as usize].referenced = false;
+            self.link(id, List::Inactive);
+            return;
+        }
+        let id = lru.inactive.tail;
+        let p = &self.pages[id as usize];
+        if Self::is_busy(p) {
+            // Not reclaimable now: rotate to the head (write-back will clean it).
+            self.clock += 1;
+            self.stamps[id as usize] = self.clock;
+            self.unlink(id);
+            self.link(id, List::Inactive);
+            return;
+        }
+        if p.referenced {
+            // Second chance.
+            self.clock += 1;
+            self.pages[id as usize].referenced = false;
+            self.stamps[id as usize] = self.clock;
+            self.unlink(id);
+            self.link(id, List::Active);
+            return;
+        }
+        if app_fg {
+            self.evicted_fg += 1;
+            if bg_clean > 0 {
+                self.evicted_fg_while_bg_clean += 1;
+            }
+        }
+        self.remove(id);
+        self.evicted += 1;
+        out.freed += 1;
     }
 
     /// Whether any background app has a page that could be evicted now.
     pub fn bg_clean_pages(&self, is_fg: &impl Fn(Uid) -> bool) -> u64 {
         self.lrus.iter().filter(|l| !is_fg(l.uid)).map(|l| u64::from(l.clean())).sum()
-    }
-
-    /// The list to take the next page from: an app's inactive tail, or its active tail when its
-    /// inactive list is too small; only apps with evictable pages count. Stock: the oldest tail
-    /// overall. Background-first: the oldest among background apps; when background apps have
-    /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
-    /// only when no background page is left at all.
-    fn pick_list(&self, order: ReclaimOrder, is_fg: &impl Fn(Uid) -> bool) -> Pick {
-        let pick = |want_fg: Option<bool>| {
-            let mut best: Option<(u64, usize, bool)> = None;
-            for (app, l) in self.lrus.iter().enumerate() {
-                if l.clean() == 0 || want_fg.is_some_and(|f| is_fg(l.uid) != f) {
-                    continue;
-                }
-                let (tail, active) = if l.inactive.len > 0 { (l.inactive.tail, false) } else { (l.active.tail, true) };
-                let stamp = self.pages[tail as usize].stamp;
-                if best.is_none_or(|(s, _, _)| stamp < s) {
-                    best = Some((stamp, app, active));
-                }
-            }
-            best.map_or(Pick::Nothing, |(_, app, a)| Pick::List(app, a))
-        };
-        match order {
-            ReclaimOrder::Global => pick(None),
-            ReclaimOrder::BackgroundFirst => match pick(Some(false)) {
-                Pick::Nothing => {
-                    let bg_busy = self.lrus.iter().any(|l| !is_fg(l.uid) && l.busy > 0);
-                    if bg_busy {
-                        Pick::BgBusy
-                    } else {
-                        pick(Some(true))
-                    }
-                }
-                p => p,
-            },
-        }
     }
 
     fn lru_mut(&mut self, app: u16, list: List) -> &mut Lru {
@@ -482,27 +599,35 @@ impl PageCache {
 
     /// Put a page at the head (most recent end) of a list.
     fn link(&mut self, id: PageId, list: List) {
-        let app = self.pages[id as usize].app;
+        let (app, stamp) = {
+            let p = &mut self.pages[id as usize];
+            p.list = list;
+            (p.app, self.stamps[id as usize])
+        };
         let lru = self.lru_mut(app, list);
         let old_head = lru.head;
         lru.head = id;
         if lru.tail == NIL {
             lru.tail = id;
+            lru.tail_stamp = stamp;
         }
         lru.len += 1;
         if old_head != NIL {
             self.pages[old_head as usize].prev = id;
         }
         let p = &mut self.pages[id as usize];
-        p.list = list;
         p.prev = NIL;
         p.next = old_head;
     }
 
     fn unlink(&mut self, id: PageId) {
         let (app, list, prev, next) = {
-            let p = &self.pages[id as usize];
-            (p.app, p.list, p.prev, p.next)
+            let p = &mut self.pages[id as usize];
+            let r = (p.app, p.list, p.prev, p.next);
+            p.list = List::None;
+            p.prev = NIL;
+            p.next = NIL;
+            r
         };
         if list == List::None {
             return;
@@ -517,20 +642,195 @@ impl PageCache {
         if lru.head == id {
             lru.head = next;
         }
+        lru.len -= 1;
         if lru.tail == id {
             lru.tail = prev;
+            if prev != NIL {
+                let stamp = self.stamps[prev as usize];
+                self.lru_mut(app, list).tail_stamp = stamp;
+            }
         }
-        lru.len -= 1;
-        let p = &mut self.pages[id as usize];
-        p.list = List::None;
-        p.prev = NIL;
-        p.next = NIL;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The victim choice before the per-class heaps: scan every app's tail page per pass (the
+    /// reference model [`PageCache::reclaim`] is checked against).
+    fn reclaim_reference(pc: &mut PageCache, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
+        let mut out = Reclaimed::default();
+        for app in 0..pc.lrus.len() {
+            for _ in 0..32 {
+                let l = pc.lrus[app];
+                if l.active.len <= l.inactive.len {
+                    break;
+                }
+                let id = l.active.tail;
+                pc.unlink(id);
+                pc.pages[id as usize].referenced = false;
+                pc.link(id, List::Inactive);
+            }
+        }
+        let mut budget = pc.nr_pages * 3 + 256;
+        while out.freed < want && budget > 0 {
+            budget -= 1;
+            let pick = |pc: &PageCache, want_fg: Option<bool>| {
+                let mut best: Option<(u64, usize)> = None;
+                for (app, l) in pc.lrus.iter().enumerate() {
+                    if l.clean() == 0 || want_fg.is_some_and(|f| is_fg(l.uid) != f) {
+                        continue;
+                    }
+                    let tail = if l.inactive.len > 0 { l.inactive.tail } else { l.active.tail };
+                    let stamp = pc.stamps[tail as usize];
+                    if best.is_none_or(|(s, _)| stamp < s) {
+                        best = Some((stamp, app));
+                    }
+                }
+                best.map(|b| b.1)
+            };
+            let app = match order {
+                ReclaimOrder::Global => pick(pc, None),
+                ReclaimOrder::BackgroundFirst => match pick(pc, Some(false)) {
+                    None if pc.lrus.iter().any(|l| !is_fg(l.uid) && l.busy > 0) => {
+                        out.bg_busy = true;
+                        break;
+                    }
+                    None => pick(pc, Some(true)),
+                    a => a,
+                },
+            };
+            let Some(app) = app else { break };
+            let bg_clean = pc.bg_clean_pages(&is_fg);
+            let app_fg = is_fg(pc.lrus[app].uid);
+            pc.reclaim_pass(app, app_fg, &mut out, bg_clean);
+        }
+        out
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert { file: u32, index: u32, owner: Uid },
+        Access(usize),
+        Dirty(usize),
+        StartWb(usize),
+        EndWb(usize),
+        Lock(usize),
+        Fill(usize),
+        Remove(usize),
+        Reclaim { want: u64, bg_first: bool, fg: Uid },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u32..3, 0u32..200, 1u32..5).prop_map(|(file, index, owner)| Op::Insert { file, index, owner }),
+            3 => any::<usize>().prop_map(Op::Access),
+            2 => any::<usize>().prop_map(Op::Dirty),
+            1 => any::<usize>().prop_map(Op::StartWb),
+            1 => any::<usize>().prop_map(Op::EndWb),
+            1 => any::<usize>().prop_map(Op::Lock),
+            1 => any::<usize>().prop_map(Op::Fill),
+            1 => any::<usize>().prop_map(Op::Remove),
+            2 => (0u64..40, any::<bool>(), 0u32..5).prop_map(|(want, bg_first, fg)| Op::Reclaim { want, bg_first, fg }),
+        ]
+    }
+
+    /// Live pages as (file, index), in a stable order, with their states.
+    fn snapshot(pc: &PageCache) -> Vec<(u32, u32, bool, bool, bool, bool)> {
+        let mut v = Vec::new();
+        for (f, fc) in pc.files.iter().enumerate() {
+            for (i, &p) in fc.slots.iter().enumerate() {
+                if p != NIL {
+                    let pg = pc.page(p);
+                    v.push((f as u32, i as u32, pg.dirty, pg.writeback, pg.locked, pg.uptodate));
+                }
+            }
+        }
+        v
+    }
+
+    /// The derived indexes agree with the pages: bitmaps, counts, and cached tail stamps.
+    fn check_indexes(pc: &PageCache) -> Result<(), TestCaseError> {
+        for (f, fc) in pc.files.iter().enumerate() {
+            let cached: Vec<u32> = (0..fc.slots.len() as u32).filter(|&i| fc.slots[i as usize] != NIL).collect();
+            prop_assert!(fc.cached.iter().eq(cached.iter().copied()), "cached set of file {}", f);
+            let dirty: Vec<u32> = cached.iter().copied().filter(|&i| pc.page(fc.slots[i as usize]).dirty).collect();
+            prop_assert!(fc.dirty.iter().eq(dirty.iter().copied()));
+            let wb: Vec<u32> = cached.iter().copied().filter(|&i| pc.page(fc.slots[i as usize]).writeback).collect();
+            prop_assert!(fc.writeback.iter().eq(wb.iter().copied()));
+            prop_assert_eq!(fc.nr_pages as usize, cached.len());
+            prop_assert_eq!(fc.dirtied_at.is_some(), !dirty.is_empty());
+            if let Some(at) = fc.dirtied_at {
+                prop_assert!(pc.dirty_files.contains(&(at, f as FileId)));
+            }
+        }
+        prop_assert_eq!(pc.dirty_files.len(), pc.files.iter().filter(|f| f.dirtied_at.is_some()).count());
+        for l in &pc.lrus {
+            for list in [l.active, l.inactive] {
+                if list.len > 0 {
+                    prop_assert_eq!(list.tail_stamp, pc.stamps[list.tail as usize]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// The heap-based victim choice evicts exactly what scanning every app would, in both
+        /// orders, whatever the page states; the bitmaps follow the pages.
+        #[test]
+        fn reclaim_matches_the_scan_of_every_app(ops in proptest::collection::vec(op(), 1..300)) {
+            let mut a = PageCache::new(64);
+            let mut b = PageCache::new(64);
+            for pc in [&mut a, &mut b] {
+                for _ in 0..3 {
+                    pc.add_file();
+                }
+            }
+            for o in ops {
+                let live: Vec<PageId> = a.files.iter().flat_map(|f| f.slots.iter().copied().filter(|&p| p != NIL)).collect();
+                let pick = |k: usize| (!live.is_empty()).then(|| live[k % live.len()]);
+                // Page ids match in both caches: same operations, same slab order.
+                match o {
+                    Op::Insert { file, index, owner } => {
+                        if a.lookup(file, index).is_none() {
+                            a.insert(file, index, owner);
+                            b.insert(file, index, owner);
+                        }
+                    }
+                    Op::Reclaim { want, bg_first, fg } => {
+                        let order = if bg_first { ReclaimOrder::BackgroundFirst } else { ReclaimOrder::Global };
+                        let ra = a.reclaim(want, order, |u| u == fg);
+                        let rb = reclaim_reference(&mut b, want, order, |u| u == fg);
+                        prop_assert_eq!(ra, rb);
+                    }
+                    o => {
+                        let (k, f): (usize, fn(&mut PageCache, PageId)) = match o {
+                            Op::Access(k) => (k, |pc, p| pc.mark_accessed(p)),
+                            Op::Dirty(k) => (k, |pc, p| if !pc.page(p).locked { pc.set_dirty(p, SimTime(7)) }),
+                            Op::StartWb(k) => (k, |pc, p| if pc.page(p).dirty && !pc.page(p).writeback { pc.start_writeback(p, 3) }),
+                            Op::EndWb(k) => (k, |pc, p| if pc.page(p).writeback { pc.end_writeback(p) }),
+                            Op::Lock(k) => (k, |pc, p| if !pc.page(p).locked && !pc.page(p).uptodate { pc.lock_for_read(p, 5) }),
+                            Op::Fill(k) => (k, |pc, p| if pc.page(p).locked { pc.fill_done(p) }),
+                            Op::Remove(k) => (k, |pc, p| if !pc.page(p).locked && !pc.page(p).writeback { pc.remove(p) }),
+                            _ => unreachable!(),
+                        };
+                        if let Some(p) = pick(k) {
+                            f(&mut a, p);
+                            f(&mut b, p);
+                        }
+                    }
+                }
+                prop_assert_eq!(snapshot(&a), snapshot(&b));
+                prop_assert_eq!((a.evicted, a.evicted_fg, a.evicted_fg_while_bg_clean), (b.evicted, b.evicted_fg, b.evicted_fg_while_bg_clean));
+                prop_assert_eq!((a.nr_pages, a.nr_dirty, a.nr_writeback), (b.nr_pages, b.nr_dirty, b.nr_writeback));
+                check_indexes(&a)?;
+            }
+        }
+    }
 
     #[test]
     fn global_order_evicts_oldest_first_and_skips_dirty() {

@@ -78,15 +78,8 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
     let for_reclaim = *cx.writeback_for_reclaim_flag();
     let pc = cx.page_cache();
     let over = pc.nr_dirty > p.background_pages;
-    // The file to write: oldest dirty first.
-    let mut best: Option<(SimTime, FileId)> = None;
-    for (f, fc) in pc.files.iter().enumerate() {
-        if let Some(at) = fc.dirtied_at {
-            if (over || now.since(at) >= p.expire_ns || for_reclaim) && best.is_none_or(|(b, _)| at < b) {
-                best = Some((at, f as FileId));
-            }
-        }
-    }
+    // The file to write: oldest dirty first (if the oldest has not expired, none has).
+    let best = pc.oldest_dirty_file().filter(|&(at, _)| over || now.since(at) >= p.expire_ns || for_reclaim);
     if let Some((_, file)) = best {
         if !cx.ensure_handle(tid) {
             return (0, After::Block);
@@ -96,7 +89,6 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         let idxs: Vec<u32> = pc.files[file as usize]
             .dirty
             .iter()
-            .copied()
             .filter(|&i| pc.lookup(file, i).is_some_and(|pg| !pc.page(pg).writeback && !pc.page(pg).locked))
             .take(MAX_WRITEBACK_PAGES)
             .collect();
@@ -105,7 +97,7 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
             // All dirty pages of this file are being written: wait for one of them.
             cx.stop_handle_of(tid);
             let pc = cx.page_cache();
-            let pg = pc.files[file as usize].dirty.iter().find_map(|&i| pc.lookup(file, i)).expect("dirty");
+            let pg = pc.files[file as usize].dirty.iter().find_map(|i| pc.lookup(file, i)).expect("dirty");
             let id = pc.page(pg).io.expect("under I/O");
             cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
             return (cost, After::Block);

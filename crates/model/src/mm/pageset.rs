@@ -1,0 +1,175 @@
+//! [`PageSet`]: a set of page indices of one file, as a bitmap.
+//!
+//! The page cache keeps three per file — cached, dirty and under write-back — so that write-back
+//! walks dirty pages in file order, fsync finds a page under write-back, and truncate finds the
+//! cached pages past the new size, all at one 64-bit word per 64 indices between the lowest and
+//! highest member (not one slot per page of the file, nor a tree node per page). Insert, remove
+//! and contains are O(1).
+
+/// A set of `u32` page indices (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct PageSet {
+    words: Vec<u64>,
+    len: u32,
+    /// No word below `lo` is non-zero.
+    lo: usize,
+    /// No word from `hi` on is non-zero.
+    hi: usize,
+}
+
+impl PageSet {
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn contains(&self, i: u32) -> bool {
+        self.words.get((i / 64) as usize).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    /// Add `i`; false if it was there.
+    pub fn insert(&mut self, i: u32) -> bool {
+        let w = (i / 64) as usize;
+        if self.words.len() <= w {
+            self.words.resize(w + 1, 0);
+        }
+        let bit = 1 << (i % 64);
+        if self.words[w] & bit != 0 {
+            return false;
+        }
+        if self.len == 0 {
+            (self.lo, self.hi) = (w, w + 1);
+        } else {
+            self.lo = self.lo.min(w);
+            self.hi = self.hi.max(w + 1);
+        }
+        self.words[w] |= bit;
+        self.len += 1;
+        true
+    }
+    /// Remove `i`; false if it was not there.
+    pub fn remove(&mut self, i: u32) -> bool {
+        let w = (i / 64) as usize;
+        let bit = 1 << (i % 64);
+        match self.words.get_mut(w) {
+            Some(x) if *x & bit != 0 => *x &= !bit,
+            _ => return false,
+        }
+        self.len -= 1;
+        if self.len == 0 {
+            (self.lo, self.hi) = (0, 0);
+        } else if self.words[w] == 0 {
+            // Keep the bounds tight (each word is skipped once per emptying).
+            while self.words[self.lo] == 0 {
+                self.lo += 1;
+            }
+            while self.words[self.hi - 1] == 0 {
+                self.hi -= 1;
+            }
+        }
+        true
+    }
+    /// The lowest member.
+    pub fn first(&self) -> Option<u32> {
+        self.iter().next()
+    }
+    /// Members in ascending order.
+    pub fn iter(&self) -> Iter<'_> {
+        self.iter_from(0)
+    }
+    /// Members `>= first` in ascending order.
+    pub fn iter_from(&self, first: u32) -> Iter<'_> {
+        let start = ((first / 64) as usize).max(self.lo);
+        if start >= self.hi {
+            return Iter { words: &[], base: 0, cur: 0 };
+        }
+        let mut cur = self.words[start];
+        if start == (first / 64) as usize {
+            cur &= u64::MAX << (first % 64);
+        }
+        Iter { words: &self.words[start + 1..self.hi], base: start as u32 * 64, cur }
+    }
+}
+
+/// Iterator over a [`PageSet`] in ascending order.
+pub struct Iter<'a> {
+    words: &'a [u64],
+    /// Index of bit 0 of `cur`.
+    base: u32,
+    cur: u64,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = u32;
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        while self.cur == 0 {
+            let (&w, rest) = self.words.split_first()?;
+            self.words = rest;
+            self.cur = w;
+            self.base += 64;
+        }
+        let b = self.cur.trailing_zeros();
+        self.cur &= self.cur - 1;
+        Some(self.base + b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn iterates_in_order_from_a_start() {
+        let mut s = PageSet::default();
+        for i in [5, 64, 63, 700, 0, 128] {
+            assert!(s.insert(i));
+        }
+        assert!(!s.insert(64));
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 5, 63, 64, 128, 700]);
+        assert_eq!(s.iter_from(6).collect::<Vec<_>>(), vec![63, 64, 128, 700]);
+        assert_eq!(s.iter_from(701).next(), None);
+        assert!(s.remove(0) && s.remove(5) && s.remove(63) && !s.remove(63));
+        assert_eq!(s.first(), Some(64));
+        assert_eq!(s.len(), 3);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u32),
+        Remove(u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        // Small and large indices, clustered so that words fill and empty.
+        let idx = prop_oneof![0u32..300, 0u32..5_000, 60_000u32..60_200];
+        prop_oneof![idx.clone().prop_map(Op::Insert), idx.prop_map(Op::Remove)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Against a `BTreeSet` reference: membership, length, order, and iteration from any start.
+        #[test]
+        fn matches_a_btreeset(ops in proptest::collection::vec(op(), 0..400), starts in proptest::collection::vec(0u32..61_000, 4)) {
+            let mut s = PageSet::default();
+            let mut r = BTreeSet::new();
+            for o in ops {
+                match o {
+                    Op::Insert(i) => prop_assert_eq!(s.insert(i), r.insert(i)),
+                    Op::Remove(i) => prop_assert_eq!(s.remove(i), r.remove(&i)),
+                }
+                prop_assert_eq!(s.len() as usize, r.len());
+                prop_assert_eq!(s.first(), r.first().copied());
+            }
+            prop_assert!(s.iter().eq(r.iter().copied()));
+            for f in starts {
+                prop_assert!(s.iter_from(f).eq(r.range(f..).copied()));
+                prop_assert_eq!(s.contains(f), r.contains(&f));
+            }
+        }
+    }
+}

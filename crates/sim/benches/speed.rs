@@ -1,0 +1,64 @@
+//! Simulator speed against real time, and how its cost grows (`cargo bench -p forefront-sim
+//! --bench speed`). Prints, each figure the median of three runs:
+//!
+//! 1. `switch-upload` with 6 BG apps, 60 simulated seconds: simulated seconds per wall second
+//!    (target: ≥ 1,000× real time), events, pages and requests per wall second;
+//! 2. growth with simulated time: 10 s vs 40 s of the same run (linear cost = 4.0×);
+//! 3. growth with the number of BG apps (1, 2, 4, 8 at 20 s): wall time, and wall time per
+//!    page-cache page, as ratios to 1 app (more apps do more I/O, so cost per page is the figure
+//!    that shows bookkeeping growing with the number of apps; flat = no per-app term).
+//!
+//! It measures and prints; it asserts nothing (wall time depends on the machine).
+
+use std::time::Instant;
+
+use forefront_sim::{run, RunConfig};
+
+/// (wall seconds, simulated seconds, events, pages, requests): the median-wall run of three.
+fn measure(scenario: &str, bg: u32, duration_s: f64) -> (f64, f64, u64, u64, u64) {
+    let mut cfg = RunConfig::builtin(scenario, "android", Some(bg), 1).expect("built-in scenario");
+    cfg.scenario.duration_s = duration_s;
+    let mut runs: Vec<_> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let r = run(&cfg);
+            let wall = t.elapsed().as_secs_f64();
+            (wall, r.stats.sim_ms / 1e3, r.stats.events, r.stats.pages, r.stats.requests)
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    runs[1]
+}
+
+fn main() {
+    let (wall, sim, events, pages, reqs) = measure("switch-upload", 6, 60.0);
+    println!("switch-upload, 6 BG apps, {sim:.0} s simulated: {:.0} ms wall", wall * 1e3);
+    println!(
+        "  {:.0}x real time (target >= 1000x) · {:.2} M events/s · {:.2} M pages/s · {:.0} k requests/s",
+        sim / wall,
+        events as f64 / wall / 1e6,
+        pages as f64 / wall / 1e6,
+        reqs as f64 / wall / 1e3
+    );
+
+    let (w10, s10, ..) = measure("switch-upload", 6, 10.0);
+    let (w40, s40, ..) = measure("switch-upload", 6, 40.0);
+    println!("growth with simulated time (switch-upload, 6 BG apps):");
+    println!("  {s10:.0} s: {:.0} ms · {s40:.0} s: {:.0} ms · ratio {:.2} (simulated time ratio {:.2})", w10 * 1e3, w40 * 1e3, w40 / w10, s40 / s10);
+
+    println!("growth with BG apps (switch-upload, 20 s):");
+    let mut base: Option<(f64, f64)> = None;
+    for bg in [1, 2, 4, 8] {
+        let (w, _, _, pages, _) = measure("switch-upload", bg, 20.0);
+        let per_page = w / pages.max(1) as f64;
+        let (w1, p1) = *base.get_or_insert((w, per_page));
+        println!(
+            "  {bg} BG apps: {:>6.0} ms wall ({:.2}x of 1 app) · {:>9} pages · {:.1} ns/page ({:.2}x of 1 app)",
+            w * 1e3,
+            w / w1,
+            pages,
+            per_page * 1e9,
+            per_page / p1
+        );
+    }
+}
