@@ -141,6 +141,7 @@ fn convert_writes_trace_event_json() {
             "convert",
             testdata(input).to_str().unwrap(),
             out_path.to_str().unwrap(),
+            "--force",
             "--fg",
             "fio",
         ]);

@@ -450,6 +450,11 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
                         }
                     }
                     cx.wake_jbd2();
+                    // The transaction is chosen once, as ext4_sync_file takes i_sync_tid once:
+                    // when it has committed the fsync is done, even if the inode changed again
+                    // meanwhile (re-reading it would let a busy writer of the same file starve
+                    // the fsync forever).
+                    set(cx, 3);
                     cx.block(tid, Blocker::Commit { txn }, Cat::Journal);
                     (0, After::Block)
                 }
@@ -775,6 +780,26 @@ mod tests {
         assert_eq!(cx.blocked[1], Blocker::Commit { txn });
         assert!(cx.jn.running.fg_forced, "an FG fsync marks the transaction");
         assert_eq!(cx.jn.commit_requested, txn);
+    }
+
+    #[test]
+    fn fsync_waits_for_the_commit_it_chose_even_if_the_inode_changes_again() {
+        // ext4_sync_file reads i_sync_tid once: a writer re-dirtying the inode during the wait
+        // must not make the fsync wait for the next commit, and the next (regression: a busy
+        // writer of the same file starved an fsync for the whole run).
+        let mut cx = Fake::new();
+        let f = cx.file("/data/a");
+        cx.run(write_op(f, PAGE_SIZE));
+        let txn = 5;
+        cx.fs.inodes[f as usize].meta_txn = Some(txn);
+        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 2, datasync: false }), After::Block);
+        assert_eq!(cx.blocked.last(), Some(&Blocker::Commit { txn }));
+        // The commit of `txn` completes while another task put the inode in a later one.
+        cx.jn.committed = txn;
+        cx.fs.inodes[f as usize].meta_txn = Some(txn + 1);
+        let blocked = cx.blocked.len();
+        assert_eq!(cx.run(cx.op.clone().expect("the fsync is still in progress")), After::Step, "done after its commit");
+        assert_eq!(cx.blocked.len(), blocked, "no second wait");
     }
 
     #[test]
