@@ -86,6 +86,8 @@ pub enum Blocker {
     /// The reply to a binder transaction to `service`: run by server thread `server` (an edge
     /// caller → server), or still queued for a free server thread (`None`).
     Binder { service: u32, server: Option<Tid> },
+    /// The inode lock of file `file`, held by a task truncating it (writers wait).
+    Inode { file: u32 },
     /// A kernel thread with nothing to do.
     Idle,
 }
@@ -101,6 +103,11 @@ impl Blocker {
             Blocker::Handle => Some(3),
             _ => None,
         }
+    }
+
+    /// Whether [`WaitGraph::count`] counts the tasks waiting on it (the shared queues).
+    pub fn counted(self) -> bool {
+        self.queue().is_some()
     }
 
     /// Whether this is a wait for I/O (directly or through the journal).

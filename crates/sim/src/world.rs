@@ -773,7 +773,8 @@ impl World {
 
     /// Wake every task waiting on `b`, in the order they blocked.
     fn wake_all(&mut self, b: Blocker) {
-        if self.wg.count(b) == 0 {
+        // The shared queues keep a count: skip the walk when nobody waits there.
+        if b.counted() && self.wg.count(b) == 0 {
             return;
         }
         for t in self.wg.blocked_on(|x| x == b) {
@@ -1038,7 +1039,7 @@ impl World {
                 let datasync = matches!(op, Op::Fdatasync { .. });
                 let path = path.clone();
                 let file = self.file_of(&path, uid);
-                set(self, Exec::File(FileOp::Fsync { file, stage: 0, datasync }));
+                set(self, Exec::File(FileOp::Fsync { file, stage: 0, datasync, from: 0, to: 0 }));
                 (sys, After::Step)
             }
             Op::Compute { ms } => (((ms * 1e6) as u64).max(1), After::Step),

@@ -59,7 +59,9 @@ pub enum MetaKind {
 pub enum FileOp {
     Read { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64 },
     Write { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool },
-    Fsync { file: FileId, stage: u8, datasync: bool },
+    /// `from..to`: the page indexes stage 1 still has to check for write-back (one pass, as
+    /// `__filemap_fdatawait_range`); set when stage 0 ends.
+    Fsync { file: FileId, stage: u8, datasync: bool, from: u32, to: u32 },
     Meta { file: FileId, kind: MetaKind, stage: u8 },
 }
 
@@ -106,7 +108,7 @@ pub fn step<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, op: FileOp) 
     match op {
         FileOp::Read { file, pos, end, chunk, call_end } => read(cx, k, tid, file, pos, end, chunk, call_end),
         FileOp::Write { file, pos, end, chunk, call_end, meta_done } => write(cx, k, tid, file, pos, end, chunk, call_end, meta_done),
-        FileOp::Fsync { file, stage, datasync } => fsync(cx, k, tid, file, stage, datasync),
+        FileOp::Fsync { file, stage, datasync, from, to } => fsync(cx, k, tid, file, stage, datasync, from, to),
         FileOp::Meta { file, kind, stage } => meta(cx, k, tid, file, kind, stage),
     }
 }
@@ -204,6 +206,13 @@ pub fn write<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
     let set = |cx: &mut K, pos: u64, meta_done: bool| {
         cx.set_file_op(tid, Some(FileOp::Write { file, pos, end, chunk, call_end, meta_done }));
     };
+    if cx.fs().inodes[file as usize].truncating.is_some_and(|t| t != tid) {
+        // A truncate holds the inode lock: the write waits for it (as ext4_file_write_iter
+        // waits for i_rwsem).
+        cx.block(tid, Blocker::Inode { file }, Cat::PageWait);
+        set(cx, pos, meta_done);
+        return (0, After::Block);
+    }
     while pos < call_end {
         let idx = (pos / PAGE_SIZE) as u32;
         let page_end = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
@@ -397,8 +406,9 @@ fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqI
     (id, cx.serial(id))
 }
 
-pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, stage: u8, datasync: bool) -> (u64, After) {
-    let set = |cx: &mut K, stage: u8| cx.set_file_op(tid, Some(FileOp::Fsync { file, stage, datasync }));
+#[allow(clippy::too_many_arguments)]
+pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, stage: u8, datasync: bool, from: u32, to: u32) -> (u64, After) {
+    let set = |cx: &mut K, stage: u8| cx.set_file_op(tid, Some(FileOp::Fsync { file, stage, datasync, from, to }));
     let mut cost = 0;
     match stage {
         0 => {
@@ -424,14 +434,21 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
                 let txn = cx.wait_graph().release_handle(tid).expect("held");
                 stop_handle(cx, txn);
             }
-            set(cx, 1);
+            // Stage 1 checks the file's pages as they are now, once.
+            let to = cx.fs().inodes[file as usize].size.div_ceil(PAGE_SIZE).min(u64::from(u32::MAX)) as u32;
+            cx.set_file_op(tid, Some(FileOp::Fsync { file, stage: 1, datasync, from: 0, to }));
             (cost.max(1), After::Step)
         }
         1 => {
-            // Wait for every page of the file under write-back (own or the flusher's: D_sync).
+            // Wait for the file's pages under write-back (own or the flusher's: D_sync) in one
+            // pass over the indexes, as __filemap_fdatawait_range does: a page whose write-back
+            // starts behind the pass, or beyond the size the file had, is not waited for (else
+            // a busy writer of the file could starve the fsync).
             let pc = cx.page_cache();
-            let busy = pc.first_writeback(file).and_then(|p| pc.page(p).io);
-            if let Some(id) = busy {
+            let next = pc.files[file as usize].writeback.iter_from(from).next().filter(|&i| i < to);
+            if let Some(i) = next {
+                let id = pc.lookup(file, i).and_then(|p| pc.page(p).io).expect("a page under write-back has its request");
+                cx.set_file_op(tid, Some(FileOp::Fsync { file, stage: 1, datasync, from: i + 1, to }));
                 cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
                 return (0, After::Block);
             }
@@ -481,6 +498,15 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
         MetaKind::Truncate(s) => s,
     };
     if stage == 0 {
+        // Take the inode lock (another truncate holds it: wait), so that no write adds pages
+        // while they are dropped (without it, a busy writer of the file could starve this loop).
+        match cx.fs().inodes[file as usize].truncating {
+            Some(t) if t != tid => {
+                cx.block(tid, Blocker::Inode { file }, Cat::PageWait);
+                return (0, After::Block);
+            }
+            _ => cx.fs_mut().inodes[file as usize].truncating = Some(tid),
+        }
         // Drop cached pages past the new size; pages under I/O must finish first (D_data).
         let first = new_size.div_ceil(PAGE_SIZE) as u32;
         let pages: Vec<_> = cx.page_cache().file_pages_from(file, first).collect();
@@ -495,6 +521,9 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
             cx.page_cache().remove(p);
             cost += 200;
         }
+        // The pages are gone: release the inode lock and let its waiters go.
+        cx.fs_mut().inodes[file as usize].truncating = None;
+        cx.wake_all(Blocker::Inode { file });
         set(cx, 1);
         return (cost.max(1), After::Step);
     }
@@ -765,7 +794,7 @@ mod tests {
         cx.run(write_op(f, 2 * PAGE_SIZE));
         // Stage 0: the dirty pages go out as one run after delayed allocation; stage 1 waits
         // for them (D_sync).
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 0, datasync: false }), After::Block);
+        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 0, datasync: false, from: 0, to: 0 }), After::Block);
         assert_eq!(cx.runs.len(), 1);
         assert!(cx.runs[0].2, "a write run");
         assert_eq!(cx.fs.inodes[f as usize].allocated(), 2);
@@ -776,10 +805,27 @@ mod tests {
             cx.pc.end_writeback(p);
         }
         let txn = cx.fs.inodes[f as usize].meta_txn.unwrap();
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 1, datasync: false }), After::Block);
+        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 1, datasync: false, from: 0, to: u32::MAX }), After::Block);
         assert_eq!(cx.blocked[1], Blocker::Commit { txn });
         assert!(cx.jn.running.fg_forced, "an FG fsync marks the transaction");
         assert_eq!(cx.jn.commit_requested, txn);
+    }
+
+    #[test]
+    fn a_truncate_holds_the_inode_lock_and_writers_wait_for_it() {
+        // Regression: without the lock, a writer appending to the file kept adding pages
+        // while a creat(O_TRUNC) dropped them, and the truncate never finished.
+        let mut cx = Fake::new();
+        let f = cx.file("/data/a");
+        cx.run(write_op(f, 2 * PAGE_SIZE));
+        cx.fs.inodes[f as usize].truncating = Some(7); // another task truncates
+        assert_eq!(cx.run(write_op(f, PAGE_SIZE)), After::Block);
+        assert_eq!(cx.blocked.last(), Some(&Blocker::Inode { file: f }));
+        // Our own truncate takes the lock when free, drops the pages and releases it.
+        cx.fs.inodes[f as usize].truncating = None;
+        cx.run(FileOp::Meta { file: f, kind: MetaKind::Truncate(0), stage: 0 });
+        assert_eq!(cx.fs.inodes[f as usize].truncating, None, "released");
+        assert!(cx.pc.lookup(f, 0).is_none(), "pages dropped");
     }
 
     #[test]
@@ -792,7 +838,7 @@ mod tests {
         cx.run(write_op(f, PAGE_SIZE));
         let txn = 5;
         cx.fs.inodes[f as usize].meta_txn = Some(txn);
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 2, datasync: false }), After::Block);
+        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 2, datasync: false, from: 0, to: 0 }), After::Block);
         assert_eq!(cx.blocked.last(), Some(&Blocker::Commit { txn }));
         // The commit of `txn` completes while another task put the inode in a later one.
         cx.jn.committed = txn;
@@ -806,7 +852,7 @@ mod tests {
     fn fsync_with_nothing_to_commit_flushes_the_device_cache() {
         let mut cx = Fake::new();
         let f = cx.file("/data/a");
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 0, datasync: true }), After::Block);
+        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 0, datasync: true, from: 0, to: 0 }), After::Block);
         assert_eq!(cx.control, vec![ReqOp::Flush]);
     }
 

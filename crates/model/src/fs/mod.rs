@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::ReqId;
 use crate::mm::FileId;
-use crate::prov::Uid;
+use crate::prov::{Tid, Uid};
 
 pub const BLOCK: u64 = 4096;
 pub const SECTORS_PER_BLOCK: u64 = BLOCK / 512;
@@ -70,6 +70,9 @@ pub struct Inode {
     pub meta_txn: Option<u64>,
     /// Its data changed in a way fdatasync must commit (size or allocation).
     pub datasync_txn: Option<u64>,
+    /// The task truncating it (creat with O_TRUNC, truncate, unlink) while it drops the file's
+    /// pages: the inode lock (`i_rwsem`) the kernel holds there, which keeps writers out.
+    pub truncating: Option<Tid>,
 }
 
 impl Inode {
@@ -177,6 +180,7 @@ impl Fs {
             unlinked: false,
             meta_txn: None,
             datasync_txn: None,
+            truncating: None,
         });
     }
 
@@ -357,7 +361,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);
