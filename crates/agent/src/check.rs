@@ -26,7 +26,11 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
     let root = &cfg.agent.root;
     let mut out = vec![];
     let euid = nix::unistd::geteuid().as_raw();
-    out.push(cap("root", euid == 0, if euid == 0 { "running as root".to_owned() } else { format!("euid {euid}: cgroup writes need root") }));
+    out.push(cap(
+        "root",
+        euid == 0,
+        if euid == 0 { "running as root".to_owned() } else { format!("euid {euid}: cgroup writes need root") },
+    ));
     let mounts = match CgroupMounts::read(root) {
         Ok(m) => m,
         Err(e) => {
@@ -51,7 +55,11 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
                     Version::V1 => h.mount.join("cpu.idle").exists(),
                     Version::V2 => any_child_has(&h.mount, "cpu.idle"),
                 };
-                out.push(cap("cpu.idle", has, if has { "idle CPU class available" } else { "kernel < 5.15 or not found: background keeps low shares only" }));
+                out.push(cap(
+                    "cpu.idle",
+                    has,
+                    if has { "idle CPU class available" } else { "kernel < 5.15 or not found: background keeps low shares only" },
+                ));
             }
         }
     }
@@ -61,12 +69,24 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
                 Version::V1 => h.mount.join("blkio.bfq.io_service_bytes").exists(),
                 Version::V2 => any_child_has(&h.mount, "io.bfq.weight") || any_child_has(&h.mount, "io.weight"),
             };
-            out.push(cap("BFQ group weights", has, if has { "BFQ loaded" } else { "BFQ not loaded: `modprobe bfq` and select it for the disk" }));
+            out.push(cap(
+                "BFQ group weights",
+                has,
+                if has { "BFQ loaded" } else { "BFQ not loaded: `modprobe bfq` and select it for the disk" },
+            ));
         }
         let bfq_anywhere = std::fs::read_dir(root.join("sys/block"))
-            .map(|d| d.flatten().any(|e| block::scheduler(&e.path().join("queue")).map(|(_, all)| all.iter().any(|s| s == "bfq")).unwrap_or(false)))
+            .map(|d| {
+                d.flatten().any(|e| {
+                    block::scheduler(&e.path().join("queue")).map(|(_, all)| all.iter().any(|s| s == "bfq")).unwrap_or(false)
+                })
+            })
             .unwrap_or(false);
-        out.push(cap("bfq scheduler", bfq_anywhere, if bfq_anywhere { "offered by at least one disk" } else { "no disk offers bfq" }));
+        out.push(cap(
+            "bfq scheduler",
+            bfq_anywhere,
+            if bfq_anywhere { "offered by at least one disk" } else { "no disk offers bfq" },
+        ));
     }
     if cfg.pause.enabled {
         need(Controller::Freezer, "background pause", &mut out);
@@ -105,7 +125,8 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
         std::fs::write(t.path().join("proc/self/mountinfo"), "").unwrap();
-        let cfg = Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
+        let cfg =
+            Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
         let caps = check(&cfg);
         let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
         for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler"] {
@@ -125,12 +146,16 @@ mod tests {
         std::fs::create_dir_all(t.path().join("sys/block/sda/queue")).unwrap();
         std::fs::write(t.path().join("sys/block/sda/queue/scheduler"), "none [bfq]").unwrap();
         std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
-        std::fs::write(
-            t.path().join("proc/self/mountinfo"),
-            "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
-        )
-        .unwrap();
-        let cfg = Config { agent: crate::config::AgentSection { root: t.path().into(), socket: t.path().join("s"), state: t.path().join("st"), ..Default::default() }, ..Default::default() };
+        std::fs::write(t.path().join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
+        let cfg = Config {
+            agent: crate::config::AgentSection {
+                root: t.path().into(),
+                socket: t.path().join("s"),
+                state: t.path().join("st"),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let caps = check(&cfg);
         let bad: Vec<_> = caps.iter().filter(|c| !c.ok && c.name != "root").collect();
         assert!(bad.is_empty(), "{bad:?}");
@@ -145,7 +170,8 @@ mod tests {
             return;
         }
         let state_cap = |state: &Path| {
-            let cfg = Config { agent: crate::config::AgentSection { state: state.into(), ..Default::default() }, ..Default::default() };
+            let cfg =
+                Config { agent: crate::config::AgentSection { state: state.into(), ..Default::default() }, ..Default::default() };
             check(&cfg).into_iter().find(|c| c.name == "state directory").expect("reported")
         };
         let on_shm = state_cap(&shm.join("forefront-check-test/state.json"));

@@ -192,8 +192,7 @@ impl Config {
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
-        let cfg: Config =
-            toml::from_str(text).map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
         cfg.validate(path)?;
         Ok(cfg)
     }

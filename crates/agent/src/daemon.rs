@@ -122,11 +122,7 @@ impl Agent {
     pub fn start(cfg: Config, watchdog_exe: Option<&Path>, log: fn(&str)) -> Result<Self, AgentError> {
         let root = cfg.agent.root.clone();
         if let Some(old) = Journal::open_existing(&cfg.agent.state, &root)? {
-            log(&format!(
-                "restoring {} change(s) left by agent pid {} (unclean exit)",
-                old.entries().len(),
-                old.writer_pid()
-            ));
+            log(&format!("restoring {} change(s) left by agent pid {} (unclean exit)", old.entries().len(), old.writer_pid()));
             for p in old.restore() {
                 log(&format!("restore: {p}"));
             }
@@ -405,10 +401,9 @@ impl Agent {
         for s in snap.iter().filter(|s| !s.kernel_thread) {
             let cgroup = match self.name_cgroup.get(&s.pid) {
                 Some(c) => c.clone(),
-                None if need_names => procfs::cgroups(&self.root, s.pid)
-                    .ok()
-                    .and_then(|l| procfs::cgroup_of(&l, naming))
-                    .unwrap_or_default(),
+                None if need_names => {
+                    procfs::cgroups(&self.root, s.pid).ok().and_then(|l| procfs::cgroup_of(&l, naming)).unwrap_or_default()
+                }
                 None => String::new(),
             };
             starts.insert(s.pid, (s.start_time, s.comm.clone()));
@@ -686,10 +681,7 @@ impl Agent {
     /// Restores everything and stops the watchdog. Safe to call more than once.
     pub fn shutdown(&mut self) {
         self.gate.end(self.now_ms());
-        let journal = std::mem::replace(
-            &mut self.journal,
-            Journal::detached(&self.cfg.agent.state, &self.root),
-        );
+        let journal = std::mem::replace(&mut self.journal, Journal::detached(&self.cfg.agent.state, &self.root));
         let problems = journal.restore();
         for p in &problems {
             (self.log)(&format!("restore: {p}"));
@@ -770,7 +762,12 @@ mod tests {
             std::fs::write(d.join("cgroup"), format!("0::{cgroup}\n")).unwrap();
         }
         let cfg = Config {
-            agent: AgentSection { root: r.into(), state: r.join("run/state.json"), socket: r.join("run/s"), ..Default::default() },
+            agent: AgentSection {
+                root: r.into(),
+                state: r.join("run/state.json"),
+                socket: r.join("run/s"),
+                ..Default::default()
+            },
             scope: ScopeSection { cgroups: vec!["/user.slice".into()], ..Default::default() },
             ..Default::default()
         };
@@ -799,7 +796,8 @@ mod tests {
         // With no foreground yet, both apps in scope are background; sshd and init are not.
         assert_eq!(read(&t, "forefront/bg/cgroup.procs"), "100\n101\n200\n");
 
-        let r = a.handle(Request::Fg { pid: None, uid: None, cgroup: Some("/user.slice/app-camera".into()), burst: true }, peer());
+        let r =
+            a.handle(Request::Fg { pid: None, uid: None, cgroup: Some("/user.slice/app-camera".into()), burst: true }, peer());
         assert!(r.ok, "{r:?}");
         assert!(r.message.unwrap().contains("paused for at most"));
         assert_eq!(read(&t, "forefront/fg/cgroup.procs"), "100\n101\n", "named by its original group");

@@ -9,7 +9,9 @@
 pub enum Refusal {
     Disabled,
     /// Too soon after the previous pause; may retry in this many ms.
-    TooSoon { retry_in_ms: u64 },
+    TooSoon {
+        retry_in_ms: u64,
+    },
 }
 
 #[derive(Clone, Debug)]

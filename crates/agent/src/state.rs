@@ -63,7 +63,8 @@ pub struct Journal {
 impl Journal {
     /// A fresh, empty journal at `path` (written immediately).
     pub fn create(path: &Path, root: &Path) -> Result<Self, StateError> {
-        let mut j = Journal { path: path.into(), root: root.into(), file: File { agent_pid: std::process::id(), entries: vec![] } };
+        let mut j =
+            Journal { path: path.into(), root: root.into(), file: File { agent_pid: std::process::id(), entries: vec![] } };
         j.flush()?;
         Ok(j)
     }
@@ -80,8 +81,8 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(StateError::Read { path: path.into(), source }),
         };
-        let file: File = serde_json::from_str(&text)
-            .map_err(|e| StateError::Corrupt { path: path.into(), message: e.to_string() })?;
+        let file: File =
+            serde_json::from_str(&text).map_err(|e| StateError::Corrupt { path: path.into(), message: e.to_string() })?;
         Ok(Some(Journal { path: path.into(), root: root.into(), file }))
     }
 

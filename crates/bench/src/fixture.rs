@@ -155,7 +155,7 @@ mod tests {
             assert!(md.blocks() * 512 >= md.len(), "{:?} is sparse", e.path());
             total += md.len();
         }
-        assert!(total >= (1 << 20) - 5 * 4096 && total <= (1 << 20) + 5 * 4096, "{total}");
+        assert!(((1 << 20) - 5 * 4096..=(1 << 20) + 5 * 4096).contains(&total), "{total}");
         let conn = Connection::open(app.db()).unwrap();
         let n: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 50);

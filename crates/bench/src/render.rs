@@ -18,7 +18,11 @@ pub fn table(r: &Report) -> String {
         r.dir.display()
     )
     .map(|_| ());
-    let _ = writeln!(s, "{:<12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>10}", "mode", "median ms", "min", "max", "IQR", "x alone", "bg MB/s", "bg MB/s w");
+    let _ = writeln!(
+        s,
+        "{:<12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>10}",
+        "mode", "median ms", "min", "max", "IQR", "x alone", "bg MB/s", "bg MB/s w"
+    );
     for m in Mode::ALL {
         let Some(x) = r.modes.get(m.name()) else { continue };
         let ratio = x.ratio_to_alone.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());

@@ -220,18 +220,11 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Progress::Start { total } => {
             bar.set_length(total as u64);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"),
-            );
+            bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
         }
         Progress::Sample { mode, rep, warmup, sample } => {
             bar.inc(1);
-            let line = format!(
-                "{}rep {rep} {:<11} {:>8.1} ms",
-                if warmup { "warm-up " } else { "" },
-                mode.name(),
-                sample.fg_ms
-            );
+            let line = format!("{}rep {rep} {:<11} {:>8.1} ms", if warmup { "warm-up " } else { "" }, mode.name(), sample.fg_ms);
             if tty {
                 bar.set_message(line)
             } else {

@@ -10,9 +10,9 @@ mod agent_cmd;
 mod bench_cmd;
 mod report_cmd;
 mod sim_cmd;
+mod sim_sweep;
 mod sim_ui;
 mod sim_validate;
-mod sim_sweep;
 mod trace_cmd;
 
 use std::process::ExitCode;
@@ -80,9 +80,5 @@ fn error_text(err: &anyhow::Error) -> String {
 
 /// A reader that closed our stdout early (`forefront sim | head`) is not an error.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    err.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }

@@ -226,8 +226,7 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
         cfg.device = forefront_workload::load_device(d)?;
     }
     if let Some(s) = &r.scheduler {
-        cfg.scenario.phone.scheduler =
-            SchedulerConfig::all().into_iter().find(|c| c.name() == s).context("scheduler")?;
+        cfg.scenario.phone.scheduler = SchedulerConfig::all().into_iter().find(|c| c.name() == s).context("scheduler")?;
     }
     Ok(cfg)
 }
@@ -275,13 +274,33 @@ pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, forc
     Ok(report)
 }
 
-const CSV_HEADER: [&str; 13] =
-    ["scenario", "policy", "device", "scheduler", "seed", "bg_apps", "fg_ms", "fg_p50_ms", "fg_p90_ms", "fg_p99_ms", "fg_max_ms", "bg_mb_per_s", "samples"];
+const CSV_HEADER: [&str; 13] = [
+    "scenario",
+    "policy",
+    "device",
+    "scheduler",
+    "seed",
+    "bg_apps",
+    "fg_ms",
+    "fg_p50_ms",
+    "fg_p90_ms",
+    "fg_p99_ms",
+    "fg_max_ms",
+    "bg_mb_per_s",
+    "samples",
+];
 
 /// A run as a CSV record (quoted by the `csv` writer where a field needs it).
 fn csv_row(r: &RunReport) -> Vec<String> {
     let m = &r.metrics;
-    let mut v = vec![r.scenario.clone(), r.policy.clone(), r.device.clone(), r.scheduler.clone(), r.seed.to_string(), r.bg_apps.to_string()];
+    let mut v = vec![
+        r.scenario.clone(),
+        r.policy.clone(),
+        r.device.clone(),
+        r.scheduler.clone(),
+        r.seed.to_string(),
+        r.bg_apps.to_string(),
+    ];
     v.extend([m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms, m.bg_mb_per_s].iter().map(f64::to_string));
     v.push(m.fg_samples_ms.len().to_string());
     v
@@ -289,11 +308,27 @@ fn csv_row(r: &RunReport) -> Vec<String> {
 
 fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
     let m = &r.metrics;
-    writeln!(out, "scenario {} · policy {} · device {} · {} · {} bg apps · seed {}", r.scenario, r.policy, r.device, r.scheduler, r.bg_apps, r.seed)?;
+    writeln!(
+        out,
+        "scenario {} · policy {} · device {} · {} · {} bg apps · seed {}",
+        r.scenario, r.policy, r.device, r.scheduler, r.bg_apps, r.seed
+    )?;
     writeln!(out, "headline `{}`: {} samples", r.headline, m.fg_samples_ms.len())?;
-    writeln!(out, "  mean {:>9.1} ms   p50 {:>9.1}   p90 {:>9.1}   p99 {:>9.1}   max {:>9.1}", m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms)?;
-    writeln!(out, "background: {:.2} MB/s ({:.1} MB read, {:.1} MB written by BG apps)", m.bg_mb_per_s, m.bg_read_mb, m.bg_written_mb)?;
-    writeln!(out, "device: {:.1} MB read, {:.1} MB written, {} reorders", m.device_read_mb, m.device_written_mb, m.device_reorders)?;
+    writeln!(
+        out,
+        "  mean {:>9.1} ms   p50 {:>9.1}   p90 {:>9.1}   p99 {:>9.1}   max {:>9.1}",
+        m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms
+    )?;
+    writeln!(
+        out,
+        "background: {:.2} MB/s ({:.1} MB read, {:.1} MB written by BG apps)",
+        m.bg_mb_per_s, m.bg_read_mb, m.bg_written_mb
+    )?;
+    writeln!(
+        out,
+        "device: {:.1} MB read, {:.1} MB written, {} reorders",
+        m.device_read_mb, m.device_written_mb, m.device_reorders
+    )?;
     writeln!(out, "per-layer time of the headline operation (mean ms per sample):")?;
     for (k, v) in &r.breakdown {
         if *v > 0.0 {
@@ -301,13 +336,33 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
         }
     }
     if let Some(u) = &m.ui {
-        writeln!(out, "interactivity ({} on the CPU{}): {} interactions displayed", u.cpu_scheduler,
-            if u.cpu_scheduler == "vt-cfs" { format!(", tick {} ms", u.tick_ms) } else { String::new() }, u.interactions)?;
+        writeln!(
+            out,
+            "interactivity ({} on the CPU{}): {} interactions displayed",
+            u.cpu_scheduler,
+            if u.cpu_scheduler == "vt-cfs" { format!(", tick {} ms", u.tick_ms) } else { String::new() },
+            u.interactions
+        )?;
         writeln!(out, "  response   p50 {:>7.2} ms  p99 {:>7.2} ms", u.response_p50_ms, u.response_p99_ms)?;
-        writeln!(out, "  dispatch   p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} waits of chain tasks", u.dispatch_p50_ms, u.dispatch_p99_ms, u.dispatch_mean_ms, u.dispatch_waits)?;
-        writeln!(out, "  preemption p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} waits", u.preempt_p50_ms, u.preempt_p99_ms, u.preempt_mean_ms, u.preempt_waits)?;
-        writeln!(out, "  frames {} ({} missed deadlines) · {} context switches · {} tick preemptions · BG apps used {:.1}% of the CPU",
-            u.frames, u.frame_misses, u.context_switches, u.tick_preemptions, u.bg_cpu_share * 100.0)?;
+        writeln!(
+            out,
+            "  dispatch   p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} waits of chain tasks",
+            u.dispatch_p50_ms, u.dispatch_p99_ms, u.dispatch_mean_ms, u.dispatch_waits
+        )?;
+        writeln!(
+            out,
+            "  preemption p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} waits",
+            u.preempt_p50_ms, u.preempt_p99_ms, u.preempt_mean_ms, u.preempt_waits
+        )?;
+        writeln!(
+            out,
+            "  frames {} ({} missed deadlines) · {} context switches · {} tick preemptions · BG apps used {:.1}% of the CPU",
+            u.frames,
+            u.frame_misses,
+            u.context_switches,
+            u.tick_preemptions,
+            u.bg_cpu_share * 100.0
+        )?;
         writeln!(out, "  chain: {}", u.chain_tasks.join(", "))?;
     }
     writeln!(out, "policy hooks fired:")?;
@@ -315,8 +370,23 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
         writeln!(out, "  {k:<30} {v}")?;
     }
     let s = &r.stats;
-    writeln!(out, "stats: {} events in {:.0} ms wall for {:.0} ms simulated ({:.2} M events/s)", s.events, s.wall_ms, s.sim_ms, s.events_per_s / 1e6)?;
-    writeln!(out, "speed: {:.0}x real time, {:.2} M pages/s ({} pages), {:.0} k requests/s ({} requests)", s.sim_s_per_wall_s, s.pages_per_s / 1e6, s.pages, s.requests_per_s / 1e3, s.requests)?;
+    writeln!(
+        out,
+        "stats: {} events in {:.0} ms wall for {:.0} ms simulated ({:.2} M events/s)",
+        s.events,
+        s.wall_ms,
+        s.sim_ms,
+        s.events_per_s / 1e6
+    )?;
+    writeln!(
+        out,
+        "speed: {:.0}x real time, {:.2} M pages/s ({} pages), {:.0} k requests/s ({} requests)",
+        s.sim_s_per_wall_s,
+        s.pages_per_s / 1e6,
+        s.pages,
+        s.requests_per_s / 1e3,
+        s.requests
+    )?;
     Ok(())
 }
 
@@ -368,13 +438,35 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
             let t0 = mean(&pooled[0].0);
             let a = &reports[0];
-            writeln!(out, "scenario {scenario} on {} ({}), seeds {seed}..{}: headline `{}`, samples pooled over seeds", a.device, a.scheduler, seed + seeds - 1, a.headline)?;
-            writeln!(out, "{:<22} {:>7} {:>8} {:>10} {:>10} {:>10} {:>12} {:>10}", "run", "bg_apps", "samples", "mean ms", "p50 ms", "p99 ms", "BG delay ms", "BG MB/s")?;
+            writeln!(
+                out,
+                "scenario {scenario} on {} ({}), seeds {seed}..{}: headline `{}`, samples pooled over seeds",
+                a.device,
+                a.scheduler,
+                seed + seeds - 1,
+                a.headline
+            )?;
+            writeln!(
+                out,
+                "{:<22} {:>7} {:>8} {:>10} {:>10} {:>10} {:>12} {:>10}",
+                "run", "bg_apps", "samples", "mean ms", "p50 ms", "p99 ms", "BG delay ms", "BG MB/s"
+            )?;
             for (k, ((v, bg), (policy, n))) in pooled.iter().zip(&labels).enumerate() {
                 let name = if k == 0 { "FG only (reference)" } else { policy };
                 let delay = if k == 0 { "-".to_string() } else { format!("{:.1}", mean(v) - t0) };
                 let (p50, p99) = (forefront_sim::percentile(v, 50.0), forefront_sim::percentile(v, 99.0));
-                writeln!(out, "{:<22} {:>7} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>12} {:>10.2}", name, n, v.len(), mean(v), p50, p99, delay, bg)?;
+                writeln!(
+                    out,
+                    "{:<22} {:>7} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>12} {:>10.2}",
+                    name,
+                    n,
+                    v.len(),
+                    mean(v),
+                    p50,
+                    p99,
+                    delay,
+                    bg
+                )?;
             }
             writeln!(out, "BG delay = mean FG latency − FG-only mean. `forefront sim run {scenario} --policy P` shows one run's per-layer breakdown;")?;
             writeln!(out, "`forefront sim compare {scenario} --ablation --seeds 3` compares across BG-app counts.")?;
@@ -414,7 +506,8 @@ fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
     let bar = indicatif::ProgressBar::hidden();
     if std::io::stderr().is_terminal() && cfgs.len() > 1 {
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)").expect("valid template"),
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)")
+                .expect("valid template"),
         );
         bar.set_length(cfgs.len() as u64);
         bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -543,7 +636,20 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(&mut out);
-            w.write_record(["scenario", "policy", "bg_apps", "samples", "fg_ms", "fg_p50_ms", "fg_p99_ms", "fg_only_ms", "delay_ms", "delay_reduction", "bg_mb_per_s", "bg_loss"])?;
+            w.write_record([
+                "scenario",
+                "policy",
+                "bg_apps",
+                "samples",
+                "fg_ms",
+                "fg_p50_ms",
+                "fg_p99_ms",
+                "fg_only_ms",
+                "delay_ms",
+                "delay_reduction",
+                "bg_mb_per_s",
+                "bg_loss",
+            ])?;
             let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
             for x in &cells {
                 w.write_record([
@@ -564,15 +670,41 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             w.flush()?;
         }
         Format::Table => {
-            writeln!(out, "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {:.1} ms", r0.scenario, r0.device, r0.scheduler, r0.headline, c.seed, c.seed + c.seeds - 1, t0)?;
-            writeln!(out, "| BG apps | policy | samples | FG mean ms | p50 | p99 | delay ms | delay reduction | BG MB/s | BG loss |")?;
+            writeln!(
+                out,
+                "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {:.1} ms",
+                r0.scenario,
+                r0.device,
+                r0.scheduler,
+                r0.headline,
+                c.seed,
+                c.seed + c.seeds - 1,
+                t0
+            )?;
+            writeln!(
+                out,
+                "| BG apps | policy | samples | FG mean ms | p50 | p99 | delay ms | delay reduction | BG MB/s | BG loss |"
+            )?;
             writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
             let mut unfinished = false;
             for x in &cells {
                 let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0));
                 let ms = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
                 unfinished |= x.fg_ms.is_none();
-                writeln!(out, "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |", x.bg_apps, x.policy, x.samples, ms(x.fg_ms), ms(x.fg_p50_ms), ms(x.fg_p99_ms), ms(x.delay_ms), pct(x.delay_reduction), x.bg_mb_per_s, pct(x.bg_loss))?;
+                writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |",
+                    x.bg_apps,
+                    x.policy,
+                    x.samples,
+                    ms(x.fg_ms),
+                    ms(x.fg_p50_ms),
+                    ms(x.fg_p99_ms),
+                    ms(x.delay_ms),
+                    pct(x.delay_reduction),
+                    x.bg_mb_per_s,
+                    pct(x.bg_loss)
+                )?;
             }
             if unfinished {
                 writeln!(out, "\n–: in at least one run the FG app finished no headline phase within the scenario's duration ({:.0} s of simulated time).", cfgs[0].scenario.duration_s)?;
@@ -632,8 +764,13 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(sk) = &skipped {
         let left: u64 = sk.calls.values().sum();
-        eprintln!("replaying {} of {} records ({} not file I/O: {})", sk.replayed, sk.replayed + left, left,
-            sk.calls.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+        eprintln!(
+            "replaying {} of {} records ({} not file I/O: {})",
+            sk.replayed,
+            sk.replayed + left,
+            left,
+            sk.calls.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+        );
     }
     let mut reports = vec![run_with_trace(&cfgs[0], a.trace.trace_out.as_deref(), a.trace.force)?];
     reports.extend(run_all(&cfgs[1..]));
@@ -659,11 +796,24 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         Format::Table => {
             writeln!(out, "replay of {name} ({} timing), policy {}", a.timing, a.policy)?;
-            writeln!(out, "| device | runtime s | FG threads | mean thread ms | p99 thread ms | device MB read | device MB written |")?;
+            writeln!(
+                out,
+                "| device | runtime s | FG threads | mean thread ms | p99 thread ms | device MB read | device MB written |"
+            )?;
             writeln!(out, "|---|---|---|---|---|---|---|")?;
             for r in &reports {
                 let m = &r.metrics;
-                writeln!(out, "| {} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {:.1} |", r.device, r.stats.sim_ms / 1e3, m.fg_samples_ms.len(), m.fg_ms, m.fg_p99_ms, m.device_read_mb, m.device_written_mb)?;
+                writeln!(
+                    out,
+                    "| {} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                    r.device,
+                    r.stats.sim_ms / 1e3,
+                    m.fg_samples_ms.len(),
+                    m.fg_ms,
+                    m.fg_p99_ms,
+                    m.device_read_mb,
+                    m.device_written_mb
+                )?;
             }
         }
     }

@@ -171,9 +171,11 @@ fn config(spec_path: &Path, spec: &Spec, p: &Point) -> anyhow::Result<RunConfig>
         };
         r.map_err(|e| anyhow::anyhow!("{}: axes.\"{path}\": {e}", spec_path.display()))?;
     }
-    cfg.scenario = serde_json::from_value(sc).map_err(|e| anyhow::anyhow!("{}: axes: the scenario does not accept them: {e}", spec_path.display()))?;
+    cfg.scenario = serde_json::from_value(sc)
+        .map_err(|e| anyhow::anyhow!("{}: axes: the scenario does not accept them: {e}", spec_path.display()))?;
     cfg.scenario.validate().map_err(|e| anyhow::anyhow!("{}: axes: {e}", spec_path.display()))?;
-    cfg.device = serde_json::from_value(dev).map_err(|e| anyhow::anyhow!("{}: axes: the device does not accept them: {e}", spec_path.display()))?;
+    cfg.device = serde_json::from_value(dev)
+        .map_err(|e| anyhow::anyhow!("{}: axes: the device does not accept them: {e}", spec_path.display()))?;
     Ok(cfg)
 }
 
@@ -218,10 +220,20 @@ pub fn sweep(a: SweepArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyho
         })
         .collect::<anyhow::Result<_>>()?;
     let todo: Vec<usize> = (0..all.len()).filter(|i| i % of == shard && !done.contains(i)).collect();
-    eprintln!("sweep: {} points, shard {shard}/{of}: {} to run, {} already in {}", all.len(), todo.len(), done.len(), a.output.display());
+    eprintln!(
+        "sweep: {} points, shard {shard}/{of}: {} to run, {} already in {}",
+        all.len(),
+        todo.len(),
+        done.len(),
+        a.output.display()
+    );
     let cfgs: Vec<RunConfig> = todo.iter().map(|&i| config(&a.spec, &spec, &all[i])).collect::<anyhow::Result<_>>()?;
     let reports = run_all(&cfgs);
-    let mut out = std::fs::OpenOptions::new().create(true).append(true).open(&a.output).with_context(|| format!("{}", a.output.display()))?;
+    let mut out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&a.output)
+        .with_context(|| format!("{}", a.output.display()))?;
     for (&i, r) in todo.iter().zip(reports) {
         let mut report = serde_json::to_value(&r)?;
         report.as_object_mut().expect("an object").remove("stats");
@@ -272,7 +284,17 @@ fn summary(all: &[Point], lines: &[Line]) -> anyhow::Result<()> {
             "–".into()
         };
         let axes: Vec<String> = p.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        writeln!(out, "| {} | {} | {} | {} | {} | {:.1} | {} |", p.device, axes.join(" "), p.policy, p.bg_apps, v.len(), mean, ci)?;
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.1} | {} |",
+            p.device,
+            axes.join(" "),
+            p.policy,
+            p.bg_apps,
+            v.len(),
+            mean,
+            ci
+        )?;
     }
     Ok(())
 }

@@ -56,7 +56,9 @@ pub fn run(a: InteractivityArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) ->
     if !policies.iter().any(|p| p == "android") {
         policies.insert(0, "android".into());
     }
-    let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> { Ok(RunConfig::builtin(&a.scenario, policy, Some(bg), seed)?) };
+    let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> {
+        Ok(RunConfig::builtin(&a.scenario, policy, Some(bg), seed)?)
+    };
     let probe = base("android", 0, a.seed)?;
     anyhow::ensure!(
         scenario_has_input(&probe.scenario),
@@ -206,8 +208,16 @@ fn print_tables(out: &mut impl Write, s: &InteractivitySummary) -> std::io::Resu
             writeln!(
                 out,
                 "| {} | {} | {:.0} | {:.0} | {:.3} | {:.3} | {:.3} | {:.1} | {:.1} | {:.0}% |",
-                t.policy, t.tick_ms, t.context_switches_per_s, t.tick_preemptions_per_s, t.dispatch_p50_ms, t.dispatch_p99_ms,
-                t.preempt_p99_ms, t.headline_p50_ms, t.headline_p99_ms, t.bg_cpu_share * 100.0
+                t.policy,
+                t.tick_ms,
+                t.context_switches_per_s,
+                t.tick_preemptions_per_s,
+                t.dispatch_p50_ms,
+                t.dispatch_p99_ms,
+                t.preempt_p99_ms,
+                t.headline_p50_ms,
+                t.headline_p99_ms,
+                t.bg_cpu_share * 100.0
             )?;
         }
     }

@@ -299,10 +299,23 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
                     (lo, hi) if hi.is_infinite() => format!("≥ {lo}"),
                     (lo, hi) => format!("{lo} … {hi}"),
                 };
-                writeln!(out, "| {} | {} | {} | {} | {} | {:.3} | {} |", if c.pass { "ok" } else { "FAIL" }, c.id, c.source, c.claim, c.figure, c.measured, range)?;
+                writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {:.3} | {} |",
+                    if c.pass { "ok" } else { "FAIL" },
+                    c.id,
+                    c.source,
+                    c.claim,
+                    c.figure,
+                    c.measured,
+                    range
+                )?;
             }
             writeln!(out)?;
-            writeln!(out, "not checked yet: the SD-card spread of WebBench [RS] (needs the Revisiting Storage workloads, issue #11)")?;
+            writeln!(
+                out,
+                "not checked yet: the SD-card spread of WebBench [RS] (needs the Revisiting Storage workloads, issue #11)"
+            )?;
             writeln!(out, "{} of {} checks passed (seeds 1..{})", checks.len() - failed, checks.len(), a.seeds)?;
         }
     }

@@ -121,20 +121,14 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
 
 fn open(files: &[PathBuf], input: &InputArgs) -> anyhow::Result<TraceReader> {
     let format = InputFormat::from_name(&input.input_format).expect("clap checked the value");
-    let opts = ReadOptions {
-        format,
-        lenient: input.lenient,
-    };
+    let opts = ReadOptions { format, lenient: input.lenient };
     Ok(TraceReader::open(files, &opts)?)
 }
 
 fn report_warnings(reader: &TraceReader) {
     let w = reader.warnings();
     if w.count > 0 {
-        eprintln!(
-            "warning: {} problem(s) skipped (--lenient); the first ones:",
-            w.count
-        );
+        eprintln!("warning: {} problem(s) skipped (--lenient); the first ones:", w.count);
         for e in &w.first {
             eprintln!("  {e}");
         }
@@ -161,7 +155,11 @@ fn stats(a: StatsArgs) -> anyhow::Result<ExitCode> {
             let mut names: Vec<&str> = s.processes.values().filter_map(|p| p.comm.as_deref()).collect();
             names.sort_unstable();
             names.dedup();
-            let known = if names.is_empty() { "this trace has no process names (only ids)".to_owned() } else { format!("names in the trace: {}", names.join(", ")) };
+            let known = if names.is_empty() {
+                "this trace has no process names (only ids)".to_owned()
+            } else {
+                format!("names in the trace: {}", names.join(", "))
+            };
             eprintln!("warning: --fg {c}: no process named `{c}` ({known})");
         }
     }
@@ -191,9 +189,7 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
         refuse_existing(p, a.force)?;
     }
     let mut out: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(BufWriter::new(
-            File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        )),
+        Some(p) => Box::new(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?)),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
     let s = capture(&opts, &mut out)?;
@@ -212,10 +208,7 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
         if s.completed == s.kernel_delta { " (match)" } else { " (MISMATCH: I/O outside the capture window or lost events)" }
     );
     if s.other_devices > 0 {
-        eprintln!(
-            "note: {} events of other traced devices were dropped",
-            s.other_devices
-        );
+        eprintln!("note: {} events of other traced devices were dropped", s.other_devices);
     }
     if s.interrupted {
         eprintln!("interrupted; tracefs restored");
@@ -255,8 +248,7 @@ fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     refuse_existing(out_path, a.force)?;
     let mut reader = open(inputs, &a.input)?;
-    let file =
-        File::create(out_path).with_context(|| format!("creating {}", out_path.display()))?;
+    let file = File::create(out_path).with_context(|| format!("creating {}", out_path.display()))?;
     let mut w = PerfettoWriter::new(BufWriter::new(file), FgSelector::parse(&a.input.fg))?;
     let mut n = 0u64;
     for r in &mut reader {
@@ -266,9 +258,6 @@ fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     report_warnings(&reader);
     let events = w.events;
     w.finish()?;
-    eprintln!(
-        "{n} records → {events} trace events in {}",
-        out_path.display()
-    );
+    eprintln!("{n} records → {events} trace events in {}", out_path.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -157,7 +157,13 @@ impl Drop for Rig {
 
 fn cgroup_line(pid: i32, ctrl: &str) -> String {
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
-    text.lines().find(|l| l.split(':').nth(1).is_some_and(|c| c.split(',').any(|x| x == ctrl))).unwrap().rsplit(':').next().unwrap().to_owned()
+    text.lines()
+        .find(|l| l.split(':').nth(1).is_some_and(|c| c.split(',').any(|x| x == ctrl)))
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned()
 }
 
 fn ioprio_class(pid: i32) -> i64 {
@@ -168,11 +174,13 @@ fn ioprio_class(pid: i32) -> i64 {
 }
 
 unsafe fn libc_syscall_ioprio_get(pid: i32) -> i64 {
-    extern "C" {
-        fn syscall(n: i64, ...) -> i64;
+    unsafe {
+        extern "C" {
+            fn syscall(n: i64, ...) -> i64;
+        }
+        const SYS_IOPRIO_GET: i64 = if cfg!(target_arch = "aarch64") { 31 } else { 252 };
+        syscall(SYS_IOPRIO_GET, 1i64, pid as i64)
     }
-    const SYS_IOPRIO_GET: i64 = if cfg!(target_arch = "aarch64") { 31 } else { 252 };
-    syscall(SYS_IOPRIO_GET, 1i64, pid as i64)
 }
 
 fn read(p: PathBuf) -> String {

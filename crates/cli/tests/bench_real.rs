@@ -11,11 +11,15 @@ fn leftovers() -> Vec<String> {
     let mut out = vec![];
     for c in ["cpu", "blkio", "freezer"] {
         if let Ok(d) = std::fs::read_dir(format!("/sys/fs/cgroup/{c}")) {
-            out.extend(d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("forefront-bench-")));
+            out.extend(
+                d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("forefront-bench-")),
+            );
         }
     }
     if let Ok(d) = std::fs::read_dir("/dev/shm") {
-        out.extend(d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("forefront-bench-")));
+        out.extend(
+            d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("forefront-bench-")),
+        );
     }
     out
 }
@@ -24,7 +28,10 @@ fn leftovers() -> Vec<String> {
 fn tiny_bench_emits_the_json_contract_and_cleans_up() {
     if !nix::unistd::geteuid().is_root() || !Path::new("/proc/sys/vm/drop_caches").exists() {
         use std::io::Write; // fd 2 directly: the harness captures eprintln! of passing tests
-        let _ = writeln!(std::io::stderr().lock(), "SKIP: tiny_bench_emits_the_json_contract_and_cleans_up needs root (drop_caches, cgroups)");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "SKIP: tiny_bench_emits_the_json_contract_and_cleans_up needs root (drop_caches, cgroups)"
+        );
         return;
     }
     let parent = tempfile::Builder::new().prefix("ff-bench-test").tempdir_in("/var/tmp").unwrap();

@@ -91,7 +91,19 @@ fn replay_of_a_syscall_trace_is_slower_on_a_card_with_slow_random_writes() {
         text.push_str(&format!("1 {} write 6 512\n", t + 20));
     }
     std::fs::write(&trace, text).unwrap();
-    let out = forefront(&["sim", "replay", trace.to_str().unwrap(), "--timing", "afap", "--device", "galaxy-s5-emmc", "--device", "sd-kingston-c4", "--format", "csv"]);
+    let out = forefront(&[
+        "sim",
+        "replay",
+        trace.to_str().unwrap(),
+        "--timing",
+        "afap",
+        "--device",
+        "galaxy-s5-emmc",
+        "--device",
+        "sd-kingston-c4",
+        "--format",
+        "csv",
+    ]);
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let csv = String::from_utf8_lossy(&out.stdout);
@@ -127,11 +139,16 @@ fn trace_out_writes_perfetto_json_and_refuses_to_overwrite() {
         assert!(events.iter().any(|e| e["cat"] == cat), "no {cat} events");
     }
     // One process per app, tracks named app/thread; syscalls sit in their app's process.
-    let meta = |what: &str, name: &str| events.iter().find(|e| e["ph"] == "M" && e["name"] == what && e["args"]["name"] == name).cloned();
+    let meta = |what: &str, name: &str| {
+        events.iter().find(|e| e["ph"] == "M" && e["name"] == what && e["args"]["name"] == name).cloned()
+    };
     let camera = meta("process_name", "camera").expect("a process for the camera app");
     let main = meta("thread_name", "camera/main").expect("a camera/main track");
     assert_eq!(main["pid"], camera["pid"]);
-    assert!(events.iter().any(|e| e["cat"] == "syscall" && e["pid"] == camera["pid"] && e["tid"] == main["tid"]), "camera/main's syscalls on its track");
+    assert!(
+        events.iter().any(|e| e["cat"] == "syscall" && e["pid"] == camera["pid"] && e["tid"] == main["tid"]),
+        "camera/main's syscalls on its track"
+    );
     let again = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p]);
     assert_eq!(again.status.code(), Some(2));
     let forced = forefront(&["sim", "run", "camera-switch", "--bg-apps", "1", "--trace-out", p, "--force"]);
@@ -153,7 +170,9 @@ fn interactivity_reports_the_ftc_vtcfs_figures_and_the_report_charts_them() {
     assert!(cell("android", 3)["headline_p50_reduction"].is_null(), "android is the baseline");
     assert!(cell("ftc+vt-cfs", 3)["headline_p50_reduction"].as_f64().unwrap() > 0.0);
     let sweep = v["tick_sweep"].as_array().unwrap();
-    let sw = |p: &str, t: f64| sweep.iter().find(|x| x["policy"] == p && x["tick_ms"] == t).unwrap()["context_switches_per_s"].as_f64().unwrap();
+    let sw = |p: &str, t: f64| {
+        sweep.iter().find(|x| x["policy"] == p && x["tick_ms"] == t).unwrap()["context_switches_per_s"].as_f64().unwrap()
+    };
     assert!(sw("vt-cfs", 1.0) > sw("vt-cfs", 8.0), "a shorter tick switches more");
 
     // The report renders it: its table and the three λ charts.
@@ -266,7 +285,11 @@ fn a_sweep_resumes_and_its_shards_merge_into_the_same_bytes() {
     let cut: String = all.lines().take(15).map(|l| format!("{l}\n")).collect();
     std::fs::write(dir.join("all.jsonl"), cut).unwrap();
     let again = forefront(&["sim", "sweep", s, "-o", &p("all.jsonl")]);
-    assert!(String::from_utf8_lossy(&again.stderr).contains("1 to run, 15 already"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("1 to run, 15 already"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
     assert_eq!(std::fs::read_to_string(dir.join("all.jsonl")).unwrap(), all);
     // Shards 0/3, 1/3, 2/3 merged: the same bytes as the local sweep.
     for i in 0..3 {
@@ -277,7 +300,11 @@ fn a_sweep_resumes_and_its_shards_merge_into_the_same_bytes() {
     assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
     assert_eq!(std::fs::read_to_string(dir.join("merged.jsonl")).unwrap(), all);
     // A wrong axis names the file and the axis.
-    std::fs::write(&spec, "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n[axes]\n\"phone.no_such\" = [1]\n").unwrap();
+    std::fs::write(
+        &spec,
+        "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n[axes]\n\"phone.no_such\" = [1]\n",
+    )
+    .unwrap();
     let bad = forefront(&["sim", "sweep", s, "-o", &p("bad.jsonl")]);
     let _ = std::fs::remove_dir_all(&dir);
     let err = String::from_utf8_lossy(&bad.stderr);

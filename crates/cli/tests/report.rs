@@ -122,7 +122,14 @@ fn headless(bin: &str, url: &str, extra: &[&str]) -> (String, String) {
     let dir = tempfile::tempdir().unwrap();
     let (out_p, err_p) = (dir.path().join("out"), dir.path().join("err"));
     let mut child = Command::new(bin)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+        ])
         .args(["--disable-component-update", "--disable-sync", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
@@ -222,7 +229,9 @@ fn renders_in_headless_chromium() {
         assert_eq!(f[5], "outside=0", "text inside its chart: {f:?}");
     }
     let kind = |k: &str| svgs.iter().filter(|f| f[1] == k).collect::<Vec<_>>();
-    let path_lens = |f: &Vec<&str>| -> Vec<u32> { f[6].trim_start_matches("paths=").split(',').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect() };
+    let path_lens = |f: &Vec<&str>| -> Vec<u32> {
+        f[6].trim_start_matches("paths=").split(',').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect()
+    };
     // CDF: one visible line per run.
     let cdf = kind("line-chart");
     assert_eq!(cdf.len(), 1);

@@ -14,10 +14,7 @@ impl Drop for LoopDevice {
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
 }
 
 #[test]
@@ -33,14 +30,8 @@ fn sigint_restores_tracefs() {
     };
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(8 << 20)
-        .unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&img)
-        .output();
+    std::fs::File::create(&img).unwrap().set_len(8 << 20).unwrap();
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(&img).output();
     let Some(out) = out.ok().filter(|o| o.status.success()) else {
         eprintln!("SKIP: cannot create a loop device");
         return;
@@ -50,40 +41,21 @@ fn sigint_restores_tracefs() {
     let name = dev.file_name().unwrap().to_str().unwrap().to_string();
     let output = dir.path().join("cap.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_forefront"))
-        .args([
-            "trace",
-            "capture",
-            "--dev",
-            &name,
-            "-o",
-            output.to_str().unwrap(),
-            "--",
-            "sleep",
-            "30",
-        ])
+        .args(["trace", "capture", "--dev", &name, "-o", output.to_str().unwrap(), "--", "sleep", "30"])
         .spawn()
         .unwrap();
     // Wait until tracing is on, then interrupt our own child by its pid.
     let enable = format!("/sys/block/{name}/trace/enable");
     let start = Instant::now();
     while std::fs::read_to_string(&enable).unwrap_or_default().trim() != "1" {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "capture never enabled tracing"
-        );
+        assert!(start.elapsed() < Duration::from_secs(10), "capture never enabled tracing");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let st = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    let st = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(st.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "did not stop promptly"
-    );
+    assert!(start.elapsed() < Duration::from_secs(10), "did not stop promptly");
     assert_eq!(std::fs::read_to_string(&enable).unwrap().trim(), "0");
     assert_eq!(std::fs::read_to_string(tracer_path).unwrap(), tracer_before);
     assert!(output.exists());

@@ -5,24 +5,15 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name)
 }
 
 fn forefront(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_forefront"))
-        .args(args)
-        .output()
-        .expect("running forefront")
+    Command::new(env!("CARGO_BIN_EXE_forefront")).args(args).output().expect("running forefront")
 }
 
 fn json_of(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
@@ -52,37 +43,21 @@ fn stats_json_contract_for_the_facebook_trace() {
         eprintln!("SKIP: /work/shared/traces/mobigen-facebook.txt not present");
         return;
     }
-    let v = json_of(&forefront(&[
-        "trace",
-        "stats",
-        f.to_str().unwrap(),
-        "--format",
-        "json",
-        "--fg",
-        "1",
-    ]));
+    let v = json_of(&forefront(&["trace", "stats", f.to_str().unwrap(), "--format", "json", "--fg", "1"]));
     assert_eq!(v["format"], "mobigen");
     assert_eq!(v["records"], 30819);
     assert_eq!(v["syscalls"]["fsync"], 997);
     assert_eq!(v["fsyncs"], 997);
     assert_eq!(v["bytes_read"], 5_084_371);
     assert_eq!(v["bytes_written"], 12_307_016);
-    assert!(v["seq_fraction"]
-        .as_f64()
-        .is_some_and(|f| f > 0.0 && f < 1.0));
+    assert!(v["seq_fraction"].as_f64().is_some_and(|f| f > 0.0 && f < 1.0));
     assert!(v.get("actions").is_none() && v.get("requests").is_none());
 }
 
 #[test]
 fn binary_blktrace_by_base_name() {
     let base = testdata("sample");
-    let v = json_of(&forefront(&[
-        "trace",
-        "stats",
-        base.to_str().unwrap(),
-        "--format",
-        "json",
-    ]));
+    let v = json_of(&forefront(&["trace", "stats", base.to_str().unwrap(), "--format", "json"]));
     assert_eq!(v["format"], "blktrace");
     assert_eq!(v["requests"]["W"], 26);
 }
@@ -95,14 +70,7 @@ fn parse_errors_and_lenient_mode() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("blkparse-bad.txt:3:59: sector count"), "{err}");
     assert!(out.stdout.is_empty());
-    let out = forefront(&[
-        "trace",
-        "stats",
-        f.to_str().unwrap(),
-        "--lenient",
-        "--format",
-        "json",
-    ]);
+    let out = forefront(&["trace", "stats", f.to_str().unwrap(), "--lenient", "--format", "json"]);
     let v = json_of(&out);
     assert_eq!(v["records"], 3);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -115,14 +83,7 @@ fn table_output_names_the_sections() {
     let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
     assert!(out.status.success());
     let t = String::from_utf8(out.stdout).unwrap();
-    for s in [
-        "format          strace",
-        "syscalls:",
-        "request sizes",
-        "latency",
-        "FG",
-        "BG",
-    ] {
+    for s in ["format          strace", "syscalls:", "request sizes", "latency", "FG", "BG"] {
         assert!(t.contains(s), "missing `{s}` in\n{t}");
     }
 }
@@ -130,11 +91,7 @@ fn table_output_names_the_sections() {
 #[test]
 fn convert_writes_trace_event_json() {
     let dir = tempfile::tempdir().unwrap();
-    for (input, cat) in [
-        ("sample.blkparse.txt", "device"),
-        ("strace-f-tt-T.txt", "syscall"),
-        ("ftrace-events.txt", "sched"),
-    ] {
+    for (input, cat) in [("sample.blkparse.txt", "device"), ("strace-f-tt-T.txt", "syscall"), ("ftrace-events.txt", "sched")] {
         let out_path = dir.path().join("out.json");
         let out = forefront(&[
             "trace",
@@ -145,28 +102,15 @@ fn convert_writes_trace_event_json() {
             "--fg",
             "fio",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
         let events = v["traceEvents"].as_array().unwrap();
-        assert!(
-            events.iter().any(|e| e["cat"] == cat && e["ph"] == "X"),
-            "{input}: no {cat} spans"
-        );
+        assert!(events.iter().any(|e| e["cat"] == cat && e["ph"] == "X"), "{input}: no {cat} spans");
         if cat == "device" {
-            assert!(events
-                .iter()
-                .any(|e| e["ph"] == "C" && e["name"] == "queue depth"));
-            assert!(events
-                .iter()
-                .any(|e| e["name"].as_str().is_some_and(|n| n.starts_with("FG "))));
+            assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "queue depth"));
+            assert!(events.iter().any(|e| e["name"].as_str().is_some_and(|n| n.starts_with("FG "))));
             // Spans on one lane never overlap.
-            let mut lanes: std::collections::BTreeMap<(u64, u64), Vec<(f64, f64)>> =
-                Default::default();
+            let mut lanes: std::collections::BTreeMap<(u64, u64), Vec<(f64, f64)>> = Default::default();
             for e in events.iter().filter(|e| e["ph"] == "X") {
                 let ts = e["ts"].as_f64().unwrap();
                 lanes
@@ -176,10 +120,7 @@ fn convert_writes_trace_event_json() {
             }
             for spans in lanes.values_mut() {
                 spans.sort_by(|a, b| a.partial_cmp(b).unwrap());
-                assert!(
-                    spans.windows(2).all(|w| w[0].1 <= w[1].0 + 1e-9),
-                    "overlap on a lane"
-                );
+                assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0 + 1e-9), "overlap on a lane");
             }
         }
     }

@@ -2,7 +2,7 @@
 //! pseudo-random future time (the hold model). Prints events/s through criterion's throughput.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use forefront_engine::{EventQueue, RngStreams, Rng, SimTime};
+use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
 
 fn hold(c: &mut Criterion) {
     let mut group = c.benchmark_group("engine_hold");

@@ -22,8 +22,8 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fmt;
 
-use rand::SeedableRng;
 pub use rand::Rng;
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 /// Simulated time in nanoseconds since the start of the run.

@@ -44,6 +44,5 @@ pub struct Provenance {
 }
 
 impl Provenance {
-    pub const KERNEL: Provenance =
-        Provenance { uid: 0, pid: 0, tid: 0, fg: false, origin: Origin::Writeback, blkio_group: 0 };
+    pub const KERNEL: Provenance = Provenance { uid: 0, pid: 0, tid: 0, fg: false, origin: Origin::Writeback, blkio_group: 0 };
 }

@@ -417,7 +417,8 @@ mod tests {
     #[test]
     fn non_io_waits_reach_nothing() {
         let mut g = graph(2);
-        for b in [Blocker::Throttle, Blocker::Congestion, Blocker::Alloc, Blocker::Timer, Blocker::Ipc { chan: 0 }, Blocker::Idle] {
+        for b in [Blocker::Throttle, Blocker::Congestion, Blocker::Alloc, Blocker::Timer, Blocker::Ipc { chan: 0 }, Blocker::Idle]
+        {
             g.block(1, b, SimTime::ZERO);
             assert!(!b.is_io());
             let mut v = vec![(1, Why::Own, Via::Direct)];

@@ -108,11 +108,7 @@ pub fn classify(procs: &[Process], fg: &Foreground, rules: &Rules) -> BTreeMap<i
         if !in_scope {
             continue;
         }
-        let class = if rules.interactive_comms.iter().any(|c| *c == p.comm) {
-            Class::Interactive
-        } else {
-            Class::Background
-        };
+        let class = if rules.interactive_comms.contains(&p.comm) { Class::Interactive } else { Class::Background };
         out.insert(p.pid, class);
     }
     out
@@ -141,7 +137,8 @@ mod tests {
 
     #[test]
     fn fg_pid_brings_its_descendants_and_the_rest_of_scope_is_bg() {
-        let rules = Rules { scope_cgroups: vec!["/user".into()], interactive_comms: vec!["launcher".into()], ..Default::default() };
+        let rules =
+            Rules { scope_cgroups: vec!["/user".into()], interactive_comms: vec!["launcher".into()], ..Default::default() };
         let c = classify(&world(), &Foreground::Pids(vec![200]), &rules);
         assert_eq!(c[&200], Class::Foreground);
         assert_eq!(c[&202], Class::Foreground);

@@ -148,7 +148,8 @@ impl UnknownPolicy {
         let mut parts = name.split('+');
         let base = parts.next().unwrap_or_default();
         if !Policy::names().contains(&base) {
-            return closest(base, Policy::names()).map_or_else(String::new, |c| format!("; did you mean `{}`?", name.replacen(base, c, 1)));
+            return closest(base, Policy::names())
+                .map_or_else(String::new, |c| format!("; did you mean `{}`?", name.replacen(base, c, 1)));
         }
         for part in parts {
             if Component::parse(part).is_none() {
@@ -165,7 +166,8 @@ impl Policy {
     pub fn android() -> Policy {
         Policy {
             name: "android".into(),
-            description: "stock Android: cpu.shares FG/BG groups, the scenario's I/O scheduler, global LRU, read-first device queue",
+            description:
+                "stock Android: cpu.shares FG/BG groups, the scenario's I/O scheduler, global LRU, read-first device queue",
             classify_io: false,
             alloc_gate: false,
             reclaim: Reclaim::Global,
@@ -400,8 +402,14 @@ pub enum Dependency {
 }
 
 impl Dependency {
-    pub const ALL: [Dependency; 6] =
-        [Dependency::DMeta, Dependency::DData, Dependency::DSync, Dependency::DDiscard, Dependency::IJHandle, Dependency::IJCommit];
+    pub const ALL: [Dependency; 6] = [
+        Dependency::DMeta,
+        Dependency::DData,
+        Dependency::DSync,
+        Dependency::DDiscard,
+        Dependency::IJHandle,
+        Dependency::IJCommit,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Dependency::DMeta => "d_meta",
@@ -500,7 +508,12 @@ mod tests {
         let base = Policy::android();
         for name in Policy::ablations() {
             let p = Policy::by_name(name).unwrap();
-            let changed = [p.alloc_gate != base.alloc_gate, p.reclaim != base.reclaim, p.dispatch != base.dispatch, p.device_order != base.device_order];
+            let changed = [
+                p.alloc_gate != base.alloc_gate,
+                p.reclaim != base.reclaim,
+                p.dispatch != base.dispatch,
+                p.device_order != base.device_order,
+            ];
             assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{name}");
             assert!(p.classify_io);
         }
@@ -558,8 +571,17 @@ mod tests {
 
     #[test]
     fn hook_names_are_distinct() {
-        let mut hooks = vec![Hook::AppStatusFgUid, Hook::CpuGroupMove, Hook::PageAllocBgPaused, Hook::ReclaimBgFirst,
-            Hook::ReclaimBgDirtyFirst, Hook::DispatchFgDirect, Hook::QasioBoostScheduler, Hook::QasioBoostDevice, Hook::FgInherited];
+        let mut hooks = vec![
+            Hook::AppStatusFgUid,
+            Hook::CpuGroupMove,
+            Hook::PageAllocBgPaused,
+            Hook::ReclaimBgFirst,
+            Hook::ReclaimBgDirtyFirst,
+            Hook::DispatchFgDirect,
+            Hook::QasioBoostScheduler,
+            Hook::QasioBoostDevice,
+            Hook::FgInherited,
+        ];
         hooks.extend(Dependency::ALL.map(Hook::QasioDetected));
         hooks.extend(Dependency::ALL.map(Hook::QasioServedFirst));
         let names: std::collections::BTreeSet<_> = hooks.iter().map(|h| h.name()).collect();

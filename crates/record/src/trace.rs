@@ -38,9 +38,7 @@ impl TraceRecord {
 }
 
 /// A block device number (`major,minor`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct DevId {
     pub major: u32,
     pub minor: u32,
@@ -157,9 +155,7 @@ impl BlockAction {
 }
 
 /// The operation of a block request (the first letter of RWBS after an optional preflush `F`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum BlockOp {
     Read,
     Write,
@@ -366,12 +362,7 @@ pub enum SchedEvent {
         next_prio: i32,
     },
     /// `sched_wakeup` / `sched_wakeup_new`: `pid` becomes runnable on `target_cpu`.
-    Wakeup {
-        comm: String,
-        pid: u32,
-        prio: i32,
-        target_cpu: u32,
-    },
+    Wakeup { comm: String, pid: u32, prio: i32, target_cpu: u32 },
 }
 
 /// The layer an IOPro span was measured at (IOPro's layer numbers 4–9).

@@ -55,17 +55,19 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
     let styles = metrics::styles(&reports);
     let rows = metrics::rows(&reports);
 
-    let scenarios: BTreeSet<&str> =
-        reports
-            .iter()
-            .map(|r| r.scenario.as_str())
-            .chain(compares.iter().map(|c| c.1.scenario.as_str()))
-            .chain(inputs.iter().filter_map(|n| match &n.value {
-                Input::Interactivity(s) => Some(s.scenario.as_str()),
-                _ => None,
-            }))
-            .collect();
-    let title = opts.title.clone().unwrap_or_else(|| format!("forefront report: {}", scenarios.into_iter().collect::<Vec<_>>().join(", ")));
+    let scenarios: BTreeSet<&str> = reports
+        .iter()
+        .map(|r| r.scenario.as_str())
+        .chain(compares.iter().map(|c| c.1.scenario.as_str()))
+        .chain(inputs.iter().filter_map(|n| match &n.value {
+            Input::Interactivity(s) => Some(s.scenario.as_str()),
+            _ => None,
+        }))
+        .collect();
+    let title = opts
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("forefront report: {}", scenarios.into_iter().collect::<Vec<_>>().join(", ")));
 
     let mut h = String::new();
     let _ = write!(
@@ -98,7 +100,11 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
             crate::interactivity::section(&mut h, &n.name, s);
         }
     }
-    let _ = write!(h, "<footer>forefront report {}: self-contained page, no scripts.</footer>\n</body>\n</html>\n", env!("CARGO_PKG_VERSION"));
+    let _ = write!(
+        h,
+        "<footer>forefront report {}: self-contained page, no scripts.</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
     h
 }
 
@@ -194,7 +200,10 @@ fn cdf_section(h: &mut String, reports: &[&RunReport], labels: &[String], styles
 }
 
 fn timeline_section(h: &mut String, reports: &[&RunReport], labels: &[String], styles: &[(&str, &str)]) {
-    let x_max_s = reports.iter().map(|r| r.timeline.fg_mb_per_s.len().max(r.timeline.bg_mb_per_s.len()) as f64 * r.timeline.bucket_ms / 1000.0).fold(0.0, f64::max);
+    let x_max_s = reports
+        .iter()
+        .map(|r| r.timeline.fg_mb_per_s.len().max(r.timeline.bg_mb_per_s.len()) as f64 * r.timeline.bucket_ms / 1000.0)
+        .fold(0.0, f64::max);
     let y_max = reports
         .iter()
         .flat_map(|r| r.timeline.fg_mb_per_s.iter().chain(&r.timeline.bg_mb_per_s))
@@ -261,8 +270,10 @@ fn hooks_table(h: &mut String, reports: &[&RunReport], labels: &[String], styles
 }
 
 /// Layer colours, by position in the sorted union of layer names.
-const LAYER_COLORS: [&str; 12] =
-    ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1b9e77", "#d95f02"];
+const LAYER_COLORS: [&str; 12] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1b9e77",
+    "#d95f02",
+];
 
 fn breakdown_section(h: &mut String, reports: &[&RunReport], labels: &[String], styles: &[(&str, &str)]) {
     // Layers at zero in every run would only crowd the legend.
@@ -275,10 +286,20 @@ fn breakdown_section(h: &mut String, reports: &[&RunReport], labels: &[String], 
     let bars: Vec<Bar> = reports
         .iter()
         .enumerate()
-        .map(|(i, r)| Bar { label: labels[i].clone(), color: styles[i].0.to_string(), segments: r.breakdown.iter().filter(|(_, &v)| v > 0.0).map(|(k, v)| (k.clone(), *v)).collect() })
+        .map(|(i, r)| Bar {
+            label: labels[i].clone(),
+            color: styles[i].0.to_string(),
+            segments: r.breakdown.iter().filter(|(_, &v)| v > 0.0).map(|(k, v)| (k.clone(), *v)).collect(),
+        })
         .collect();
     h.push_str("<h2 id=\"breakdown\">Per-layer breakdown</h2>\n<figure>\n");
-    h.push_str(&svg::stacked_bars("Per-layer breakdown of the headline operation", &bars, &names, &|i| LAYER_COLORS[i % LAYER_COLORS.len()].to_string(), "mean time per headline sample (ms)"));
+    h.push_str(&svg::stacked_bars(
+        "Per-layer breakdown of the headline operation",
+        &bars,
+        &names,
+        &|i| LAYER_COLORS[i % LAYER_COLORS.len()].to_string(),
+        "mean time per headline sample (ms)",
+    ));
     h.push_str("\n<figcaption class=\"note\">Mean time per headline sample spent in each layer (<code>breakdown</code>), on the thread that marks it.</figcaption>\n</figure>\n");
 }
 
@@ -328,7 +349,11 @@ mod tests {
 
     #[test]
     fn page_has_every_section_and_is_deterministic() {
-        let inputs = vec![named(run("android", 0, 100.0), "a.json"), named(run("android", 2, 300.0), "b.json"), named(run("fasttrack", 2, 150.0), "c.json")];
+        let inputs = vec![
+            named(run("android", 0, 100.0), "a.json"),
+            named(run("android", 2, 300.0), "b.json"),
+            named(run("fasttrack", 2, 150.0), "c.json"),
+        ];
         let a = render(&inputs, &Options::default());
         assert_eq!(a, render(&inputs, &Options::default()));
         for id in ["runs", "comparison", "cdf", "timeline", "breakdown", "hooks"] {

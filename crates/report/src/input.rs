@@ -97,7 +97,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
         runs: Vec<RunReport>,
     }
     if value.is_array() {
-        serde_json::from_str::<Vec<RunReport>>(text).map(Input::Runs).map_err(|error| LoadError::NotRuns { path: path.to_path_buf(), error })
+        serde_json::from_str::<Vec<RunReport>>(text)
+            .map(Input::Runs)
+            .map_err(|error| LoadError::NotRuns { path: path.to_path_buf(), error })
     } else if value.get("fg_only").is_some() && value.get("runs").is_some() {
         serde_json::from_str::<DefaultJob>(text)
             .map(|d| Input::Runs(d.fg_only.into_iter().chain(d.runs).collect()))

@@ -18,7 +18,13 @@ fn pct(v: Option<f64>) -> String {
 fn series(policies: &[&str], points: impl Fn(&str) -> Vec<(f64, f64)>) -> Vec<Series> {
     policies
         .iter()
-        .map(|p| Series { label: p.to_string(), color: policy_color(p).to_string(), dash: String::new(), points: points(p), step: false })
+        .map(|p| Series {
+            label: p.to_string(),
+            color: policy_color(p).to_string(),
+            dash: String::new(),
+            points: points(p),
+            step: false,
+        })
         .collect()
 }
 
@@ -66,9 +72,18 @@ pub fn section(h: &mut String, name: &str, s: &InteractivitySummary) {
 
     let mut seen = BTreeSet::new();
     let policies: Vec<&str> = s.cells.iter().map(|c| c.policy.as_str()).filter(|p| seen.insert(*p)).collect();
-    let by_bg = series(&policies, |p| s.cells.iter().filter(|c| c.policy == p).map(|c| (f64::from(c.bg_apps), c.headline_p99_ms)).collect());
+    let by_bg = series(&policies, |p| {
+        s.cells.iter().filter(|c| c.policy == p).map(|c| (f64::from(c.bg_apps), c.headline_p99_ms)).collect()
+    });
     h.push_str("<div class=\"grid\">");
-    h.push_str(&line_chart(&format!("{} p99 against background apps", s.headline), &by_bg, "background apps", &format!("{} p99 (ms)", s.headline), None, f64::INFINITY));
+    h.push_str(&line_chart(
+        &format!("{} p99 against background apps", s.headline),
+        &by_bg,
+        "background apps",
+        &format!("{} p99 (ms)", s.headline),
+        None,
+        f64::INFINITY,
+    ));
     h.push_str("</div>\n");
 
     if s.tick_sweep.is_empty() {
@@ -91,18 +106,49 @@ pub fn section(h: &mut String, name: &str, s: &InteractivitySummary) {
     let reference = |label: &str, v: Option<f64>| -> Option<Series> {
         let v = v?;
         let (lo, hi) = (ticks.first().copied()?, ticks.last().copied()?);
-        Some(Series { label: label.to_string(), color: policy_color("android").to_string(), dash: "6 4".into(), points: vec![(lo, v), (hi, v)], step: false })
+        Some(Series {
+            label: label.to_string(),
+            color: policy_color("android").to_string(),
+            dash: "6 4".into(),
+            points: vec![(lo, v), (hi, v)],
+            step: false,
+        })
     };
-    let mut switches = series(&swept, |p| s.tick_sweep.iter().filter(|t| t.policy == p).map(|t| (t.tick_ms, t.context_switches_per_s)).collect());
+    let mut switches = series(&swept, |p| {
+        s.tick_sweep.iter().filter(|t| t.policy == p).map(|t| (t.tick_ms, t.context_switches_per_s)).collect()
+    });
     switches.extend(reference("android (CFS)", stock.map(|c| c.context_switches_per_s)));
-    let mut dispatch = series(&swept, |p| s.tick_sweep.iter().filter(|t| t.policy == p).map(|t| (t.tick_ms, t.dispatch_p99_ms)).collect());
+    let mut dispatch =
+        series(&swept, |p| s.tick_sweep.iter().filter(|t| t.policy == p).map(|t| (t.tick_ms, t.dispatch_p99_ms)).collect());
     dispatch.extend(reference("android (CFS)", stock.map(|c| c.dispatch_p99_ms)));
-    let mut headline = series(&swept, |p| s.tick_sweep.iter().filter(|t| t.policy == p).map(|t| (t.tick_ms, t.headline_p99_ms)).collect());
+    let mut headline =
+        series(&swept, |p| s.tick_sweep.iter().filter(|t| t.policy == p).map(|t| (t.tick_ms, t.headline_p99_ms)).collect());
     headline.extend(reference("android (CFS)", stock.map(|c| c.headline_p99_ms)));
     h.push_str("<div class=\"grid\">");
-    h.push_str(&line_chart("Overhead: context switches per second against λ", &switches, "tick λ (ms)", "context switches / s", None, 8.0));
-    h.push_str(&line_chart("Dispatch latency p99 of the interactive chain against λ", &dispatch, "tick λ (ms)", "dispatch p99 (ms)", None, 8.0));
-    h.push_str(&line_chart(&format!("{} p99 against λ", s.headline), &headline, "tick λ (ms)", &format!("{} p99 (ms)", s.headline), None, 8.0));
+    h.push_str(&line_chart(
+        "Overhead: context switches per second against λ",
+        &switches,
+        "tick λ (ms)",
+        "context switches / s",
+        None,
+        8.0,
+    ));
+    h.push_str(&line_chart(
+        "Dispatch latency p99 of the interactive chain against λ",
+        &dispatch,
+        "tick λ (ms)",
+        "dispatch p99 (ms)",
+        None,
+        8.0,
+    ));
+    h.push_str(&line_chart(
+        &format!("{} p99 against λ", s.headline),
+        &headline,
+        "tick λ (ms)",
+        &format!("{} p99 (ms)", s.headline),
+        None,
+        8.0,
+    ));
     h.push_str("</div>\n");
     h.push_str("<div class=\"wrap\"><table class=\"tick-sweep\">\n<tr><th class=\"l\">policy</th><th>λ ms</th><th>switches/s</th><th>tick preemptions/s</th><th>dispatch p50</th><th>dispatch p99</th><th>preempt p99</th><th>headline p50</th><th>headline p99</th><th>BG CPU</th></tr>\n");
     for t in &s.tick_sweep {

@@ -87,7 +87,17 @@ pub(crate) mod testutil {
                 phases: vec![(100.0, 150.0)],
             },
             warnings: vec![],
-            stats: RunStats { events: 1, wall_ms: 1.0, sim_ms: 400.0, events_per_s: 1.0, sim_s_per_wall_s: 400.0, pages: 1, pages_per_s: 1.0, requests: 1, requests_per_s: 1.0 },
+            stats: RunStats {
+                events: 1,
+                wall_ms: 1.0,
+                sim_ms: 400.0,
+                events_per_s: 1.0,
+                sim_s_per_wall_s: 400.0,
+                pages: 1,
+                pages_per_s: 1.0,
+                requests: 1,
+                requests_per_s: 1.0,
+            },
         }
     }
 }

@@ -237,10 +237,22 @@ fn axes(out: &mut String, f: &Frame, x: &Scale, y: &Scale, x_title: &str, y_titl
     out.push_str("</g>");
     out.push_str(r##"<g class="ticks" fill="#333">"##);
     for t in x.ticks() {
-        let _ = write!(out, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, coord(x.map(t)), coord(f.y0() + 18.0), x.label(t));
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            coord(x.map(t)),
+            coord(f.y0() + 18.0),
+            x.label(t)
+        );
     }
     for t in y.ticks() {
-        let _ = write!(out, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, coord(f.x0() - 8.0), coord(y.map(t) + 4.0), y.label(t));
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+            coord(f.x0() - 8.0),
+            coord(y.map(t) + 4.0),
+            y.label(t)
+        );
     }
     out.push_str("</g>");
     let _ = write!(
@@ -251,7 +263,11 @@ fn axes(out: &mut String, f: &Frame, x: &Scale, y: &Scale, x_title: &str, y_titl
         escape(x_title)
     );
     let (cx, cy) = (coord(14.0), coord((f.y0() + f.y1()) / 2.0));
-    let _ = write!(out, r#"<text class="ytitle" x="{cx}" y="{cy}" text-anchor="middle" transform="rotate(-90 {cx} {cy})">{}</text>"#, escape(y_title));
+    let _ = write!(
+        out,
+        r#"<text class="ytitle" x="{cx}" y="{cy}" text-anchor="middle" transform="rotate(-90 {cx} {cy})">{}</text>"#,
+        escape(y_title)
+    );
 }
 
 /// The `d` attribute of a series.
@@ -315,14 +331,22 @@ fn no_data(out: &mut String, f: &Frame, what: &str) {
 /// A line chart of several series with a legend on the right: used for the FG latency CDF
 /// (`step` series, y from 0 to 1). The x axis turns logarithmic when the data span more than
 /// `log_ratio` (pass `f64::INFINITY` for always linear).
-pub fn line_chart(title: &str, series: &[Series], x_title: &str, y_title: &str, y_fixed: Option<(f64, f64)>, log_ratio: f64) -> String {
+pub fn line_chart(
+    title: &str,
+    series: &[Series],
+    x_title: &str,
+    y_title: &str,
+    y_fixed: Option<(f64, f64)>,
+    log_ratio: f64,
+) -> String {
     // Legend column as wide as the longest label (about 7 px per character at 12 px).
     let longest = series.iter().map(|s| s.label.chars().count()).max().unwrap_or(0);
     let legend_w = (46.0 + 7.0 * longest as f64).max(160.0);
     let f = Frame { width: 670.0 + legend_w, height: 380.0, left: 64.0, right: 20.0 + legend_w, top: 16.0, bottom: 46.0 };
     let pts = || series.iter().flat_map(|s| s.points.iter());
     let (xmin, xmax) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (ymin, ymax) = y_fixed.unwrap_or_else(|| pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1))));
+    let (ymin, ymax) =
+        y_fixed.unwrap_or_else(|| pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.1), b.max(p.1))));
     let x = Scale::auto(xmin, xmax, log_ratio, 8, f.x0(), f.x1());
     let y = Scale::nice(ymin, ymax, 5, f.y0(), f.y1());
     let mut out = String::new();
@@ -335,7 +359,13 @@ pub fn line_chart(title: &str, series: &[Series], x_title: &str, y_title: &str, 
     out.push_str(r#"<g class="series" fill="none" stroke-width="2">"#);
     for s in series.iter().filter(|s| !s.points.is_empty()) {
         let dash = if s.dash.is_empty() { String::new() } else { format!(r#" stroke-dasharray="{}""#, s.dash) };
-        let _ = write!(out, r#"<path d="{}" stroke="{}"{dash}><title>{}</title></path>"#, path_data(s, &x, &y), s.color, escape(&s.label));
+        let _ = write!(
+            out,
+            r#"<path d="{}" stroke="{}"{dash}><title>{}</title></path>"#,
+            path_data(s, &x, &y),
+            s.color,
+            escape(&s.label)
+        );
     }
     out.push_str("</g>");
     out.push_str(r##"<g class="legend" fill="#222">"##);
@@ -441,7 +471,13 @@ pub struct Bar {
 }
 
 /// Horizontal stacked bars, one per run; segment colours by segment name (`seg_color`).
-pub fn stacked_bars(title: &str, bars: &[Bar], seg_names: &[String], seg_color: &dyn Fn(usize) -> String, x_title: &str) -> String {
+pub fn stacked_bars(
+    title: &str,
+    bars: &[Bar],
+    seg_names: &[String],
+    seg_color: &dyn Fn(usize) -> String,
+    x_title: &str,
+) -> String {
     let bar_h = 24.0;
     let legend_rows = seg_names.len().div_ceil(5) as f64;
     let top = 12.0 + 20.0 * legend_rows;
@@ -497,7 +533,12 @@ pub fn stacked_bars(title: &str, bars: &[Bar], seg_names: &[String], seg_color: 
             acc += v;
         }
         out.push_str("</g>");
-        let _ = write!(out, r##"<text x="{}" y="{}" fill="#222">{acc:.1}</text>"##, coord(x.map(acc) + 6.0), coord(by + bar_h / 2.0 + 4.0));
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{}" fill="#222">{acc:.1}</text>"##,
+            coord(x.map(acc) + 6.0),
+            coord(by + bar_h / 2.0 + 4.0)
+        );
     }
     out.push_str("</svg>");
     out
@@ -573,7 +614,13 @@ mod tests {
 
     #[test]
     fn cdf_path_is_a_step_function() {
-        let s = Series { label: "a".into(), color: "#000".into(), dash: String::new(), points: vec![(1.0, 0.5), (2.0, 1.0)], step: true };
+        let s = Series {
+            label: "a".into(),
+            color: "#000".into(),
+            dash: String::new(),
+            points: vec![(1.0, 0.5), (2.0, 1.0)],
+            step: true,
+        };
         let x = Scale { lo: 0.0, hi: 2.0, step: 1.0, r0: 0.0, r1: 200.0, log: false };
         let y = Scale { lo: 0.0, hi: 1.0, step: 0.5, r0: 100.0, r1: 0.0, log: false };
         assert_eq!(path_data(&s, &x, &y), "M100.0 100.0V50.0H200.0V0.0");
@@ -581,7 +628,13 @@ mod tests {
 
     #[test]
     fn line_chart_escapes_and_is_deterministic() {
-        let series = vec![Series { label: "<evil>".into(), color: "#123456".into(), dash: "7 3".into(), points: vec![(1.0, 0.5), (3.0, 1.0)], step: true }];
+        let series = vec![Series {
+            label: "<evil>".into(),
+            color: "#123456".into(),
+            dash: "7 3".into(),
+            points: vec![(1.0, 0.5), (3.0, 1.0)],
+            step: true,
+        }];
         let a = line_chart("t&t", &series, "ms", "fraction", Some((0.0, 1.0)), 20.0);
         let b = line_chart("t&t", &series, "ms", "fraction", Some((0.0, 1.0)), 20.0);
         assert_eq!(a, b);
@@ -596,7 +649,8 @@ mod tests {
 
     #[test]
     fn stacked_bars_sum_segments() {
-        let bars = vec![Bar { label: "r".into(), color: "#000".into(), segments: vec![("cpu".into(), 2.0), ("flash".into(), 3.0)] }];
+        let bars =
+            vec![Bar { label: "r".into(), color: "#000".into(), segments: vec![("cpu".into(), 2.0), ("flash".into(), 3.0)] }];
         let names = vec!["cpu".to_string(), "flash".to_string()];
         let svg = stacked_bars("b", &bars, &names, &|i| ["#a00", "#0a0"][i].to_string(), "ms");
         assert!(svg.contains(">5.0</text>"), "total label: {svg}");

@@ -44,7 +44,13 @@ fn main() {
     let (w10, s10, ..) = measure("switch-upload", 6, 10.0);
     let (w40, s40, ..) = measure("switch-upload", 6, 40.0);
     println!("growth with simulated time (switch-upload, 6 BG apps):");
-    println!("  {s10:.0} s: {:.0} ms · {s40:.0} s: {:.0} ms · ratio {:.2} (simulated time ratio {:.2})", w10 * 1e3, w40 * 1e3, w40 / w10, s40 / s10);
+    println!(
+        "  {s10:.0} s: {:.0} ms · {s40:.0} s: {:.0} ms · ratio {:.2} (simulated time ratio {:.2})",
+        w10 * 1e3,
+        w40 * 1e3,
+        w40 / w10,
+        s40 / s10
+    );
 
     println!("growth with BG apps (switch-upload, 20 s):");
     let mut base: Option<(f64, f64)> = None;

@@ -104,7 +104,10 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
     let sim_s = out.sim_end.as_secs_f64().max(1e-9);
     let mut hooks = out.hooks;
     let report_requests = out.invariants.requests_submitted;
-    hooks.insert("device.read_first_overtakes".into(), if cfg.policy.device_order == forefront_policy::DeviceOrder::ReadFirst { out.dev_reorders } else { 0 });
+    hooks.insert(
+        "device.read_first_overtakes".into(),
+        if cfg.policy.device_order == forefront_policy::DeviceOrder::ReadFirst { out.dev_reorders } else { 0 },
+    );
     if cfg.policy.device_order == forefront_policy::DeviceOrder::ForegroundFirst {
         hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
     }

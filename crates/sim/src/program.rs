@@ -8,8 +8,12 @@ use forefront_workload::{Bytes, Op, SqliteMode};
 pub enum Instr {
     Op(Op),
     /// Start of a loop run `times` times (0 = forever); its body ends at the matching `LoopEnd`.
-    LoopStart { times: u32 },
-    LoopEnd { start: usize },
+    LoopStart {
+        times: u32,
+    },
+    LoopEnd {
+        start: usize,
+    },
 }
 
 /// Flatten `ops`, replacing `{i}` with `inst` in every string.
@@ -109,7 +113,12 @@ fn expand_sqlite(db: &str, mode: SqliteMode, pages: u32, out: &mut Vec<Instr>) {
         }
         SqliteMode::Wal => {
             let w = format!("{db}-wal");
-            out.push(Instr::Op(Op::Write { path: w.clone(), offset: None, len: Bytes((n + 1) * (page + 24)), chunk: Bytes(page + 24) }));
+            out.push(Instr::Op(Op::Write {
+                path: w.clone(),
+                offset: None,
+                len: Bytes((n + 1) * (page + 24)),
+                chunk: Bytes(page + 24),
+            }));
             out.push(Instr::Op(Op::Fsync { path: w }));
         }
     }

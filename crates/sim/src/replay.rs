@@ -127,10 +127,8 @@ pub fn syscall_scenario(
             bg_threads.push(ThreadSpec { name: format!("tid{tid}"), background_priority: false, nice: 0, ops });
         }
     }
-    let files = sizes
-        .into_iter()
-        .map(|(path, size)| FileSpec { path, size: Bytes(size), owner: FG_APP.into(), cached: false })
-        .collect();
+    let files =
+        sizes.into_iter().map(|(path, size)| FileSpec { path, size: Bytes(size), owner: FG_APP.into(), cached: false }).collect();
     let mut apps = vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0 }];
     let bg_apps = u32::from(!bg_threads.is_empty());
     if !bg_threads.is_empty() {

@@ -42,7 +42,6 @@ pub enum Ev {
     Sample,
 }
 
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TState {
     /// On a core or in a run queue.
@@ -110,12 +109,17 @@ struct Task {
     wait: Option<Wait>,
     /// Blocked time per category (ns).
     acc: [u64; Cat::COUNT],
-    phases: Vec<(String, SimTime, [u64; Cat::COUNT], (u64, u64))>,
+    /// Open phases: name, start, blocked time per category and CPU (running, runnable) then.
+    phases: Vec<OpenPhase>,
     bg_prio: bool,
     /// The op in progress, for `--trace-out` syscall spans: (name, path, size, start).
     span: Option<(&'static str, Option<String>, Option<u64>, SimTime)>,
     zero_steps: u32,
 }
+
+/// A phase begun and not yet ended: (name, start, blocked ns per category, CPU (running,
+/// runnable) ns) at its start.
+type OpenPhase = (String, SimTime, [u64; Cat::COUNT], (u64, u64));
 
 struct App {
     name: String,
@@ -135,9 +139,16 @@ pub struct Sample {
 #[derive(Clone, Copy, Debug)]
 enum Seg {
     /// Pages `first..first+n` of `file` (read fill or write-back).
-    Pages { file: FileId, first: u32, n: u32, write: bool },
+    Pages {
+        file: FileId,
+        first: u32,
+        n: u32,
+        write: bool,
+    },
     Journal,
-    Meta { block: u64 },
+    Meta {
+        block: u64,
+    },
     Other,
 }
 
@@ -376,7 +387,10 @@ impl World {
                 .apps
                 .iter()
                 .enumerate()
-                .filter(|(_, a)| a.name == f.owner || (a.role == Role::Bg && a.name.strip_prefix(&f.owner).is_some_and(|r| r.parse::<u32>().is_ok())))
+                .filter(|(_, a)| {
+                    a.name == f.owner
+                        || (a.role == Role::Bg && a.name.strip_prefix(&f.owner).is_some_and(|r| r.parse::<u32>().is_ok()))
+                })
                 .map(|(i, a)| (i, a.name.strip_prefix(&f.owner).and_then(|r| r.parse().ok())))
                 .collect();
             for (app, inst) in owners {
@@ -919,7 +933,10 @@ impl World {
                 return writeback::flusher_step(self, tid, &p);
             }
             Kind::Jbd2 => {
-                let costs = Jbd2Costs { journal_block: self.us(self.costs.journal_block_us), submit: self.us(self.costs.submit_request_us) };
+                let costs = Jbd2Costs {
+                    journal_block: self.us(self.costs.journal_block_us),
+                    submit: self.us(self.costs.submit_request_us),
+                };
                 return jbd2::step(self, tid, &costs);
             }
             Kind::Kswapd => {
@@ -1151,7 +1168,8 @@ impl World {
                 let t = &self.tasks[tid as usize];
                 let fg = request_is_fg(&self.policy, false, self.task_is_fg(tid), false);
                 let sectors = bytes.0.div_ceil(512).clamp(1, u64::from(u32::MAX)) as u32;
-                let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) };
+                let prov =
+                    Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) };
                 let op = if write { ReqOp::Write } else { ReqOp::Read };
                 let req = Request::new(op, sector, sectors, sync || !write, prov);
                 self.count_bytes(tid, u64::from(sectors) * 512, write);
@@ -1169,7 +1187,9 @@ impl World {
     }
 
     fn continue_op(&mut self, tid: Tid) -> (u64, After) {
-        if matches!(self.tasks[tid as usize].exec, Exec::File(FileOp::Read { .. } | FileOp::Write { .. })) && self.alloc_gate_pauses(tid) {
+        if matches!(self.tasks[tid as usize].exec, Exec::File(FileOp::Read { .. } | FileOp::Write { .. }))
+            && self.alloc_gate_pauses(tid)
+        {
             // A copy loop's checkpoint.
             return (0, After::Block);
         }
@@ -1223,7 +1243,6 @@ impl World {
         r
     }
 
-
     fn reclaim_costs(&self) -> ReclaimCosts {
         ReclaimCosts { alloc_page: self.us(self.costs.alloc_page_us), reclaim_page: self.us(self.costs.reclaim_page_us) }
     }
@@ -1251,9 +1270,6 @@ impl World {
         let cat = if own { Cat::BlockQueue } else { cat_other };
         self.block_on(tid, Blocker::Request { id, why }, cat);
     }
-
-
-
 
     /// Submit one request for a run of pages (read fill or write-back); sets `io` on the pages.
     fn submit_pages(&mut self, tid: Tid, file: FileId, (first, lba, n): (u32, u64, u32), write: bool, origin: Origin) -> u64 {
@@ -1588,10 +1604,6 @@ impl World {
 
 // ---------------------------------------------------------------- writes, fsync, metadata
 impl World {
-
-
-
-
     fn wake_if(&mut self, tid: Tid, b: Blocker) {
         if self.wg.is_blocked_on(tid, b) {
             self.wake(tid);
@@ -1606,9 +1618,6 @@ impl World {
         self.wake_if(self.jbd2, Blocker::Idle);
     }
 
-
-
-
     /// A data-less or journal request (flush, discard, journal blocks, metadata).
     fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
         let t = &self.tasks[tid as usize];
@@ -1616,17 +1625,29 @@ impl World {
         // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
         // writes are not the FG app's, even when an FG fsync forced the commit (no owner).
         let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), false);
-        let prov = Provenance { uid: t.uid, pid: t.pid, tid, fg, origin, blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) } };
+        let prov = Provenance {
+            uid: t.uid,
+            pid: t.pid,
+            tid,
+            fg,
+            origin,
+            blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) },
+        };
         // Checkpoint writes are write-back; discards are async too: 3.10's blkdev_issue_discard
         // submits REQ_WRITE | REQ_DISCARD without REQ_SYNC (and waits for it) — QASIO's D_discard.
         let sync = !matches!(origin, Origin::Checkpoint | Origin::Discard);
         let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, sync, prov);
         req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
         req.preflush = op == ReqOp::Flush;
-        let seg = if origin == Origin::Checkpoint { Seg::Meta { block } } else if origin == Origin::JournalCommit { Seg::Journal } else { Seg::Other };
+        let seg = if origin == Origin::Checkpoint {
+            Seg::Meta { block }
+        } else if origin == Origin::JournalCommit {
+            Seg::Journal
+        } else {
+            Seg::Other
+        };
         self.submit(req, seg)
     }
-
 }
 
 // ---------------------------------------------------------------- QASIO's classification

@@ -39,12 +39,21 @@ fn every_fasttrack_hook_fires_in_the_scenarios() {
             }
         }
     }
-    for h in ["app_status.fg_uid_set", "page_alloc.bg_paused", "reclaim.bg_first", "dispatch.fg_direct", "device.fg_first_overtakes"] {
+    for h in
+        ["app_status.fg_uid_set", "page_alloc.bg_paused", "reclaim.bg_first", "dispatch.fg_direct", "device.fg_first_overtakes"]
+    {
         assert!(fired.contains(h), "{h} never fired: {fired:?}");
     }
     // The stock policy fires none of them.
     for (h, n) in go("switch-upload", "android", 4).hooks {
-        assert!(!(n > 0 && (h.starts_with("page_alloc") || h.starts_with("reclaim") || h.starts_with("dispatch") || h.starts_with("app_status"))), "{h}");
+        assert!(
+            !(n > 0
+                && (h.starts_with("page_alloc")
+                    || h.starts_with("reclaim")
+                    || h.starts_with("dispatch")
+                    || h.starts_with("app_status"))),
+            "{h}"
+        );
     }
 }
 
@@ -54,7 +63,12 @@ fn page_allocator_pauses_only_background_apps() {
     assert!(r.hooks["page_alloc.bg_paused"] > 0);
     // BG apps still make progress: they lose little throughput.
     let stock = go("launch-update", "android", 4);
-    assert!(r.metrics.bg_mb_per_s > 0.5 * stock.metrics.bg_mb_per_s, "{} vs {}", r.metrics.bg_mb_per_s, stock.metrics.bg_mb_per_s);
+    assert!(
+        r.metrics.bg_mb_per_s > 0.5 * stock.metrics.bg_mb_per_s,
+        "{} vs {}",
+        r.metrics.bg_mb_per_s,
+        stock.metrics.bg_mb_per_s
+    );
 }
 
 #[test]

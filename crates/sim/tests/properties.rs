@@ -11,9 +11,18 @@ const FILES: [&str; 3] = ["/data/a", "/data/b", "/data/c"];
 fn op() -> impl Strategy<Value = Op> {
     let path = (0..FILES.len()).prop_map(|i| FILES[i].to_string());
     prop_oneof![
-        (path.clone(), 0u64..(4 << 20), 1u64..(1 << 20)).prop_map(|(path, o, l)| Op::Read { path, offset: Bytes(o), len: Bytes(l), chunk: Bytes(64 << 10) }),
-        (path.clone(), proptest::option::of(0u64..(4 << 20)), 1u64..(2 << 20))
-            .prop_map(|(path, o, l)| Op::Write { path, offset: o.map(Bytes), len: Bytes(l), chunk: Bytes(128 << 10) }),
+        (path.clone(), 0u64..(4 << 20), 1u64..(1 << 20)).prop_map(|(path, o, l)| Op::Read {
+            path,
+            offset: Bytes(o),
+            len: Bytes(l),
+            chunk: Bytes(64 << 10)
+        }),
+        (path.clone(), proptest::option::of(0u64..(4 << 20)), 1u64..(2 << 20)).prop_map(|(path, o, l)| Op::Write {
+            path,
+            offset: o.map(Bytes),
+            len: Bytes(l),
+            chunk: Bytes(128 << 10)
+        }),
         path.clone().prop_map(|path| Op::Fsync { path }),
         path.clone().prop_map(|path| Op::Fdatasync { path }),
         (path.clone(), 0u64..(2 << 20)).prop_map(|(path, s)| Op::Truncate { path, size: Bytes(s) }),
@@ -37,10 +46,28 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
         duration_s: 120.0,
         bg_apps: 1,
         phone: Phone { page_cache_mib: 24, ..Phone::default() },
-        files: FILES.iter().map(|p| FileSpec { path: p.to_string(), size: Bytes(3 << 20), owner: "fg".into(), cached: false }).collect(),
+        files: FILES
+            .iter()
+            .map(|p| FileSpec { path: p.to_string(), size: Bytes(3 << 20), owner: "fg".into(), cached: false })
+            .collect(),
         apps: vec![
-            AppSpec { name: "fg".into(), role: Role::Fg, threads: vec![ThreadSpec { name: "main".into(), background_priority: false, nice: 0, ops: fg_ops }], start_jitter_ms: 0.0 },
-            AppSpec { name: "bg".into(), role: Role::Bg, threads: vec![ThreadSpec { name: "w".into(), background_priority: false, nice: 0, ops: vec![Op::Repeat { times: 0, ops: bg }] }], start_jitter_ms: 5.0 },
+            AppSpec {
+                name: "fg".into(),
+                role: Role::Fg,
+                threads: vec![ThreadSpec { name: "main".into(), background_priority: false, nice: 0, ops: fg_ops }],
+                start_jitter_ms: 0.0,
+            },
+            AppSpec {
+                name: "bg".into(),
+                role: Role::Bg,
+                threads: vec![ThreadSpec {
+                    name: "w".into(),
+                    background_priority: false,
+                    nice: 0,
+                    ops: vec![Op::Repeat { times: 0, ops: bg }],
+                }],
+                start_jitter_ms: 5.0,
+            },
         ],
     }
 }

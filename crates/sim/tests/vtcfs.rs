@@ -21,7 +21,13 @@ fn ui(r: &RunReport) -> &UiMetrics {
 fn the_interactive_chain_is_followed_through_binder_to_the_compositor() {
     let r = run(&cfg("android", 1));
     let chain = &ui(&r).chain_tasks;
-    for t in ["system_server:InputDispatcher", "editor:main", "editor:AsyncTask #1", "editor:AsyncTask #2", "surfaceflinger:SurfaceFlinger"] {
+    for t in [
+        "system_server:InputDispatcher",
+        "editor:main",
+        "editor:AsyncTask #1",
+        "editor:AsyncTask #2",
+        "surfaceflinger:SurfaceFlinger",
+    ] {
         assert!(chain.iter().any(|c| c == t), "{t} missing from the chain {chain:?}");
     }
     assert!(chain.iter().any(|c| c.starts_with("system_server:binder_")), "no binder server in the chain {chain:?}");
@@ -68,7 +74,11 @@ fn every_interaction_is_displayed_once_and_ftc_restores_every_task() {
             assert_eq!(r.invariants.time_clamps, 0, "{what}");
             // The breakdown of a tap sums to its response time.
             let sum: f64 = r.breakdown.values().sum();
-            assert!((sum - r.metrics.fg_ms).abs() <= 0.01 * r.metrics.fg_ms + 0.01, "{what}: breakdown {sum} vs {}", r.metrics.fg_ms);
+            assert!(
+                (sum - r.metrics.fg_ms).abs() <= 0.01 * r.metrics.fg_ms + 0.01,
+                "{what}: breakdown {sum} vs {}",
+                r.metrics.fg_ms
+            );
         }
     }
 }

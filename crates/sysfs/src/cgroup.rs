@@ -193,8 +193,7 @@ impl Cgroup {
 
     /// v2 only: enables controllers for the children (`+cpu +io` in `cgroup.subtree_control`).
     pub fn enable_subtree(&self, controllers: &[Controller]) -> Result<()> {
-        let names: Vec<String> =
-            controllers.iter().filter_map(|c| c.v2_name()).map(|n| format!("+{n}")).collect();
+        let names: Vec<String> = controllers.iter().filter_map(|c| c.v2_name()).map(|n| format!("+{n}")).collect();
         if self.version == Version::V1 || names.is_empty() {
             return Ok(());
         }

@@ -32,11 +32,7 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error("{path}:{line}: {message}")]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
+    Parse { path: PathBuf, line: usize, message: String },
     #[error("{path}: {message}")]
     Unsupported { path: PathBuf, message: String },
     #[error("{call} for {who}: {source}")]
@@ -60,28 +56,20 @@ impl Error {
             | Error::Syscall { source, .. } => source,
             _ => return false,
         };
-        matches!(io.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH))
-            || io.kind() == std::io::ErrorKind::NotFound
+        matches!(io.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) || io.kind() == std::io::ErrorKind::NotFound
     }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
 pub(crate) fn read_to_string(path: &std::path::Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.to_owned(),
-        source,
-    })
+    std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.to_owned(), source })
 }
 
 /// Writes `value` in one `write(2)`, as cgroupfs and sysfs expect (they parse each write whole).
 pub(crate) fn write_str(path: &std::path::Path, value: &str) -> Result<()> {
     use std::io::Write;
-    let err = |source| Error::Write {
-        path: path.to_owned(),
-        value: value.to_owned(),
-        source,
-    };
+    let err = |source| Error::Write { path: path.to_owned(), value: value.to_owned(), source };
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .truncate(true) // as `echo v > knob` does; cgroupfs ignores it, fake trees need it

@@ -37,9 +37,8 @@ pub fn get(tid: i32) -> Result<IoPrio> {
 /// Sets the I/O priority of thread `tid` (0: the calling thread).
 pub fn set(tid: i32, prio: IoPrio) -> Result<()> {
     // SAFETY: plain syscall with integer arguments.
-    let r = unsafe {
-        libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid as libc::c_long, prio.encode() as libc::c_long)
-    };
+    let r =
+        unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid as libc::c_long, prio.encode() as libc::c_long) };
     if r < 0 {
         return Err(Error::Syscall { call: "ioprio_set", who: tid as i64, source: std::io::Error::last_os_error() });
     }

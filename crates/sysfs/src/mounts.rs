@@ -89,11 +89,7 @@ impl CgroupMounts {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad = |message: &str| Error::Parse {
-                path: path.to_owned(),
-                line: i + 1,
-                message: message.to_owned(),
-            };
+            let bad = |message: &str| Error::Parse { path: path.to_owned(), line: i + 1, message: message.to_owned() };
             let (left, right) = line.split_once(" - ").ok_or_else(|| bad("no ' - ' separator"))?;
             let mount_point = left.split(' ').nth(4).ok_or_else(|| bad("fewer than 5 fields before ' - '"))?;
             let mut rf = right.split(' ');
@@ -102,11 +98,7 @@ impl CgroupMounts {
             let super_opts = rf.next().unwrap_or("");
             let at = root.join(unescape(mount_point).trim_start_matches('/'));
             match fstype {
-                "cgroup2" => {
-                    if mounts.v2.is_none() {
-                        mounts.v2 = Some(at)
-                    }
-                }
+                "cgroup2" if mounts.v2.is_none() => mounts.v2 = Some(at),
                 "cgroup" => {
                     for opt in super_opts.split(',') {
                         if matches!(opt, "cpu" | "blkio" | "freezer" | "memory" | "cpuset" | "cpuacct") {

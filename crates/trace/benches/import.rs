@@ -33,10 +33,7 @@ fn write(path: &Path, f: impl FnOnce(&mut BufWriter<std::fs::File>)) -> u64 {
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing and wants speed.
     let quick = !std::env::args().any(|a| a == "--bench");
-    let mb: u64 = std::env::var("FOREFRONT_BENCH_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if quick { 1 } else { 64 });
+    let mb: u64 = std::env::var("FOREFRONT_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(if quick { 1 } else { 64 });
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut cases: Vec<(Vec<PathBuf>, u64)> = Vec::new();
@@ -61,17 +58,13 @@ fn main() {
     let n = write(&p, |w| synth::write_strace(w, lines).unwrap());
     cases.push((vec![p], n));
     let p = d.join("mobigen.txt");
-    let n = write(&p, |w| {
-        synth::write_mobigen(w, mb * 1_000_000 / 35).unwrap()
-    });
+    let n = write(&p, |w| synth::write_mobigen(w, mb * 1_000_000 / 35).unwrap());
     cases.push((vec![p], n));
     let p = d.join("iopro.txt");
     let n = write(&p, |w| synth::write_iopro(w, mb * 1_000_000 / 110).unwrap());
     cases.push((vec![p], n));
     let p = d.join("ftrace.txt");
-    let n = write(&p, |w| {
-        synth::write_ftrace(w, mb * 1_000_000 / 140).unwrap()
-    });
+    let n = write(&p, |w| synth::write_ftrace(w, mb * 1_000_000 / 140).unwrap());
     cases.push((vec![p], n));
     let fb = PathBuf::from("/work/shared/traces/mobigen-facebook.txt");
     if fb.exists() {
@@ -79,10 +72,7 @@ fn main() {
         cases.push((vec![fb], n));
     }
 
-    println!(
-        "{:<10} {:>10} {:>12} {:>10} {:>12}",
-        "format", "MB", "records", "MB/s", "records/s"
-    );
+    println!("{:<10} {:>10} {:>12} {:>10} {:>12}", "format", "MB", "records", "MB/s", "records/s");
     for (paths, bytes) in cases {
         let (fmt, n, secs) = time_import(&paths, bytes);
         println!(

@@ -31,11 +31,7 @@ fn main() {
             let mut bytes = 0u64;
             for p in &paths {
                 bytes += std::fs::metadata(p).map(|m| m.len()).unwrap_or_else(|_| {
-                    forefront_trace::blktrace::per_cpu_files(p)
-                        .unwrap()
-                        .iter()
-                        .map(|f| std::fs::metadata(f).unwrap().len())
-                        .sum()
+                    forefront_trace::blktrace::per_cpu_files(p).unwrap().iter().map(|f| std::fs::metadata(f).unwrap().len()).sum()
                 });
             }
             let start = Instant::now();

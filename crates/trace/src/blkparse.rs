@@ -21,9 +21,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
-use forefront_record::trace::{
-    BlockAction, BlockDetail, BlockEvent, DevId, Rwbs, TraceRecord, SECTOR_BYTES,
-};
+use forefront_record::trace::{BlockAction, BlockDetail, BlockEvent, DevId, Rwbs, TraceRecord, SECTOR_BYTES};
 
 use crate::error::LineError;
 use crate::text::{parse_dev, parse_u64, Field, Fields};
@@ -56,13 +54,9 @@ pub(crate) fn looks_like(line: &str) -> bool {
     if parse_dev(&dev).is_err() {
         return false;
     }
-    let (Some(cpu), Some(seq), Some(time), Some(pid), Some(act)) = (
-        f.next_field(),
-        f.next_field(),
-        f.next_field(),
-        f.next_field(),
-        f.next_field(),
-    ) else {
+    let (Some(cpu), Some(seq), Some(time), Some(pid), Some(act)) =
+        (f.next_field(), f.next_field(), f.next_field(), f.next_field(), f.next_field())
+    else {
         return false;
     };
     parse_u64(cpu.text).is_some()
@@ -114,15 +108,10 @@ pub(crate) fn parse_event_tail(
     pid: u32,
 ) -> Result<BlockEvent, LineError> {
     let act = f.expect("action")?;
-    let action = BlockAction::from_code(act.text).ok_or_else(|| {
-        act.err(format!(
-            "unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)",
-            act.text
-        ))
-    })?;
+    let action = BlockAction::from_code(act.text)
+        .ok_or_else(|| act.err(format!("unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)", act.text)))?;
     let rw = f.expect("RWBS")?;
-    let rwbs =
-        Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
     let mut ev = BlockEvent {
         time_ns,
         dev,
@@ -192,10 +181,7 @@ pub(crate) fn parse_event_tail(
                     }
                     ev.comm = Some(bracket_comm(&fs.rest())?.to_string());
                 } else {
-                    return Err(next.err(format!(
-                        "expected `+` after the sector, found `{}`",
-                        next.text
-                    )));
+                    return Err(next.err(format!("expected `+` after the sector, found `{}`", next.text)));
                 }
             }
         }
@@ -204,22 +190,11 @@ pub(crate) fn parse_event_tail(
         }
         Unplug | UnplugTimer => {
             let rest = f.rest();
-            let close = rest
-                .text
-                .rfind(']')
-                .ok_or_else(|| rest.err("expected `[comm] depth`"))?;
-            ev.comm = Some(
-                bracket_comm(&Field {
-                    text: &rest.text[..=close],
-                    column: rest.column,
-                })?
-                .to_string(),
-            );
+            let close = rest.text.rfind(']').ok_or_else(|| rest.err("expected `[comm] depth`"))?;
+            ev.comm = Some(bracket_comm(&Field { text: &rest.text[..=close], column: rest.column })?.to_string());
             let mut fs = Fields::at(f.line(), rest.column - 1 + close + 1);
             let depth = fs.expect("unplug depth")?;
-            ev.detail = BlockDetail::Unplug {
-                depth: depth.u32("unplug depth")?,
-            };
+            ev.detail = BlockDetail::Unplug { depth: depth.u32("unplug depth")? };
             fs.expect_end()?;
         }
         Remap => {
@@ -239,15 +214,9 @@ pub(crate) fn parse_event_tail(
                 .strip_prefix('(')
                 .and_then(|s| s.strip_suffix(')'))
                 .ok_or_else(|| from.err(format!("expected (maj,min), found `{}`", from.text)))?;
-            let from_dev = parse_dev(&Field {
-                text: inner,
-                column: from.column + 1,
-            })?;
+            let from_dev = parse_dev(&Field { text: inner, column: from.column + 1 })?;
             let from_sector = f.expect("source sector")?.u64("source sector")?;
-            ev.detail = BlockDetail::Remap {
-                from: from_dev,
-                from_sector,
-            };
+            ev.detail = BlockDetail::Remap { from: from_dev, from_sector };
             f.expect_end()?;
         }
         Split => {
@@ -261,9 +230,7 @@ pub(crate) fn parse_event_tail(
             ev.comm = Some(bracket_comm(&f.rest())?.to_string());
         }
         Message => {
-            ev.detail = BlockDetail::Message {
-                text: f.rest().text.trim_end().to_string(),
-            };
+            ev.detail = BlockDetail::Message { text: f.rest().text.trim_end().to_string() };
         }
     }
     Ok(ev)
@@ -320,11 +287,7 @@ fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
         .ok_or_else(|| f.err(format!("expected [error], found `{}`", f.text)))?;
-    Field {
-        text: inner,
-        column: f.column + 1,
-    }
-    .i32("error")
+    Field { text: inner, column: f.column + 1 }.i32("error")
 }
 
 /// What blkparse's default text keeps of an event: `parse(write_event(ev)) == text_view(ev)`.
@@ -427,11 +390,7 @@ pub fn write_event<W: Write>(w: &mut W, ev: &BlockEvent) -> io::Result<()> {
                 BlockDetail::Remap { from, from_sector } => (from, from_sector),
                 _ => (DevId::default(), 0),
             };
-            writeln!(
-                w,
-                "{} + {} <- ({},{}) {}",
-                ev.sector, nsec, from.major, from.minor, from_sector
-            )
+            writeln!(w, "{} + {} <- ({},{}) {}", ev.sector, nsec, from.major, from.minor, from_sector)
         }
         Split => {
             let new_sector = match ev.detail {
@@ -466,18 +425,11 @@ mod tests {
 
     #[test]
     fn every_action_parses() {
-        let q =
-            one("  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]").unwrap();
-        assert_eq!(
-            (q.action, q.sector, q.bytes, q.pid, q.cpu, q.seq),
-            (BlockAction::Queue, 223490, 4096, 697, 3, 1)
-        );
+        let q = one("  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]").unwrap();
+        assert_eq!((q.action, q.sector, q.bytes, q.pid, q.cpu, q.seq), (BlockAction::Queue, 223490, 4096, 697, 3, 1));
         assert_eq!(q.comm.as_deref(), Some("kjournald"));
         let c = one("  8,0    3       10     0.000123456     0  C  WS 223490 + 8 [0]").unwrap();
-        assert_eq!(
-            (c.action, c.time_ns, c.error, c.comm.clone()),
-            (BlockAction::Complete, 123_456, 0, None)
-        );
+        assert_eq!((c.action, c.time_ns, c.error, c.comm.clone()), (BlockAction::Complete, 123_456, 0, None));
         assert!(c.rwbs.sync && c.rwbs.is_write());
         let c = one("  8,0    3       10     0.000123456     0  C  FN 0 [-5]").unwrap();
         assert_eq!((c.bytes, c.error, c.rwbs.preflush), (0, -5, true));
@@ -486,58 +438,33 @@ mod tests {
         let u = one("  8,0    3        4     0.000001000   697  U   N [kjournald] 3").unwrap();
         assert_eq!(u.detail, BlockDetail::Unplug { depth: 3 });
         let t = one("  8,0    3        4     0.000001000   697 UT   N [kworker/0:1 x] 1").unwrap();
-        assert_eq!(
-            (t.action, t.comm.as_deref()),
-            (BlockAction::UnplugTimer, Some("kworker/0:1 x"))
-        );
-        let a =
-            one("  8,0    0        1     0.000000000  4561  A   R 2048 + 8 <- (8,1) 0").unwrap();
-        assert_eq!(
-            a.detail,
-            BlockDetail::Remap {
-                from: DevId { major: 8, minor: 1 },
-                from_sector: 0
-            }
-        );
+        assert_eq!((t.action, t.comm.as_deref()), (BlockAction::UnplugTimer, Some("kworker/0:1 x")));
+        let a = one("  8,0    0        1     0.000000000  4561  A   R 2048 + 8 <- (8,1) 0").unwrap();
+        assert_eq!(a.detail, BlockDetail::Remap { from: DevId { major: 8, minor: 1 }, from_sector: 0 });
         let x = one("  8,0    0        1     0.000000000  4561  X   R 2048 / 2056 [fio]").unwrap();
         assert_eq!(x.detail, BlockDetail::Split { new_sector: 2056 });
         let d = one("  8,0    0        1     0.000000000  4561  D   N 36 [scsi_id]").unwrap();
         assert_eq!((d.detail.clone(), d.bytes), (BlockDetail::Passthrough, 36));
-        let d = one(
-            "  8,0    0        1     0.000000000  4561  D   N 36 (12 00 00 00 24 00 ..) [scsi_id]",
-        )
-        .unwrap();
+        let d = one("  8,0    0        1     0.000000000  4561  D   N 36 (12 00 00 00 24 00 ..) [scsi_id]").unwrap();
         assert_eq!(d.bytes, 36);
         let g = one("  8,0    0        1     0.000000000  4561  G  RA 2048 + 256 [cat]").unwrap();
         assert!(g.rwbs.ahead);
         for code in ["M", "F", "S", "I", "B", "D"] {
-            let e = one(&format!(
-                "  8,0    0        1     0.000000000  4561  {code}   R 2048 + 8 [cat]"
-            ))
-            .unwrap();
+            let e = one(&format!("  8,0    0        1     0.000000000  4561  {code}   R 2048 + 8 [cat]")).unwrap();
             assert_eq!(e.action.code(), code);
         }
-        let m =
-            one("  8,0    0        0     0.000000000     0  m   N cfq1234 insert_request").unwrap();
-        assert_eq!(
-            m.detail,
-            BlockDetail::Message {
-                text: "cfq1234 insert_request".into()
-            }
-        );
-        let e = one("  8,0    0        1     0.000000000  4561  C   R 2048 + 8 (    1234) [0]")
-            .unwrap();
+        let m = one("  8,0    0        0     0.000000000     0  m   N cfq1234 insert_request").unwrap();
+        assert_eq!(m.detail, BlockDetail::Message { text: "cfq1234 insert_request".into() });
+        let e = one("  8,0    0        1     0.000000000  4561  C   R 2048 + 8 (    1234) [0]").unwrap();
         assert_eq!(e.bytes, 4096);
     }
 
     #[test]
     fn errors_point_at_the_field() {
-        let e = one("  8,0    3        1     0.000000000   697  Z   W 223490 + 8 [kjournald]")
-            .unwrap_err();
+        let e = one("  8,0    3        1     0.000000000   697  Z   W 223490 + 8 [kjournald]").unwrap_err();
         assert_eq!(e.column, 44);
         assert!(e.message.contains("unknown action `Z`"), "{}", e.message);
-        let e = one("  8,0    3        1     0.000000000   697  Q   W 22349x + 8 [kjournald]")
-            .unwrap_err();
+        let e = one("  8,0    3        1     0.000000000   697  Q   W 22349x + 8 [kjournald]").unwrap_err();
         assert_eq!(e.column, 50);
         let e = one("  8,0    3        1     0.000000000   697  Q   W 223490 + 8").unwrap_err();
         assert!(e.message.contains("missing field: [comm]"), "{}", e.message);
@@ -551,19 +478,12 @@ mod tests {
     fn summary_is_skipped_explicitly() {
         let mut p = BlkparseParser::default();
         let mut out = VecDeque::new();
-        for l in [
-            "CPU0 (8,0):",
-            " Reads Queued:           0,        0KiB",
-            "Total (8,0):",
-            "Events (8,0): 2 entries",
-        ] {
+        for l in ["CPU0 (8,0):", " Reads Queued:           0,        0KiB", "Total (8,0):", "Events (8,0): 2 entries"] {
             p.parse_line(l, &mut out).unwrap();
         }
         assert!(out.is_empty());
         assert_eq!(p.trailer_lines, 4);
-        assert!(!is_summary_start(
-            "  8,0    3        1     0.000000000   697  Q   W 1 + 8 [a]"
-        ));
+        assert!(!is_summary_start("  8,0    3        1     0.000000000   697  Q   W 1 + 8 [a]"));
     }
 
     #[test]

@@ -21,9 +21,7 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use forefront_record::trace::{
-    BlockAction, BlockDetail, BlockEvent, BlockOp, DevId, Rwbs, TraceRecord,
-};
+use forefront_record::trace::{BlockAction, BlockDetail, BlockEvent, BlockOp, DevId, Rwbs, TraceRecord};
 
 use crate::{open_file, TraceError, Warnings};
 
@@ -95,9 +93,7 @@ pub fn action_number(a: BlockAction) -> u32 {
 }
 
 fn action_from_number(n: u32) -> Option<BlockAction> {
-    BlockAction::ALL
-        .into_iter()
-        .find(|a| *a != BlockAction::Message && action_number(*a) == n)
+    BlockAction::ALL.into_iter().find(|a| *a != BlockAction::Message && action_number(*a) == n)
 }
 
 /// The category bits blktrace records for an event's RWBS flags and action.
@@ -112,13 +108,7 @@ fn category_bits(ev: &BlockEvent) -> u32 {
     if matches!(r.op, BlockOp::Discard | BlockOp::SecureErase) {
         c |= TC_DISCARD;
     }
-    for (on, bit) in [
-        (r.preflush, TC_FLUSH),
-        (r.fua, TC_FUA),
-        (r.ahead, TC_AHEAD),
-        (r.sync, TC_SYNC),
-        (r.meta, TC_META),
-    ] {
+    for (on, bit) in [(r.preflush, TC_FLUSH), (r.fua, TC_FUA), (r.ahead, TC_AHEAD), (r.sync, TC_SYNC), (r.meta, TC_META)] {
         if on {
             c |= bit;
         }
@@ -256,10 +246,7 @@ pub fn per_cpu_files(base: &Path) -> Result<Vec<PathBuf>, TraceError> {
     };
     let mut found = Vec::new();
     for e in entries {
-        let e = e.map_err(|source| TraceError::Io {
-            path: dir.clone(),
-            source,
-        })?;
+        let e = e.map_err(|source| TraceError::Io { path: dir.clone(), source })?;
         let fname = e.file_name();
         let Some(f) = fname.to_str() else { continue };
         if let Some(n) = f.strip_prefix(&prefix).and_then(|n| n.parse::<u32>().ok()) {
@@ -280,20 +267,11 @@ pub struct FileReader<R: Read> {
 
 impl<R: Read> FileReader<R> {
     pub fn new(path: PathBuf, reader: R) -> FileReader<R> {
-        FileReader {
-            path,
-            reader,
-            offset: 0,
-            big_endian: None,
-        }
+        FileReader { path, reader, offset: 0, big_endian: None }
     }
 
     fn err(&self, offset: u64, message: impl Into<String>) -> TraceError {
-        TraceError::Binary {
-            path: self.path.clone(),
-            offset,
-            message: message.into(),
-        }
+        TraceError::Binary { path: self.path.clone(), offset, message: message.into() }
     }
 
     /// The next record, `None` at a clean end of file. A truncated record or bad magic is an
@@ -307,22 +285,14 @@ impl<R: Read> FileReader<R> {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Some(Err(TraceError::Io {
-                        path: self.path.clone(),
-                        source,
-                    }))
-                }
+                Err(source) => return Some(Err(TraceError::Io { path: self.path.clone(), source })),
             }
         }
         if got == 0 {
             return None;
         }
         if got < RECORD_LEN {
-            return Some(Err(self.err(
-                start,
-                format!("truncated record: {got} of {RECORD_LEN} header bytes"),
-            )));
+            return Some(Err(self.err(start, format!("truncated record: {got} of {RECORD_LEN} header bytes"))));
         }
         let magic_le = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
         let be = match self.big_endian {
@@ -333,10 +303,7 @@ impl<R: Read> FileReader<R> {
                 } else if u32::from_be_bytes([h[0], h[1], h[2], h[3]]) & 0xffff_ff00 == MAGIC {
                     true
                 } else {
-                    return Some(Err(self.err(
-                        start,
-                        format!("bad magic {magic_le:#010x} (not a blktrace file)"),
-                    )));
+                    return Some(Err(self.err(start, format!("bad magic {magic_le:#010x} (not a blktrace file)"))));
                 };
                 self.big_endian = Some(be);
                 be
@@ -367,33 +334,18 @@ impl<R: Read> FileReader<R> {
         };
         let magic = u32_at(0);
         if magic & 0xffff_ff00 != MAGIC {
-            return Some(Err(self.err(
-                start,
-                format!("bad magic {magic:#010x} (record corrupt or misaligned)"),
-            )));
+            return Some(Err(self.err(start, format!("bad magic {magic:#010x} (record corrupt or misaligned)"))));
         }
         if magic & 0xff != VERSION {
-            return Some(Err(self.err(
-                start,
-                format!(
-                    "unsupported blktrace version {:#04x} (expected 0x07)",
-                    magic & 0xff
-                ),
-            )));
+            return Some(Err(self.err(start, format!("unsupported blktrace version {:#04x} (expected 0x07)", magic & 0xff))));
         }
         let pdu_len = u16_at(46) as usize;
         let mut pdu = vec![0u8; pdu_len];
         if let Err(e) = self.reader.read_exact(&mut pdu) {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                return Some(Err(self.err(
-                    start,
-                    format!("truncated payload: record says {pdu_len} bytes"),
-                )));
+                return Some(Err(self.err(start, format!("truncated payload: record says {pdu_len} bytes"))));
             }
-            return Some(Err(TraceError::Io {
-                path: self.path.clone(),
-                source: e,
-            }));
+            return Some(Err(TraceError::Io { path: self.path.clone(), source: e }));
         }
         self.offset += (RECORD_LEN + pdu_len) as u64;
         Some(Ok(RawTrace {
@@ -417,10 +369,7 @@ fn be64(p: &[u8]) -> Option<u64> {
 }
 
 fn dev_of(d: u32) -> DevId {
-    DevId {
-        major: d >> 20,
-        minor: d & 0xf_ffff,
-    }
+    DevId { major: d >> 20, minor: d & 0xf_ffff }
 }
 
 /// What one raw record means.
@@ -443,9 +392,7 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
     let mut pdu = &raw.pdu[..];
     if act & TA_CGROUP != 0 {
         act &= !TA_CGROUP;
-        pdu = pdu
-            .get(8..)
-            .ok_or("cgroup record with a payload shorter than 8 bytes")?;
+        pdu = pdu.get(8..).ok_or("cgroup record with a payload shorter than 8 bytes")?;
     }
     let text = |p: &[u8]| {
         let end = p.iter().position(|&c| c == 0).unwrap_or(p.len());
@@ -467,10 +414,7 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
     };
     if cat & TC_NOTIFY != 0 {
         return Ok(match act {
-            TN_PROCESS => Decoded::ProcessName {
-                pid: raw.pid,
-                comm: text(pdu),
-            },
+            TN_PROCESS => Decoded::ProcessName { pid: raw.pid, comm: text(pdu) },
             TN_MESSAGE => {
                 ev.detail = BlockDetail::Message { text: text(pdu) };
                 ev.sector = 0;
@@ -483,8 +427,7 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
     if cat & TC_DRV_DATA != 0 || act == 16 || act == 17 {
         return Ok(Decoded::Skip);
     }
-    ev.action = action_from_number(act)
-        .ok_or_else(|| format!("unknown action {act:#x} in {:#010x}", raw.action))?;
+    ev.action = action_from_number(act).ok_or_else(|| format!("unknown action {act:#x} in {:#010x}", raw.action))?;
     // blkparse's fill_rwbs.
     ev.rwbs = Rwbs {
         preflush: cat & TC_FLUSH != 0,
@@ -509,24 +452,16 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
     match ev.action {
         BlockAction::Remap => {
             if pdu.len() < 16 {
-                return Err(format!(
-                    "remap record with a {}-byte payload (need 16)",
-                    pdu.len()
-                ));
+                return Err(format!("remap record with a {}-byte payload (need 16)", pdu.len()));
             }
             let from = u32::from_be_bytes(pdu[0..4].try_into().unwrap());
             let to = u32::from_be_bytes(pdu[4..8].try_into().unwrap());
             ev.dev = dev_of(to);
-            ev.detail = BlockDetail::Remap {
-                from: dev_of(from),
-                from_sector: be64(&pdu[8..16]).unwrap(),
-            };
+            ev.detail = BlockDetail::Remap { from: dev_of(from), from_sector: be64(&pdu[8..16]).unwrap() };
         }
         BlockAction::Unplug | BlockAction::UnplugTimer => {
             let depth = be64(pdu).ok_or("unplug record without its 8-byte depth")?;
-            ev.detail = BlockDetail::Unplug {
-                depth: depth as u32,
-            };
+            ev.detail = BlockDetail::Unplug { depth: depth as u32 };
         }
         BlockAction::Split => {
             let s = be64(pdu).ok_or("split record without its 8-byte new sector")?;
@@ -569,12 +504,7 @@ impl MergedReader {
     }
 
     /// Refills file `i`'s head; errors are returned (lenient: counted, and the file stops).
-    fn refill(
-        &mut self,
-        i: usize,
-        lenient: bool,
-        warnings: &mut Warnings,
-    ) -> Result<(), TraceError> {
+    fn refill(&mut self, i: usize, lenient: bool, warnings: &mut Warnings) -> Result<(), TraceError> {
         match self.files[i].read_raw() {
             None => self.heads[i] = None,
             Some(Ok(raw)) => {
@@ -593,11 +523,7 @@ impl MergedReader {
         Ok(())
     }
 
-    pub(crate) fn next_record(
-        &mut self,
-        lenient: bool,
-        warnings: &mut Warnings,
-    ) -> Option<Result<TraceRecord, TraceError>> {
+    pub(crate) fn next_record(&mut self, lenient: bool, warnings: &mut Warnings) -> Option<Result<TraceRecord, TraceError>> {
         if self.done {
             return None;
         }
@@ -615,11 +541,7 @@ impl MergedReader {
                 self.done = true;
                 if self.records == 0 {
                     let e = TraceError::Empty {
-                        path: self
-                            .files
-                            .first()
-                            .map(|f| f.path.clone())
-                            .unwrap_or_default(),
+                        path: self.files.first().map(|f| f.path.clone()).unwrap_or_default(),
                         format: "blktrace",
                     };
                     if lenient {
@@ -643,10 +565,7 @@ impl MergedReader {
                     ev.time_ns = ev.time_ns.saturating_sub(genesis);
                     if !matches!(
                         ev.action,
-                        BlockAction::Complete
-                            | BlockAction::Requeue
-                            | BlockAction::Remap
-                            | BlockAction::Message
+                        BlockAction::Complete | BlockAction::Requeue | BlockAction::Remap | BlockAction::Message
                     ) {
                         ev.comm = Some(self.names.get(&ev.pid).cloned().unwrap_or_default());
                     }
@@ -658,11 +577,7 @@ impl MergedReader {
                 }
                 Ok(Decoded::Skip) => {}
                 Err(message) => {
-                    let e = TraceError::Binary {
-                        path: self.files[i].path.clone(),
-                        offset,
-                        message,
-                    };
+                    let e = TraceError::Binary { path: self.files[i].path.clone(), offset, message };
                     if lenient {
                         warnings.push(e);
                         continue;
@@ -683,10 +598,7 @@ mod tests {
     fn decode_inverts_from_event_in_both_byte_orders() {
         let ev = BlockEvent {
             time_ns: 1234,
-            dev: DevId {
-                major: 8,
-                minor: 16,
-            },
+            dev: DevId { major: 8, minor: 16 },
             cpu: 1,
             seq: 7,
             pid: 42,
@@ -704,9 +616,7 @@ mod tests {
             assert!(has_magic(&bytes));
             let mut r = FileReader::new("x".into(), &bytes[..]);
             let raw = r.read_raw().unwrap().unwrap();
-            let Ok(Decoded::Event(back)) = decode(&raw) else {
-                panic!()
-            };
+            let Ok(Decoded::Event(back)) = decode(&raw) else { panic!() };
             assert_eq!(back, ev);
             assert!(r.read_raw().is_none());
         }
@@ -714,30 +624,14 @@ mod tests {
 
     #[test]
     fn corrupt_input_is_an_error_with_offset() {
-        let mut r = FileReader::new(
-            "x".into(),
-            &b"not a blktrace file at all, just text......."[..],
-        );
+        let mut r = FileReader::new("x".into(), &b"not a blktrace file at all, just text......."[..]);
         let e = r.read_raw().unwrap().unwrap_err();
-        assert!(
-            e.to_string().contains("x: at byte 0: truncated record"),
-            "{e}"
-        );
-        let mut rec = encode(
-            &RawTrace {
-                magic: MAGIC | VERSION,
-                ..Default::default()
-            },
-            false,
-        );
+        assert!(e.to_string().contains("x: at byte 0: truncated record"), "{e}");
+        let mut rec = encode(&RawTrace { magic: MAGIC | VERSION, ..Default::default() }, false);
         rec.extend_from_slice(&[0u8; 30]);
         let mut r = FileReader::new("y".into(), &rec[..]);
         assert!(r.read_raw().unwrap().is_ok());
         let e = r.read_raw().unwrap().unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("y: at byte 48: truncated record: 30 of 48"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("y: at byte 48: truncated record: 30 of 48"), "{e}");
     }
 }

@@ -54,18 +54,11 @@ pub enum CaptureError {
     #[error("writing the capture: {0}")]
     Output(#[source] io::Error),
     #[error("{}:{line}: cannot parse blk tracer output: {message}", path.display())]
-    Parse {
-        path: PathBuf,
-        line: u64,
-        message: String,
-    },
+    Parse { path: PathBuf, line: u64, message: String },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CaptureError + '_ {
-    move |source| CaptureError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| CaptureError::Io { path: path.to_path_buf(), source }
 }
 
 /// What to capture.
@@ -159,21 +152,14 @@ impl Drop for Restore {
     fn drop(&mut self) {
         while let Some((path, old)) = self.writes.pop() {
             if let Err(e) = fs::write(&path, &old) {
-                eprintln!(
-                    "warning: could not restore {} to `{old}`: {e}",
-                    path.display()
-                );
+                eprintln!("warning: could not restore {} to `{old}`: {e}", path.display());
             }
         }
         if let Some(mnt) = self.unmount.take() {
             if let Ok(c) = CString::new(mnt.as_os_str().as_encoded_bytes()) {
                 // SAFETY: a valid NUL-terminated path; umount has no other preconditions.
                 if unsafe { libc::umount(c.as_ptr()) } != 0 {
-                    eprintln!(
-                        "warning: could not unmount {}: {}",
-                        mnt.display(),
-                        io::Error::last_os_error()
-                    );
+                    eprintln!("warning: could not unmount {}: {}", mnt.display(), io::Error::last_os_error());
                 }
             }
         }
@@ -196,15 +182,7 @@ fn tracefs(restore: &mut Restore) -> Result<PathBuf, CaptureError> {
     let target = CString::new("/sys/kernel/tracing").unwrap();
     let fstype = CString::new("tracefs").unwrap();
     // SAFETY: valid NUL-terminated strings; data is null.
-    let rc = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
+    let rc = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
     if rc != 0 {
         return Err(CaptureError::NoTracefs(format!(
             "not mounted, and mounting it on /sys/kernel/tracing failed: {}",
@@ -217,20 +195,14 @@ fn tracefs(restore: &mut Restore) -> Result<PathBuf, CaptureError> {
 
 fn read_stat(path: &Path) -> Result<KernelCounts, CaptureError> {
     let s = fs::read_to_string(path).map_err(io_err(path))?;
-    let f: Vec<u64> = s
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let f: Vec<u64> = s.split_whitespace().filter_map(|x| x.parse().ok()).collect();
     if f.len() < 5 {
         return Err(CaptureError::Io {
             path: path.to_path_buf(),
             source: io::Error::new(io::ErrorKind::InvalidData, "fewer than 5 fields"),
         });
     }
-    Ok(KernelCounts {
-        reads: f[0],
-        writes: f[4],
-    })
+    Ok(KernelCounts { reads: f[0], writes: f[4] })
 }
 
 /// Reads `trace_pipe` without blocking until told to stop, converting lines to blkparse text.
@@ -245,27 +217,12 @@ struct PipeReader {
 
 impl PipeReader {
     /// Reads what is available; returns false when the pipe had nothing.
-    fn pump<W: Write>(
-        &mut self,
-        dev: DevId,
-        out: &mut W,
-        sum: &mut CaptureSummary,
-    ) -> Result<bool, CaptureError> {
+    fn pump<W: Write>(&mut self, dev: DevId, out: &mut W, sum: &mut CaptureSummary) -> Result<bool, CaptureError> {
         let mut chunk = [0u8; 1 << 16];
         let n = match self.file.read(&mut chunk) {
             Ok(n) => n,
-            Err(e)
-                if e.kind() == io::ErrorKind::WouldBlock
-                    || e.kind() == io::ErrorKind::Interrupted =>
-            {
-                return Ok(false)
-            }
-            Err(source) => {
-                return Err(CaptureError::Io {
-                    path: self.path.clone(),
-                    source,
-                })
-            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => return Ok(false),
+            Err(source) => return Err(CaptureError::Io { path: self.path.clone(), source }),
         };
         if n == 0 {
             return Ok(false);
@@ -275,13 +232,11 @@ impl PipeReader {
             let line: Vec<u8> = self.buf.drain(..=nl).collect();
             self.line += 1;
             let text = String::from_utf8_lossy(&line[..line.len() - 1]);
-            self.parser
-                .parse_line(&text, &mut self.pending)
-                .map_err(|e| CaptureError::Parse {
-                    path: self.path.clone(),
-                    line: self.line,
-                    message: format!("column {}: {} in `{}`", e.column, e.message, text),
-                })?;
+            self.parser.parse_line(&text, &mut self.pending).map_err(|e| CaptureError::Parse {
+                path: self.path.clone(),
+                line: self.line,
+                message: format!("column {}: {} in `{}`", e.column, e.message, text),
+            })?;
             while let Some(r) = self.pending.pop_front() {
                 let TraceRecord::Block(ev) = r else { continue };
                 if ev.dev != dev {
@@ -304,10 +259,7 @@ impl PipeReader {
 }
 
 /// Runs the capture, writing blkparse text to `out`.
-pub fn capture<W: Write>(
-    opts: &CaptureOptions,
-    out: &mut W,
-) -> Result<CaptureSummary, CaptureError> {
+pub fn capture<W: Write>(opts: &CaptureOptions, out: &mut W) -> Result<CaptureSummary, CaptureError> {
     if opts.command.is_empty() && opts.duration.is_none() {
         return Err(CaptureError::NothingToDo);
     }
@@ -317,25 +269,11 @@ pub fn capture<W: Write>(
     }
     let devfile = devdir.join("dev");
     let devno = fs::read_to_string(&devfile).map_err(io_err(&devfile))?;
-    let (maj, min) = devno
-        .trim()
-        .split_once(':')
-        .ok_or_else(|| CaptureError::NoDevice(opts.dev.clone()))?;
-    let dev = DevId {
-        major: maj.parse().unwrap_or(0),
-        minor: min.parse().unwrap_or(0),
-    };
-    let mut sum = CaptureSummary {
-        backend: "ftrace-blk",
-        device: dev,
-        ..Default::default()
-    };
+    let (maj, min) = devno.trim().split_once(':').ok_or_else(|| CaptureError::NoDevice(opts.dev.clone()))?;
+    let dev = DevId { major: maj.parse().unwrap_or(0), minor: min.parse().unwrap_or(0) };
+    let mut sum = CaptureSummary { backend: "ftrace-blk", device: dev, ..Default::default() };
 
-    let mut restore = Restore {
-        writes: Vec::new(),
-        unmount: None,
-        old_handlers: Vec::new(),
-    };
+    let mut restore = Restore { writes: Vec::new(), unmount: None, old_handlers: Vec::new() };
     INTERRUPTED.store(false, Ordering::SeqCst);
     // Ctrl-C, kill and hang-up stop the capture cleanly (the guard restores tracefs).
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
@@ -345,8 +283,7 @@ pub fn capture<W: Write>(
     }
 
     let t = tracefs(&mut restore)?;
-    let tracers = fs::read_to_string(t.join("available_tracers"))
-        .map_err(io_err(&t.join("available_tracers")))?;
+    let tracers = fs::read_to_string(t.join("available_tracers")).map_err(io_err(&t.join("available_tracers")))?;
     if !tracers.split_whitespace().any(|x| x == "blk") {
         return Err(CaptureError::NoBlkTracer);
     }
@@ -355,19 +292,9 @@ pub fn capture<W: Write>(
     // Empty the ring buffer (truncating `trace` clears it; there is nothing to restore).
     fs::write(t.join("trace"), "").map_err(io_err(&t.join("trace")))?;
     let pipe_path = t.join("trace_pipe");
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&pipe_path)
-        .map_err(io_err(&pipe_path))?;
-    let mut pipe = PipeReader {
-        path: pipe_path,
-        file,
-        buf: Vec::new(),
-        parser: FtraceParser::default(),
-        pending: VecDeque::new(),
-        line: 0,
-    };
+    let file = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&pipe_path).map_err(io_err(&pipe_path))?;
+    let mut pipe =
+        PipeReader { path: pipe_path, file, buf: Vec::new(), parser: FtraceParser::default(), pending: VecDeque::new(), line: 0 };
     restore.set(t.join("tracing_on"), "1")?;
     let stat_path = devdir.join("stat");
     restore.set(devdir.join("trace/enable"), "1")?;
@@ -381,10 +308,7 @@ pub fn capture<W: Write>(
             Command::new(&opts.command[0])
                 .args(&opts.command[1..])
                 .spawn()
-                .map_err(|source| CaptureError::Spawn {
-                    cmd: opts.command.join(" "),
-                    source,
-                })?,
+                .map_err(|source| CaptureError::Spawn { cmd: opts.command.join(" "), source })?,
         )
     };
     loop {
@@ -392,10 +316,7 @@ pub fn capture<W: Write>(
             sum.interrupted = true;
         }
         if let Some(c) = child.as_mut() {
-            if let Some(status) = c.try_wait().map_err(|source| CaptureError::Spawn {
-                cmd: opts.command.join(" "),
-                source,
-            })? {
+            if let Some(status) = c.try_wait().map_err(|source| CaptureError::Spawn { cmd: opts.command.join(" "), source })? {
                 sum.exit_status = Some(status);
                 break;
             }
@@ -435,10 +356,8 @@ pub fn capture<W: Write>(
         }
     }
     out.flush().map_err(CaptureError::Output)?;
-    sum.kernel_delta = KernelCounts {
-        reads: after.reads.saturating_sub(before.reads),
-        writes: after.writes.saturating_sub(before.writes),
-    };
+    sum.kernel_delta =
+        KernelCounts { reads: after.reads.saturating_sub(before.reads), writes: after.writes.saturating_sub(before.writes) };
     // The tracer cannot be switched back while trace_pipe is open.
     drop(pipe);
     drop(restore);

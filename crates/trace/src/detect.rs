@@ -3,9 +3,7 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use crate::{
-    blkparse, blktrace, ftrace, iopro, mobigen, open_file, strace, InputFormat, TraceError,
-};
+use crate::{blkparse, blktrace, ftrace, iopro, mobigen, open_file, strace, InputFormat, TraceError};
 
 pub(crate) enum Resolved {
     Text(InputFormat, Box<dyn BufRead>),
@@ -18,9 +16,7 @@ pub(crate) fn resolve(path: &Path, format: InputFormat) -> Result<Resolved, Trac
     if !path.exists() && matches!(format, InputFormat::Auto | InputFormat::Blktrace) {
         let files = blktrace::per_cpu_files(path)?;
         if files.is_empty() {
-            return Err(TraceError::NoBlktraceFiles {
-                path: path.to_path_buf(),
-            });
+            return Err(TraceError::NoBlktraceFiles { path: path.to_path_buf() });
         }
         return Ok(Resolved::Binary(files));
     }
@@ -31,17 +27,11 @@ pub(crate) fn resolve(path: &Path, format: InputFormat) -> Result<Resolved, Trac
     if format != InputFormat::Auto {
         return Ok(Resolved::Text(format, Box::new(reader)));
     }
-    let head = reader.fill_buf().map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let head = reader.fill_buf().map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
     if blktrace::has_magic(head) {
         return Ok(Resolved::Binary(vec![path.to_path_buf()]));
     }
-    let detected = detect_text(head).map_err(|line| TraceError::UnknownFormat {
-        path: path.to_path_buf(),
-        line,
-    })?;
+    let detected = detect_text(head).map_err(|line| TraceError::UnknownFormat { path: path.to_path_buf(), line })?;
     Ok(Resolved::Text(detected, Box::new(reader)))
 }
 

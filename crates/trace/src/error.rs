@@ -13,19 +13,10 @@ pub enum TraceError {
     },
     /// A text line that does not parse (`line` and `column` are 1-based).
     #[error("{}:{line}:{column}: {message}", path.display())]
-    Parse {
-        path: PathBuf,
-        line: u64,
-        column: usize,
-        message: String,
-    },
+    Parse { path: PathBuf, line: u64, column: usize, message: String },
     /// A binary blktrace record that does not decode (`offset` in bytes from the file start).
     #[error("{}: at byte {offset}: {message}", path.display())]
-    Binary {
-        path: PathBuf,
-        offset: u64,
-        message: String,
-    },
+    Binary { path: PathBuf, offset: u64, message: String },
     /// The file parsed but produced no records.
     #[error("{}: no trace records in file ({format})", path.display())]
     Empty { path: PathBuf, format: &'static str },
@@ -34,11 +25,7 @@ pub enum TraceError {
     UnknownFormat { path: PathBuf, line: u64 },
     /// Several files of different formats were given together.
     #[error("{}: format {found} differs from {expected} of the other files", path.display())]
-    MixedFormats {
-        path: PathBuf,
-        expected: &'static str,
-        found: &'static str,
-    },
+    MixedFormats { path: PathBuf, expected: &'static str, found: &'static str },
     /// `DEV` base name with no `DEV.blktrace.N` file next to it.
     #[error("{}: no such file, and no {}.blktrace.N files either", path.display(), path.display())]
     NoBlktraceFiles { path: PathBuf },
@@ -48,10 +35,7 @@ impl TraceError {
     /// True for errors about the content of one record (the ones `--lenient` turns into
     /// warnings), false for I/O and setup errors.
     pub fn is_content_error(&self) -> bool {
-        matches!(
-            self,
-            TraceError::Parse { .. } | TraceError::Binary { .. } | TraceError::Empty { .. }
-        )
+        matches!(self, TraceError::Parse { .. } | TraceError::Binary { .. } | TraceError::Empty { .. })
     }
 }
 
@@ -65,9 +49,6 @@ pub(crate) struct LineError {
 
 impl LineError {
     pub(crate) fn new(column: usize, message: impl Into<String>) -> LineError {
-        LineError {
-            column,
-            message: message.into(),
-        }
+        LineError { column, message: message.into() }
     }
 }

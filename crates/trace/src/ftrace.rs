@@ -11,9 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use forefront_record::trace::{
-    BlockAction, BlockEvent, DevId, Rwbs, SchedEvent, SchedRecord, TraceRecord, SECTOR_BYTES,
-};
+use forefront_record::trace::{BlockAction, BlockEvent, DevId, Rwbs, SchedEvent, SchedRecord, TraceRecord, SECTOR_BYTES};
 
 use crate::blkparse;
 use crate::error::LineError;
@@ -34,13 +32,9 @@ pub(crate) fn looks_like(line: &str) -> bool {
 
 fn looks_like_classic(line: &str) -> bool {
     let mut f = Fields::new(line);
-    let (Some(dev), Some(cpu), Some(time), Some(pid), Some(act)) = (
-        f.next_field(),
-        f.next_field(),
-        f.next_field(),
-        f.next_field(),
-        f.next_field(),
-    ) else {
+    let (Some(dev), Some(cpu), Some(time), Some(pid), Some(act)) =
+        (f.next_field(), f.next_field(), f.next_field(), f.next_field(), f.next_field())
+    else {
         return false;
     };
     parse_dev(&dev).is_ok()
@@ -76,12 +70,7 @@ fn split_header(line: &str) -> Result<Header<'_>, LineError> {
         }
         i = k + 1;
     };
-    let cpu_close = cpu_open
-        + 1
-        + b[cpu_open + 1..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .count();
+    let cpu_close = cpu_open + 1 + b[cpu_open + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
     let cpu = parse_u64(&line[cpu_open + 1..cpu_close])
         .and_then(|v| u32::try_from(v).ok())
         .ok_or_else(|| LineError::new(cpu_open + 2, "bad CPU number"))?;
@@ -92,9 +81,7 @@ fn split_header(line: &str) -> Result<Header<'_>, LineError> {
             task = task[..p].trim_end();
         }
     }
-    let dash = task
-        .rfind('-')
-        .ok_or_else(|| LineError::new(1, "expected TASK-PID before the CPU field"))?;
+    let dash = task.rfind('-').ok_or_else(|| LineError::new(1, "expected TASK-PID before the CPU field"))?;
     let comm = &task[..dash];
     let pid_s = &task[dash + 1..];
     let pid_col = line.find(task).unwrap_or(0) + dash + 2;
@@ -106,21 +93,11 @@ fn split_header(line: &str) -> Result<Header<'_>, LineError> {
     for _ in 0..2 {
         let tok = f.expect("timestamp")?;
         if let Some(t) = tok.text.strip_suffix(':') {
-            let time_ns =
-                parse_secs_ns(t).ok_or_else(|| tok.err(format!("bad timestamp `{t}`")))?;
-            return Ok(Header {
-                comm,
-                pid,
-                cpu,
-                time_ns,
-                body: tok.column - 1 + tok.text.len(),
-            });
+            let time_ns = parse_secs_ns(t).ok_or_else(|| tok.err(format!("bad timestamp `{t}`")))?;
+            return Ok(Header { comm, pid, cpu, time_ns, body: tok.column - 1 + tok.text.len() });
         }
     }
-    Err(LineError::new(
-        cpu_close + 2,
-        "expected `SECONDS:` after the CPU field",
-    ))
+    Err(LineError::new(cpu_close + 2, "expected `SECONDS:` after the CPU field"))
 }
 
 /// `key=value` lookup in an ftrace body; values end at the next ` key=` (comms may contain
@@ -130,10 +107,7 @@ fn kv<'a>(body: &'a str, key: &str, col: usize) -> Result<(&'a str, usize), Line
     let mut from = 0;
     let start = loop {
         let Some(i) = body[from..].find(&pat) else {
-            return Err(LineError::new(
-                col + body.len(),
-                format!("missing field: {key}"),
-            ));
+            return Err(LineError::new(col + body.len(), format!("missing field: {key}")));
         };
         let at = from + i;
         if at == 0 || body.as_bytes()[at - 1] == b' ' {
@@ -148,10 +122,7 @@ fn kv<'a>(body: &'a str, key: &str, col: usize) -> Result<(&'a str, usize), Line
     while let Some(sp) = rest[search..].find(' ') {
         let s = search + sp;
         let after = &rest[s + 1..];
-        let word: String = after
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
+        let word: String = after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
         if after.starts_with("==>") || (!word.is_empty() && after[word.len()..].starts_with('=')) {
             end = s;
             break;
@@ -171,20 +142,13 @@ fn kv_num<T: TryFrom<i64>>(body: &str, key: &str, col: usize) -> Result<T, LineE
 /// trace-cmd's `comm:pid [prio]`.
 fn comm_pid_prio(s: &str, col: usize) -> Result<(String, u32, i32, &str), LineError> {
     let s = s.trim_start();
-    let open = s
-        .find(" [")
-        .ok_or_else(|| LineError::new(col, "expected `comm:pid [prio]`"))?;
+    let open = s.find(" [").ok_or_else(|| LineError::new(col, "expected `comm:pid [prio]`"))?;
     let cp = &s[..open];
-    let colon = cp
-        .rfind(':')
-        .ok_or_else(|| LineError::new(col, "expected `comm:pid`"))?;
+    let colon = cp.rfind(':').ok_or_else(|| LineError::new(col, "expected `comm:pid`"))?;
     let pid = parse_u64(&cp[colon + 1..])
         .and_then(|v| u32::try_from(v).ok())
         .ok_or_else(|| LineError::new(col + colon + 1, "bad pid"))?;
-    let close = s[open..]
-        .find(']')
-        .ok_or_else(|| LineError::new(col + open, "missing `]`"))?
-        + open;
+    let close = s[open..].find(']').ok_or_else(|| LineError::new(col + open, "missing `]`"))? + open;
     let prio = crate::text::parse_i64(&s[open + 2..close])
         .and_then(|v| i32::try_from(v).ok())
         .ok_or_else(|| LineError::new(col + open + 2, "bad priority"))?;
@@ -203,9 +167,7 @@ fn parse_switch(body: &str, col: usize) -> Result<SchedEvent, LineError> {
             next_prio: kv_num(body, "next_prio", col)?,
         })
     } else {
-        let (arrow_l, arrow_r) = body
-            .split_once(" ==> ")
-            .ok_or_else(|| LineError::new(col, "expected `==>` in sched_switch"))?;
+        let (arrow_l, arrow_r) = body.split_once(" ==> ").ok_or_else(|| LineError::new(col, "expected `==>` in sched_switch"))?;
         let (prev_comm, prev_pid, prev_prio, state) = comm_pid_prio(arrow_l, col)?;
         let (next_comm, next_pid, next_prio, _) = comm_pid_prio(arrow_r, col + arrow_l.len() + 5)?;
         Ok(SchedEvent::Switch {
@@ -234,31 +196,18 @@ fn parse_wakeup(body: &str, col: usize) -> Result<SchedEvent, LineError> {
             .split_whitespace()
             .find_map(|t| t.strip_prefix("CPU:"))
             .ok_or_else(|| LineError::new(col + body.len(), "missing field: CPU:"))?;
-        let target_cpu = parse_u64(cpu)
-            .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| LineError::new(col, "bad CPU"))?;
-        Ok(SchedEvent::Wakeup {
-            comm,
-            pid,
-            prio,
-            target_cpu,
-        })
+        let target_cpu = parse_u64(cpu).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| LineError::new(col, "bad CPU"))?;
+        Ok(SchedEvent::Wakeup { comm, pid, prio, target_cpu })
     }
 }
 
 /// `block_rq_issue`/`block_rq_insert`: `DEV RWBS BYTES (CMD) SECTOR + N [IOPRIO] [COMM]`;
 /// `block_rq_complete`: `DEV RWBS (CMD) SECTOR + N [IOPRIO] [ERROR]`.
-fn parse_block_rq(
-    line: &str,
-    at: usize,
-    action: BlockAction,
-    h: &Header<'_>,
-) -> Result<BlockEvent, LineError> {
+fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) -> Result<BlockEvent, LineError> {
     let mut f = Fields::at(line, at);
     let dev = parse_dev(&f.expect("device")?)?;
     let rw = f.expect("RWBS")?;
-    let rwbs =
-        Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
     let mut tok = f.expect("(cmd)")?;
     let mut bytes_field = None;
     if !tok.text.starts_with('(') {
@@ -282,10 +231,7 @@ fn parse_block_rq(
         // ioprio `be,0,4` (kernels ≥ 6.x).
         last = f.expect("[comm]")?;
     }
-    let last = Field {
-        text: f.line()[last.column - 1..].trim_end(),
-        column: last.column,
-    };
+    let last = Field { text: f.line()[last.column - 1..].trim_end(), column: last.column };
     let inner = last
         .text
         .strip_prefix('[')
@@ -306,11 +252,7 @@ fn parse_block_rq(
         detail: Default::default(),
     };
     if action == BlockAction::Complete {
-        ev.error = Field {
-            text: inner,
-            column: last.column + 1,
-        }
-        .i32("error")?;
+        ev.error = Field { text: inner, column: last.column + 1 }.i32("error")?;
     } else {
         ev.comm = Some(inner.to_string());
         if nr == 0 {
@@ -331,12 +273,7 @@ impl FtraceParser {
 impl LineParser for FtraceParser {
     fn parse_line(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> Result<(), LineError> {
         let t = line.trim_start();
-        if t.is_empty()
-            || t.starts_with('#')
-            || t.starts_with("cpus=")
-            || t.starts_with("version = ")
-            || t.starts_with("CPU ")
-        {
+        if t.is_empty() || t.starts_with('#') || t.starts_with("cpus=") || t.starts_with("version = ") || t.starts_with("CPU ") {
             return Ok(());
         }
         if looks_like_classic(line) {
@@ -358,16 +295,12 @@ impl LineParser for FtraceParser {
             let body = line[body_at..].trim_start();
             let col = line.len() - body.len() + 1;
             let rec = match name {
-                "sched_switch" => TraceRecord::Sched(SchedRecord {
-                    time_ns: h.time_ns,
-                    cpu: h.cpu,
-                    event: parse_switch(body, col)?,
-                }),
-                "sched_wakeup" | "sched_wakeup_new" => TraceRecord::Sched(SchedRecord {
-                    time_ns: h.time_ns,
-                    cpu: h.cpu,
-                    event: parse_wakeup(body, col)?,
-                }),
+                "sched_switch" => {
+                    TraceRecord::Sched(SchedRecord { time_ns: h.time_ns, cpu: h.cpu, event: parse_switch(body, col)? })
+                }
+                "sched_wakeup" | "sched_wakeup_new" => {
+                    TraceRecord::Sched(SchedRecord { time_ns: h.time_ns, cpu: h.cpu, event: parse_wakeup(body, col)? })
+                }
                 "block_rq_issue" | "block_rq_insert" | "block_rq_complete" => {
                     let action = match name {
                         "block_rq_issue" => BlockAction::Issue,
@@ -424,39 +357,17 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.len(), 5);
-        let TraceRecord::Sched(SchedRecord {
-            event:
-                SchedEvent::Switch {
-                    prev_comm,
-                    next_pid,
-                    prev_state,
-                    ..
-                },
-            ..
-        }) = &v[0]
+        let TraceRecord::Sched(SchedRecord { event: SchedEvent::Switch { prev_comm, next_pid, prev_state, .. }, .. }) = &v[0]
         else {
             panic!()
         };
-        assert_eq!(
-            (prev_comm.as_str(), *next_pid, prev_state.as_str()),
-            ("bash x", 11010, "S")
-        );
-        let TraceRecord::Block(d) = &v[2] else {
-            panic!()
-        };
+        assert_eq!((prev_comm.as_str(), *next_pid, prev_state.as_str()), ("bash x", 11010, "S"));
+        let TraceRecord::Block(d) = &v[2] else { panic!() };
         assert_eq!(
             (d.action, d.sector, d.bytes, d.comm.as_deref(), d.time_ns),
-            (
-                BlockAction::Issue,
-                12580672,
-                4096,
-                Some("dd"),
-                504_532_838_000
-            )
+            (BlockAction::Issue, 12580672, 4096, Some("dd"), 504_532_838_000)
         );
-        let TraceRecord::Block(c) = &v[3] else {
-            panic!()
-        };
+        let TraceRecord::Block(c) = &v[3] else { panic!() };
         assert_eq!((c.action, c.pid, c.cpu), (BlockAction::Complete, 0, 1));
     }
 
@@ -472,47 +383,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.len(), 5);
-        let TraceRecord::Sched(SchedRecord {
-            event:
-                SchedEvent::Wakeup {
-                    comm,
-                    pid,
-                    target_cpu,
-                    ..
-                },
-            ..
-        }) = &v[1]
-        else {
+        let TraceRecord::Sched(SchedRecord { event: SchedEvent::Wakeup { comm, pid, target_cpu, .. }, .. }) = &v[1] else {
             panic!()
         };
         assert_eq!((comm.as_str(), *pid, *target_cpu), ("kworker/2:1", 99, 2));
-        let TraceRecord::Block(q) = &v[2] else {
-            panic!()
-        };
-        assert_eq!(
-            (q.action, q.pid, q.comm.as_deref(), q.seq),
-            (BlockAction::Queue, 5681, Some("dd"), 1)
-        );
-        let TraceRecord::Block(c) = &v[4] else {
-            panic!()
-        };
+        let TraceRecord::Block(q) = &v[2] else { panic!() };
+        assert_eq!((q.action, q.pid, q.comm.as_deref(), q.seq), (BlockAction::Queue, 5681, Some("dd"), 1));
+        let TraceRecord::Block(c) = &v[4] else { panic!() };
         assert_eq!((c.time_ns, c.pid, c.cpu), (274_460_077_301, 22, 1));
     }
 
     #[test]
     fn errors() {
-        let e = parse(
-            "dd-11010   [001] .....   504.534027: block_rq_issue: 7,0 WS 4096 () 0 x 8 [dd]\n",
-        )
-        .unwrap_err();
+        let e = parse("dd-11010   [001] .....   504.534027: block_rq_issue: 7,0 WS 4096 () 0 x 8 [dd]\n").unwrap_err();
         assert_eq!(e.column, 71);
         let e = parse("dd-11010   [001] .....   504.5x: sched_switch: a\n").unwrap_err();
         assert!(e.message.contains("bad timestamp"), "{}", e.message);
         let e = parse("dd-1 [001] 1.0: sched_wakeup: comm=a pid=1 prio=120\n").unwrap_err();
-        assert!(
-            e.message.contains("missing field: target_cpu"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("missing field: target_cpu"), "{}", e.message);
     }
 }

@@ -44,14 +44,13 @@ impl LineParser for IoproParser {
         let pid = f.expect("pid")?.u32("pid")?;
         let tid = f.expect("tid")?.u32("tid")?;
         let lf = f.expect("layer")?;
-        let layer = IoLayer::from_iopro(lf.u32("layer")?)
-            .ok_or_else(|| lf.err(format!("layer must be 4..=9, found {}", lf.text)))?;
+        let layer =
+            IoLayer::from_iopro(lf.u32("layer")?).ok_or_else(|| lf.err(format!("layer must be 4..=9, found {}", lf.text)))?;
         let rw_raw = f.expect("rw")?.u32("rw")?;
         let func_id = f.expect("func_id")?.u32("func_id")?;
         let ff = f.expect("flag")?;
         let flag = match ff.text.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16)
-                .map_err(|_| ff.err(format!("flag: bad hex `{}`", ff.text)))?,
+            Some(h) => u64::from_str_radix(h, 16).map_err(|_| ff.err(format!("flag: bad hex `{}`", ff.text)))?,
             None => ff.u64("flag")?,
         };
         let fd = f.expect("fd")?.i32("fd")?;
@@ -63,10 +62,8 @@ impl LineParser for IoproParser {
         if name.text.is_empty() {
             return Err(name.err("missing field: filename"));
         }
-        let time_ns = sec
-            .checked_mul(1_000_000_000)
-            .map(|t| t + nsec)
-            .ok_or_else(|| LineError::new(1, "start_sec out of range"))?;
+        let time_ns =
+            sec.checked_mul(1_000_000_000).map(|t| t + nsec).ok_or_else(|| LineError::new(1, "start_sec out of range"))?;
         out.push_back(TraceRecord::Span(IoSpan {
             time_ns,
             duration_ns,
@@ -121,37 +118,15 @@ mod tests {
     fn parses_and_rejects() {
         let mut p = IoproParser;
         let mut out = VecDeque::new();
-        p.parse_line(
-            "12 500 2000 10001 321 322 4 1 7 0x8 5 4096 8192 77 0 /data/my file.db",
-            &mut out,
-        )
-        .unwrap();
-        let Some(TraceRecord::Span(s)) = out.pop_front() else {
-            panic!()
-        };
+        p.parse_line("12 500 2000 10001 321 322 4 1 7 0x8 5 4096 8192 77 0 /data/my file.db", &mut out).unwrap();
+        let Some(TraceRecord::Span(s)) = out.pop_front() else { panic!() };
         assert_eq!(
             (s.time_ns, s.layer, s.write, s.flag, s.path.as_str()),
-            (
-                12_000_000_500,
-                IoLayer::Syscall,
-                true,
-                8,
-                "/data/my file.db"
-            )
+            (12_000_000_500, IoLayer::Syscall, true, 8, "/data/my file.db")
         );
-        let e = p
-            .parse_line(
-                "12 500 2000 10001 321 322 3 1 7 0 5 4096 8192 77 0 /x",
-                &mut out,
-            )
-            .unwrap_err();
+        let e = p.parse_line("12 500 2000 10001 321 322 3 1 7 0 5 4096 8192 77 0 /x", &mut out).unwrap_err();
         assert_eq!(e.column, 27);
-        let e = p
-            .parse_line(
-                "12 500 2000 10001 321 322 4 1 7 0 5 4096 8192 77 0",
-                &mut out,
-            )
-            .unwrap_err();
+        let e = p.parse_line("12 500 2000 10001 321 322 4 1 7 0 5 4096 8192 77 0", &mut out).unwrap_err();
         assert!(e.message.contains("filename"));
     }
 }

@@ -189,11 +189,7 @@ impl TraceReader {
             match format {
                 None => format = Some(f),
                 Some(prev) if prev != f => {
-                    return Err(TraceError::MixedFormats {
-                        path: path.clone(),
-                        expected: prev.name(),
-                        found: f.name(),
-                    })
+                    return Err(TraceError::MixedFormats { path: path.clone(), expected: prev.name(), found: f.name() })
                 }
                 _ => {}
             }
@@ -217,30 +213,14 @@ impl TraceReader {
             })));
         }
         if !binary.is_empty() {
-            sources.push_back(Source::Binary(Box::new(blktrace::MergedReader::open(
-                &binary,
-            )?)));
+            sources.push_back(Source::Binary(Box::new(blktrace::MergedReader::open(&binary)?)));
         }
-        Ok(TraceReader {
-            format,
-            sources,
-            lenient: opts.lenient,
-            warnings: Warnings::default(),
-            failed: false,
-        })
+        Ok(TraceReader { format, sources, lenient: opts.lenient, warnings: Warnings::default(), failed: false })
     }
 
     /// Reads a text trace of a known format from any reader (`path` only names it in errors).
-    pub fn from_reader(
-        path: &Path,
-        reader: Box<dyn BufRead>,
-        format: InputFormat,
-        lenient: bool,
-    ) -> TraceReader {
-        assert!(
-            format != InputFormat::Auto && format != InputFormat::Blktrace,
-            "from_reader takes a text format"
-        );
+    pub fn from_reader(path: &Path, reader: Box<dyn BufRead>, format: InputFormat, lenient: bool) -> TraceReader {
+        assert!(format != InputFormat::Auto && format != InputFormat::Blktrace, "from_reader takes a text format");
         let mut sources = VecDeque::new();
         sources.push_back(Source::Text(Box::new(TextSource {
             path: path.to_path_buf(),
@@ -253,13 +233,7 @@ impl TraceReader {
             done: false,
             format,
         })));
-        TraceReader {
-            format,
-            sources,
-            lenient,
-            warnings: Warnings::default(),
-            failed: false,
-        }
+        TraceReader { format, sources, lenient, warnings: Warnings::default(), failed: false }
     }
 
     /// The (detected) format of the trace.
@@ -285,11 +259,7 @@ pub(crate) fn new_parser(f: InputFormat) -> Box<dyn LineParser> {
 }
 
 impl TextSource {
-    fn next_record(
-        &mut self,
-        lenient: bool,
-        warnings: &mut Warnings,
-    ) -> Option<Result<TraceRecord, TraceError>> {
+    fn next_record(&mut self, lenient: bool, warnings: &mut Warnings) -> Option<Result<TraceRecord, TraceError>> {
         loop {
             if let Some(r) = self.pending.pop_front() {
                 self.records += 1;
@@ -302,19 +272,13 @@ impl TextSource {
             match self.reader.read_until(b'\n', &mut self.buf) {
                 Err(source) => {
                     self.done = true;
-                    return Some(Err(TraceError::Io {
-                        path: self.path.clone(),
-                        source,
-                    }));
+                    return Some(Err(TraceError::Io { path: self.path.clone(), source }));
                 }
                 Ok(0) => {
                     self.done = true;
                     self.parser.finish(&mut self.pending);
                     if self.pending.is_empty() && self.records == 0 {
-                        let e = TraceError::Empty {
-                            path: self.path.clone(),
-                            format: self.format.name(),
-                        };
+                        let e = TraceError::Empty { path: self.path.clone(), format: self.format.name() };
                         if lenient {
                             warnings.push(e);
                             return None;
@@ -338,12 +302,7 @@ impl TextSource {
                 Err(e) => Err(LineError::new(e.valid_up_to() + 1, "invalid UTF-8")),
             };
             if let Err(le) = result {
-                let e = TraceError::Parse {
-                    path: self.path.clone(),
-                    line: self.line,
-                    column: le.column,
-                    message: le.message,
-                };
+                let e = TraceError::Parse { path: self.path.clone(), line: self.line, column: le.column, message: le.message };
                 if lenient {
                     warnings.push(e);
                     continue;
@@ -384,18 +343,12 @@ impl Iterator for TraceReader {
 
 /// Opens a file for reading with a large buffer.
 pub(crate) fn open_file(path: &Path) -> Result<BufReader<File>, TraceError> {
-    let f = File::open(path).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let f = File::open(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
     Ok(BufReader::with_capacity(1 << 16, f))
 }
 
 /// Reads everything into records (convenience for tests and small files).
-pub fn read_all(
-    paths: &[PathBuf],
-    opts: &ReadOptions,
-) -> Result<(InputFormat, Vec<TraceRecord>), TraceError> {
+pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<(InputFormat, Vec<TraceRecord>), TraceError> {
     let mut r = TraceReader::open(paths, opts)?;
     let mut v = Vec::new();
     for rec in &mut r {

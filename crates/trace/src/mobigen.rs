@@ -26,9 +26,7 @@ pub(crate) fn looks_like(line: &str) -> bool {
     };
     parse_u64(a.text).is_some()
         && parse_u64(b.text).is_some()
-        && c.text
-            .bytes()
-            .all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == b'_')
+        && c.text.bytes().all(|x| x.is_ascii_lowercase() || x.is_ascii_digit() || x == b'_')
         && c.text.as_bytes()[0].is_ascii_lowercase()
 }
 
@@ -36,14 +34,9 @@ pub(crate) fn looks_like(line: &str) -> bool {
 fn path_arg<'a>(f: &mut Fields<'a>) -> Result<Field<'a>, LineError> {
     let rest = f.rest();
     if let Some(q) = rest.text.strip_prefix('"') {
-        let end = q
-            .find('"')
-            .ok_or_else(|| rest.err("unterminated quoted path"))?;
+        let end = q.find('"').ok_or_else(|| rest.err("unterminated quoted path"))?;
         *f = Fields::at(f.line(), rest.column - 1 + end + 2);
-        Ok(Field {
-            text: &q[..end],
-            column: rest.column + 1,
-        })
+        Ok(Field { text: &q[..end], column: rest.column + 1 })
     } else {
         f.expect("path")
     }
@@ -57,24 +50,12 @@ impl LineParser for MobigenParser {
         let mut f = Fields::new(line);
         let tid = f.expect("tid")?.u32("tid")?;
         let t = f.expect("time (us)")?;
-        let time_ns = t
-            .u64("time (us)")?
-            .checked_mul(1000)
-            .ok_or_else(|| t.err("time out of range"))?;
+        let time_ns = t.u64("time (us)")?.checked_mul(1000).ok_or_else(|| t.err("time out of range"))?;
         let name = f.expect("syscall")?;
-        if !name
-            .text
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_')
-        {
+        if !name.text.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
             return Err(name.err(format!("bad syscall name `{}`", name.text)));
         }
-        let mut r = SyscallRecord {
-            time_ns,
-            tid,
-            name: name.text.to_string(),
-            ..Default::default()
-        };
+        let mut r = SyscallRecord { time_ns, tid, name: name.text.to_string(), ..Default::default() };
         match name.text {
             "open" | "open64" | "creat" => {
                 let p = path_arg(&mut f)?;
@@ -159,40 +140,16 @@ pub fn write_record<W: std::io::Write>(w: &mut W, r: &SyscallRecord) -> std::io:
     let fd = r.fd.unwrap_or(-1);
     let res = r.result.unwrap_or(0);
     match r.name.as_str() {
-        "open" | "open64" | "creat" => writeln!(
-            w,
-            "{} {} open {} O_RDONLY {}",
-            r.tid,
-            us,
-            r.path.as_deref().unwrap_or("?"),
-            res
-        ),
+        "open" | "open64" | "creat" => writeln!(w, "{} {} open {} O_RDONLY {}", r.tid, us, r.path.as_deref().unwrap_or("?"), res),
         "read" | "write" => writeln!(w, "{} {} {} {} {}", r.tid, us, r.name, fd, res),
         "pread" | "pwrite" | "pread64" | "pwrite64" => {
-            writeln!(
-                w,
-                "{} {} {} {} {} {}",
-                r.tid,
-                us,
-                r.name,
-                fd,
-                r.offset.unwrap_or(0),
-                r.size.unwrap_or(0)
-            )
+            writeln!(w, "{} {} {} {} {} {}", r.tid, us, r.name, fd, r.offset.unwrap_or(0), r.size.unwrap_or(0))
         }
         "close" | "fsync" | "fdatasync" | "fstat" | "fstat64" => {
             writeln!(w, "{} {} {} {} {}", r.tid, us, r.name, fd, res)
         }
         "stat" | "stat64" | "lstat" | "lstat64" | "access" | "unlink" => {
-            writeln!(
-                w,
-                "{} {} {} \"{}\" {}",
-                r.tid,
-                us,
-                r.name,
-                r.path.as_deref().unwrap_or(""),
-                res
-            )
+            writeln!(w, "{} {} {} \"{}\" {}", r.tid, us, r.name, r.path.as_deref().unwrap_or(""), res)
         }
         other => writeln!(w, "{} {} {}", r.tid, us, other),
     }
@@ -230,14 +187,8 @@ mod tests {
         assert_eq!(v[0].fd, Some(43));
         assert_eq!((v[1].offset, v[2].offset), (Some(0), Some(4)));
         assert_eq!(v[2].path.as_deref(), Some("/data/data"));
-        assert_eq!(
-            (v[3].offset, v[3].size, v[3].result),
-            (Some(8), None, Some(-1))
-        );
-        assert_eq!(
-            (v[4].offset, v[4].size, v[4].time_ns),
-            (Some(0), Some(4096), 377_033_000)
-        );
+        assert_eq!((v[3].offset, v[3].size, v[3].result), (Some(8), None, Some(-1)));
+        assert_eq!((v[4].offset, v[4].size, v[4].time_ns), (Some(0), Some(4096), 377_033_000));
         assert_eq!(v[5].path.as_deref(), Some("/system/framework/a b.apk"));
         assert_eq!(v[6].result, Some(0));
     }
@@ -246,9 +197,7 @@ mod tests {
     fn errors_have_columns() {
         let mut p = MobigenParser::default();
         let mut out = VecDeque::new();
-        let e = p
-            .parse_line("1 1378 pwrite 43 x 4096", &mut out)
-            .unwrap_err();
+        let e = p.parse_line("1 1378 pwrite 43 x 4096", &mut out).unwrap_err();
         assert_eq!(e.column, 18);
         let e = p.parse_line("1 1378 read 43", &mut out).unwrap_err();
         assert!(e.message.contains("missing field: result"), "{}", e.message);

@@ -80,10 +80,7 @@ impl<W: Write> PerfettoWriter<W> {
 
     fn meta(&mut self, what: &str, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
         let tid = tid.map(|t| format!(",\"tid\":{t}")).unwrap_or_default();
-        self.raw(&format!(
-            "{{\"name\":\"{what}\",\"ph\":\"M\",\"pid\":{pid}{tid},\"args\":{{\"name\":{}}}}}",
-            js(name)
-        ))
+        self.raw(&format!("{{\"name\":\"{what}\",\"ph\":\"M\",\"pid\":{pid}{tid},\"args\":{{\"name\":{}}}}}", js(name)))
     }
 
     fn thread(&mut self, pid: u64, tid: u64, name: &str) -> io::Result<()> {
@@ -118,33 +115,12 @@ impl<W: Write> PerfettoWriter<W> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn span(
-        &mut self,
-        pid: u64,
-        device: bool,
-        start: u64,
-        end: u64,
-        name: &str,
-        fg: bool,
-        args: &str,
-    ) -> io::Result<()> {
+    fn span(&mut self, pid: u64, device: bool, start: u64, end: u64, name: &str, fg: bool, args: &str) -> io::Result<()> {
         let lane = self.lane(pid, device, start, end);
-        let tid = if device {
-            1000 + lane as u64
-        } else {
-            lane as u64 + 1
-        };
-        let tname = if device {
-            format!("device {lane}")
-        } else {
-            format!("queue {lane}")
-        };
+        let tid = if device { 1000 + lane as u64 } else { lane as u64 + 1 };
+        let tname = if device { format!("device {lane}") } else { format!("queue {lane}") };
         self.thread(pid, tid, &tname)?;
-        let cname = if fg {
-            "thread_state_running"
-        } else {
-            "thread_state_iowait"
-        };
+        let cname = if fg { "thread_state_running" } else { "thread_state_iowait" };
         self.raw(&format!(
             "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{tid},\"cname\":\"{cname}\",\"args\":{args}}}",
             js(name),
@@ -159,9 +135,7 @@ impl<W: Write> PerfettoWriter<W> {
         let key = (b.dev, b.sector);
         match b.action {
             BlockAction::Queue => {
-                self.queued
-                    .entry(key)
-                    .or_insert((b.time_ns, b.pid, b.comm.clone()));
+                self.queued.entry(key).or_insert((b.time_ns, b.pid, b.comm.clone()));
             }
             BlockAction::BackMerge => {
                 self.queued.remove(&key);
@@ -171,10 +145,7 @@ impl<W: Write> PerfettoWriter<W> {
                     Some((qt, p, c)) => {
                         let fg = self.fg.matches(p, c.as_deref());
                         let name = format!("{}{} {}", if fg { "FG " } else { "" }, b.rwbs, b.bytes);
-                        let args = format!(
-                            "{{\"sector\":{},\"bytes\":{},\"pid\":{p}}}",
-                            b.sector, b.bytes
-                        );
+                        let args = format!("{{\"sector\":{},\"bytes\":{},\"pid\":{p}}}", b.sector, b.bytes);
                         self.span(pid, false, qt, b.time_ns, &name, fg, &args)?;
                         (p, c)
                     }
@@ -184,21 +155,24 @@ impl<W: Write> PerfettoWriter<W> {
                 let d = self.depth.entry(b.dev).or_insert(0);
                 *d += 1;
                 let d = *d;
-                self.raw(&format!("{{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"in_flight\":{d}}}}}", us(b.time_ns)))?;
+                self.raw(&format!(
+                    "{{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"in_flight\":{d}}}}}",
+                    us(b.time_ns)
+                ))?;
             }
             BlockAction::Complete | BlockAction::Requeue => {
                 if let Some((dt, p, c)) = self.issued.remove(&key) {
                     let fg = self.fg.matches(p, c.as_deref());
                     let name = format!("{}{} {}", if fg { "FG " } else { "" }, b.rwbs, b.bytes);
-                    let args = format!(
-                        "{{\"sector\":{},\"bytes\":{},\"pid\":{p},\"error\":{}}}",
-                        b.sector, b.bytes, b.error
-                    );
+                    let args = format!("{{\"sector\":{},\"bytes\":{},\"pid\":{p},\"error\":{}}}", b.sector, b.bytes, b.error);
                     self.span(pid, true, dt, b.time_ns, &name, fg, &args)?;
                     let d = self.depth.entry(b.dev).or_insert(0);
                     *d = (*d - 1).max(0);
                     let d = *d;
-                    self.raw(&format!("{{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"in_flight\":{d}}}}}", us(b.time_ns)))?;
+                    self.raw(&format!(
+                        "{{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":{},\"pid\":{pid},\"args\":{{\"in_flight\":{d}}}}}",
+                        us(b.time_ns)
+                    ))?;
                 }
             }
             _ => {}
@@ -285,27 +259,15 @@ impl<W: Write> PerfettoWriter<W> {
                 self.raw(&json)
             }
             TraceRecord::Sched(s) => {
-                if let SchedEvent::Switch {
-                    prev_comm,
-                    prev_pid,
-                    next_comm,
-                    next_pid,
-                    ..
-                } = &s.event
-                {
-                    if self.threads.is_empty()
-                        || !self.threads.contains_key(&(CPU_PID, s.cpu as u64))
-                    {
+                if let SchedEvent::Switch { prev_comm, prev_pid, next_comm, next_pid, .. } = &s.event {
+                    if self.threads.is_empty() || !self.threads.contains_key(&(CPU_PID, s.cpu as u64)) {
                         if !self.threads.keys().any(|(p, _)| *p == CPU_PID) {
                             self.meta("process_name", CPU_PID, None, "CPUs")?;
                         }
                         self.thread(CPU_PID, s.cpu as u64, &format!("CPU {}", s.cpu))?;
                     }
-                    let start = self
-                        .cpu_running
-                        .insert(s.cpu, (s.time_ns, next_comm.clone(), *next_pid));
-                    let (t0, comm, pid) =
-                        start.unwrap_or((s.time_ns, prev_comm.clone(), *prev_pid));
+                    let start = self.cpu_running.insert(s.cpu, (s.time_ns, next_comm.clone(), *next_pid));
+                    let (t0, comm, pid) = start.unwrap_or((s.time_ns, prev_comm.clone(), *prev_pid));
                     if s.time_ns > t0 && pid != 0 {
                         let json = format!(
                             "{{\"name\":{},\"cat\":\"sched\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{CPU_PID},\"tid\":{},\"args\":{{\"pid\":{pid}}}}}",

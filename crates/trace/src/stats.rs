@@ -20,10 +20,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use forefront_record::trace::{
-    BlockAction, BlockEvent, BlockOp, DevId, IoLayer, IoSpan, SchedEvent, SyscallRecord,
-    TraceRecord,
-};
+use forefront_record::trace::{BlockAction, BlockEvent, BlockOp, DevId, IoLayer, IoSpan, SchedEvent, SyscallRecord, TraceRecord};
 use serde::Serialize;
 
 use crate::InputFormat;
@@ -77,11 +74,7 @@ pub struct LatencyHist {
 
 impl Default for LatencyHist {
     fn default() -> Self {
-        LatencyHist {
-            buckets: vec![0; 64 + 58 * 64],
-            count: 0,
-            max: 0,
-        }
+        LatencyHist { buckets: vec![0; 64 + 58 * 64], count: 0, max: 0 }
     }
 }
 
@@ -101,9 +94,7 @@ impl LatencyHist {
         }
         let e = (idx - 64) / 64 + 6;
         let mant = ((idx - 64) % 64 + 64) as u64;
-        (((mant + 1) as u128) << (e - 6))
-            .saturating_sub(1)
-            .min(u64::MAX as u128) as u64
+        (((mant + 1) as u128) << (e - 6)).saturating_sub(1).min(u64::MAX as u128) as u64
     }
 
     pub fn record(&mut self, v: u64) {
@@ -266,12 +257,7 @@ impl StatsBuilder {
     pub fn new(fg: FgSelector) -> StatsBuilder {
         StatsBuilder {
             s: TraceStats {
-                fg_selector: fg
-                    .pids
-                    .iter()
-                    .map(|p| p.to_string())
-                    .chain(fg.comms.iter().cloned())
-                    .collect(),
+                fg_selector: fg.pids.iter().map(|p| p.to_string()).chain(fg.comms.iter().cloned()).collect(),
                 ..Default::default()
             },
             fg,
@@ -331,11 +317,7 @@ impl StatsBuilder {
             TraceRecord::Sched(s) => {
                 self.has_sched = true;
                 let (k, pid, comm) = match &s.event {
-                    SchedEvent::Switch {
-                        prev_pid,
-                        prev_comm,
-                        ..
-                    } => ("switch", *prev_pid, prev_comm.as_str()),
+                    SchedEvent::Switch { prev_pid, prev_comm, .. } => ("switch", *prev_pid, prev_comm.as_str()),
                     SchedEvent::Wakeup { pid, comm, .. } => ("wakeup", *pid, comm.as_str()),
                 };
                 *self.sched.entry(k.to_string()).or_insert(0) += 1;
@@ -356,9 +338,7 @@ impl StatsBuilder {
                 if self.queued.len() >= MAX_PENDING {
                     self.queued.clear();
                 }
-                self.queued
-                    .entry(key)
-                    .or_insert((b.time_ns, b.pid, b.comm.clone()));
+                self.queued.entry(key).or_insert((b.time_ns, b.pid, b.comm.clone()));
             }
             BlockAction::BackMerge => {
                 self.queued.remove(&key);
@@ -409,10 +389,7 @@ impl StatsBuilder {
                 };
                 if data {
                     let w = b.rwbs.is_write();
-                    *self
-                        .requests
-                        .entry(if w { "W" } else { "R" }.to_string())
-                        .or_insert(0) += 1;
+                    *self.requests.entry(if w { "W" } else { "R" }.to_string()).or_insert(0) += 1;
                     let p = self.proc(pid, comm.as_deref());
                     if w {
                         p.writes += 1;
@@ -438,10 +415,7 @@ impl StatsBuilder {
         };
         let n = self.file_keys.len() as u32;
         let id = *self.file_keys.entry(k).or_insert(n);
-        DevId {
-            major: id,
-            minor: 0,
-        }
+        DevId { major: id, minor: 0 }
     }
 
     fn add_syscall(&mut self, c: &SyscallRecord) {
@@ -472,11 +446,7 @@ impl StatsBuilder {
                 self.file_seq.add((dev, false), off, done, done);
             }
         } else if done > 0 {
-            *self
-                .file_seq
-                .sizes
-                .entry(done.next_power_of_two())
-                .or_insert(0) += 1;
+            *self.file_seq.sizes.entry(done.next_power_of_two()).or_insert(0) += 1;
         }
         let p = self.proc(c.tid, None);
         if is_write {
@@ -500,10 +470,7 @@ impl StatsBuilder {
             return;
         }
         if s.size > 0 {
-            let dev = DevId {
-                major: u32::try_from(s.inode & 0xffff_ffff).unwrap_or(0),
-                minor: (s.inode >> 32) as u32,
-            };
+            let dev = DevId { major: u32::try_from(s.inode & 0xffff_ffff).unwrap_or(0), minor: (s.inode >> 32) as u32 };
             self.file_seq.add((dev, false), s.offset, s.size, s.size);
         }
         let p = self.proc(s.pid, None);
@@ -539,13 +506,8 @@ impl StatsBuilder {
         };
         s.seq_accesses = stream.seq;
         s.classified_accesses = stream.classified;
-        s.seq_fraction =
-            (stream.classified > 0).then(|| stream.seq as f64 / stream.classified as f64);
-        s.request_sizes = stream
-            .sizes
-            .iter()
-            .map(|(&le, &count)| SizeBucket { le, count })
-            .collect();
+        s.seq_fraction = (stream.classified > 0).then(|| stream.seq as f64 / stream.classified as f64);
+        s.request_sizes = stream.sizes.iter().map(|(&le, &count)| SizeBucket { le, count }).collect();
         if self.has_sys {
             s.syscalls = Some(std::mem::take(&mut self.syscalls));
         }
@@ -555,11 +517,7 @@ impl StatsBuilder {
         if self.has_sched {
             s.sched = Some(std::mem::take(&mut self.sched));
         }
-        s.latency = self
-            .hists
-            .iter()
-            .map(|(k, h)| (k.clone(), h.summary()))
-            .collect();
+        s.latency = self.hists.iter().map(|(k, h)| (k.clone(), h.summary())).collect();
         for p in s.processes.values() {
             let side = if p.fg { &mut s.fg } else { &mut s.bg };
             side.processes += 1;
@@ -606,31 +564,15 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
     let _ = writeln!(o, "format          {}", s.format);
     let _ = writeln!(o, "records         {}", s.records);
     let _ = writeln!(o, "duration        {}", human_ns(s.duration_ns));
-    let _ = writeln!(
-        o,
-        "bytes read      {} ({})",
-        s.bytes_read,
-        human_bytes(s.bytes_read)
-    );
-    let _ = writeln!(
-        o,
-        "bytes written   {} ({})",
-        s.bytes_written,
-        human_bytes(s.bytes_written)
-    );
+    let _ = writeln!(o, "bytes read      {} ({})", s.bytes_read, human_bytes(s.bytes_read));
+    let _ = writeln!(o, "bytes written   {} ({})", s.bytes_written, human_bytes(s.bytes_written));
     let _ = writeln!(o, "fsync+fdatasync {}", s.fsyncs);
     if let Some(f) = s.flushes {
         let _ = writeln!(o, "flush/FUA reqs  {f}");
     }
     match s.seq_fraction {
         Some(f) => {
-            let _ = writeln!(
-                o,
-                "sequential      {:.1}% ({} of {} classified)",
-                f * 100.0,
-                s.seq_accesses,
-                s.classified_accesses
-            );
+            let _ = writeln!(o, "sequential      {:.1}% ({} of {} classified)", f * 100.0, s.seq_accesses, s.classified_accesses);
         }
         None => {
             let _ = writeln!(o, "sequential      n/a (no classified accesses)");
@@ -662,10 +604,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
         }
     }
     if !s.latency.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nlatency            count        p50        p90        p99        max"
-        );
+        let _ = writeln!(o, "\nlatency            count        p50        p90        p99        max");
         for (k, l) in &s.latency {
             let _ = writeln!(
                 o,
@@ -723,11 +662,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
         );
     }
     if procs.len() > max_processes {
-        let _ = writeln!(
-            o,
-            "  ... {} more processes (see --format json)",
-            procs.len() - max_processes
-        );
+        let _ = writeln!(o, "  ... {} more processes (see --format json)", procs.len() - max_processes);
     }
     o
 }
@@ -743,10 +678,7 @@ mod tests {
             h.record(v * 1000);
         }
         let p50 = h.quantile(0.5);
-        assert!(
-            (50_000_000..=50_000_000 * 102 / 100).contains(&p50),
-            "{p50}"
-        );
+        assert!((50_000_000..=50_000_000 * 102 / 100).contains(&p50), "{p50}");
         assert_eq!(h.quantile(1.0), 100_000_000);
         assert_eq!(h.summary().count, 100_000);
         for v in [0u64, 1, 63, 64, 65, 127, 128, 1 << 40, u64::MAX] {

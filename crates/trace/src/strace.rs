@@ -47,12 +47,7 @@ pub(crate) fn looks_like(line: &str) -> bool {
         return true;
     }
     match rest.find('(') {
-        Some(i) => {
-            i > 0
-                && rest[..i]
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'_')
-        }
+        Some(i) => i > 0 && rest[..i].bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'),
         None => false,
     }
 }
@@ -70,14 +65,10 @@ fn split_prefix(line: &str) -> Result<(u32, u64, usize, &str), LineError> {
     };
     skip(&mut pos);
     if line[pos..].starts_with("[pid") {
-        let end = line[pos..]
-            .find(']')
-            .ok_or_else(|| LineError::new(pos + 1, "unterminated [pid N]"))?
-            + pos;
+        let end = line[pos..].find(']').ok_or_else(|| LineError::new(pos + 1, "unterminated [pid N]"))? + pos;
         let n = line[pos + 4..end].trim();
-        tid = parse_u64(n)
-            .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| LineError::new(pos + 1, format!("bad pid `{n}`")))?;
+        tid =
+            parse_u64(n).and_then(|v| u32::try_from(v).ok()).ok_or_else(|| LineError::new(pos + 1, format!("bad pid `{n}`")))?;
         pos = end + 1;
         skip(&mut pos);
     } else {
@@ -98,10 +89,7 @@ fn split_prefix(line: &str) -> Result<(u32, u64, usize, &str), LineError> {
     let tend = line[pos..].find(' ').map(|i| i + pos).unwrap_or(line.len());
     let tok = &line[pos..tend];
     let time = parse_clock(tok).ok_or_else(|| {
-        LineError::new(
-            tcol,
-            format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{tok}`"),
-        )
+        LineError::new(tcol, format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{tok}`"))
     })?;
     Ok((tid, time, tcol, &line[tend..]))
 }
@@ -179,9 +167,7 @@ fn unquote(arg: &str) -> Option<String> {
                     b'v' => out.push(0x0b),
                     b'f' => out.push(0x0c),
                     b'x' if i + 2 < b.len() => {
-                        let h = std::str::from_utf8(&b[i + 1..i + 3])
-                            .ok()
-                            .and_then(|h| u8::from_str_radix(h, 16).ok())?;
+                        let h = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok())?;
                         out.push(h);
                         i += 2;
                     }
@@ -208,17 +194,10 @@ fn unquote(arg: &str) -> Option<String> {
 /// An fd argument: `3` or, with `strace -y`, `3</path/to/file>`.
 fn fd_arg(arg: &str) -> Option<(i32, Option<String>)> {
     let (num, path) = match arg.find('<') {
-        Some(i) => (
-            &arg[..i],
-            arg[i + 1..].strip_suffix('>').map(str::to_string),
-        ),
+        Some(i) => (&arg[..i], arg[i + 1..].strip_suffix('>').map(str::to_string)),
         None => (arg, None),
     };
-    let fd = if num == "AT_FDCWD" {
-        -100
-    } else {
-        i32::try_from(parse_i64(num)?).ok()?
-    };
+    let fd = if num == "AT_FDCWD" { -100 } else { i32::try_from(parse_i64(num)?).ok()? };
     Some((fd, path))
 }
 
@@ -229,14 +208,7 @@ impl StraceParser {
     }
 
     /// Builds the record of one complete call `name(args) = result <dur>`.
-    fn complete(
-        &mut self,
-        tid: u32,
-        time_ns: u64,
-        name: &str,
-        call: &str,
-        col: usize,
-    ) -> Result<SyscallRecord, LineError> {
+    fn complete(&mut self, tid: u32, time_ns: u64, name: &str, call: &str, col: usize) -> Result<SyscallRecord, LineError> {
         // `call` is everything after `name(`.
         let (body, duration_ns) = match call.trim_end().strip_suffix('>') {
             Some(s) => match s.rfind(" <") {
@@ -245,9 +217,7 @@ impl StraceParser {
                     let ns = if d == "unavailable" {
                         None
                     } else {
-                        Some(parse_secs_ns(d).ok_or_else(|| {
-                            LineError::new(col + i + 2, format!("bad duration `<{d}>`"))
-                        })?)
+                        Some(parse_secs_ns(d).ok_or_else(|| LineError::new(col + i + 2, format!("bad duration `<{d}>`")))?)
                     };
                     (&s[..i], ns)
                 }
@@ -272,32 +242,18 @@ impl StraceParser {
         let result = if result_text == "?" {
             None
         } else if let Some(h) = result_text.strip_prefix("0x") {
-            Some(u64::from_str_radix(h, 16).map_err(|_| {
-                LineError::new(col + res_start, format!("bad result `{result_text}`"))
-            })? as i64)
+            Some(u64::from_str_radix(h, 16).map_err(|_| LineError::new(col + res_start, format!("bad result `{result_text}`")))?
+                as i64)
         } else {
-            Some(parse_i64(result_text).ok_or_else(|| {
-                LineError::new(col + res_start, format!("bad result `{result_text}`"))
-            })?)
+            Some(parse_i64(result_text).ok_or_else(|| LineError::new(col + res_start, format!("bad result `{result_text}`")))?)
         };
         let args = split_args(args_text);
-        let mut r = SyscallRecord {
-            time_ns,
-            tid,
-            name: name.to_string(),
-            duration_ns,
-            result,
-            ..Default::default()
-        };
+        let mut r = SyscallRecord { time_ns, tid, name: name.to_string(), duration_ns, result, ..Default::default() };
         let arg = |i: usize| args.get(i).copied();
         let ok = result.filter(|v| *v >= 0);
         match name {
             "open" | "creat" | "openat" | "openat2" => {
-                let p = if name.starts_with("openat") {
-                    arg(1)
-                } else {
-                    arg(0)
-                };
+                let p = if name.starts_with("openat") { arg(1) } else { arg(0) };
                 r.path = p.and_then(unquote);
                 if let Some(fd) = ok.and_then(|v| i32::try_from(v).ok()) {
                     r.fd = Some(fd);
@@ -305,23 +261,14 @@ impl StraceParser {
                     self.table(tid).insert(fd, OpenFile { path, offset: 0 });
                 }
             }
-            "read" | "write" | "readv" | "writev" | "pread64" | "pwrite64" | "preadv"
-            | "pwritev" | "preadv2" | "pwritev2" | "pread" | "pwrite" => {
-                let (fd, ypath) = arg(0)
-                    .and_then(fd_arg)
-                    .ok_or_else(|| LineError::new(col, format!("{name}: bad fd argument")))?;
+            "read" | "write" | "readv" | "writev" | "pread64" | "pwrite64" | "preadv" | "pwritev" | "preadv2" | "pwritev2"
+            | "pread" | "pwrite" => {
+                let (fd, ypath) =
+                    arg(0).and_then(fd_arg).ok_or_else(|| LineError::new(col, format!("{name}: bad fd argument")))?;
                 r.fd = Some(fd);
                 let vectored = name.contains('v');
-                r.size = if vectored {
-                    ok.map(|v| v as u64)
-                } else {
-                    arg(2).and_then(parse_u64)
-                };
-                let explicit = if name.starts_with('p') {
-                    arg(3).and_then(parse_u64)
-                } else {
-                    None
-                };
+                r.size = if vectored { ok.map(|v| v as u64) } else { arg(2).and_then(parse_u64) };
+                let explicit = if name.starts_with('p') { arg(3).and_then(parse_u64) } else { None };
                 let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
                 let entry = self.table(tid).entry(fd).or_default();
                 if ypath.is_some() {
@@ -353,8 +300,7 @@ impl StraceParser {
             "dup" | "dup2" | "dup3" | "fcntl" | "fcntl64" => {
                 if let Some((fd, _)) = arg(0).and_then(fd_arg) {
                     r.fd = Some(fd);
-                    let is_dup = !name.starts_with("fcntl")
-                        || arg(1).is_some_and(|c| c.starts_with("F_DUPFD"));
+                    let is_dup = !name.starts_with("fcntl") || arg(1).is_some_and(|c| c.starts_with("F_DUPFD"));
                     let table = self.table(tid);
                     let src = table.get(&fd).cloned();
                     r.path = src.as_ref().and_then(|s| s.path.clone());
@@ -386,9 +332,8 @@ impl StraceParser {
             _ => {
                 // Calls on a descriptor: fsync, fdatasync, fstat, ftruncate, sync_file_range...
                 let first = arg(0).unwrap_or("");
-                let fd_based = name.starts_with('f') && !name.starts_with("fork")
-                    || name == "sync_file_range"
-                    || name == "syncfs";
+                let fd_based =
+                    name.starts_with('f') && !name.starts_with("fork") || name == "sync_file_range" || name == "syncfs";
                 if name.ends_with("at") || name == "statx" {
                     if let Some(p) = arg(1).and_then(unquote) {
                         r.path = Some(p);
@@ -398,8 +343,7 @@ impl StraceParser {
                 } else if fd_based {
                     if let Some((fd, ypath)) = fd_arg(first) {
                         r.fd = Some(fd);
-                        r.path =
-                            ypath.or_else(|| self.table(tid).get(&fd).and_then(|f| f.path.clone()));
+                        r.path = ypath.or_else(|| self.table(tid).get(&fd).and_then(|f| f.path.clone()));
                     }
                 }
             }
@@ -435,42 +379,29 @@ impl LineParser for StraceParser {
             return Ok(());
         }
         if let Some(r) = rest.strip_prefix("<... ") {
-            let end = r
-                .find(" resumed>")
-                .ok_or_else(|| LineError::new(col, "expected `<... NAME resumed>`"))?;
+            let end = r.find(" resumed>").ok_or_else(|| LineError::new(col, "expected `<... NAME resumed>`"))?;
             let name = &r[..end];
             let tail = &r[end + " resumed>".len()..];
             let (start, pname, args) = self.pending.remove(&tid).ok_or_else(|| {
                 LineError::new(col, format!("`<... {name} resumed>` for pid {tid} without an earlier `<unfinished ...>`"))
             })?;
             if pname != name && !name.is_empty() {
-                return Err(LineError::new(
-                    col + 5,
-                    format!("resumed `{name}` but pid {tid} left `{pname}` unfinished"),
-                ));
+                return Err(LineError::new(col + 5, format!("resumed `{name}` but pid {tid} left `{pname}` unfinished")));
             }
             let call = format!("{args}{tail}");
             let rec = self.complete(tid, start, &pname, &call, col)?;
             out.push_back(TraceRecord::Syscall(rec));
             return Ok(());
         }
-        let open = rest
-            .find('(')
-            .ok_or_else(|| LineError::new(col, "expected `name(args) = result`"))?;
+        let open = rest.find('(').ok_or_else(|| LineError::new(col, "expected `name(args) = result`"))?;
         let name = &rest[..open];
         if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
             return Err(LineError::new(col, format!("bad syscall name `{name}`")));
         }
         let call = &rest[open + 1..];
         if let Some(args) = call.strip_suffix("<unfinished ...>") {
-            if let Some((_, prev, _)) = self
-                .pending
-                .insert(tid, (time, name.to_string(), args.to_string()))
-            {
-                return Err(LineError::new(
-                    col,
-                    format!("pid {tid} starts `{name}` while `{prev}` is unfinished"),
-                ));
+            if let Some((_, prev, _)) = self.pending.insert(tid, (time, name.to_string(), args.to_string())) {
+                return Err(LineError::new(col, format!("pid {tid} starts `{name}` while `{prev}` is unfinished")));
             }
             return Ok(());
         }
@@ -485,12 +416,7 @@ impl LineParser for StraceParser {
         let mut left: Vec<_> = self.pending.drain().collect();
         left.sort_by_key(|(tid, (t, _, _))| (*t, *tid));
         for (tid, (time_ns, name, _)) in left {
-            out.push_back(TraceRecord::Syscall(SyscallRecord {
-                time_ns,
-                tid,
-                name,
-                ..Default::default()
-            }));
+            out.push_back(TraceRecord::Syscall(SyscallRecord { time_ns, tid, name, ..Default::default() }));
         }
     }
 }
@@ -498,28 +424,14 @@ impl LineParser for StraceParser {
 /// Writes a syscall as one `strace -f -tt -T` line (used by round-trip tests).
 pub fn write_record<W: std::io::Write>(w: &mut W, r: &SyscallRecord) -> std::io::Result<()> {
     let t = r.time_ns % DAY_NS;
-    let (h, m, s, us) = (
-        t / 3_600_000_000_000,
-        t / 60_000_000_000 % 60,
-        t / 1_000_000_000 % 60,
-        t % 1_000_000_000 / 1000,
-    );
-    write!(
-        w,
-        "{} {:02}:{:02}:{:02}.{:06} {}(",
-        r.tid, h, m, s, us, r.name
-    )?;
+    let (h, m, s, us) = (t / 3_600_000_000_000, t / 60_000_000_000 % 60, t / 1_000_000_000 % 60, t % 1_000_000_000 / 1000);
+    write!(w, "{} {:02}:{:02}:{:02}.{:06} {}(", r.tid, h, m, s, us, r.name)?;
     let fd = r.fd.unwrap_or(-1);
     let path = r.path.as_deref().unwrap_or("");
     match r.name.as_str() {
         "openat" => write!(w, "AT_FDCWD, \"{path}\", O_RDONLY")?,
         "read" | "write" => write!(w, "{fd}, \"\"..., {}", r.size.unwrap_or(0))?,
-        "pread64" | "pwrite64" => write!(
-            w,
-            "{fd}, \"\"..., {}, {}",
-            r.size.unwrap_or(0),
-            r.offset.unwrap_or(0)
-        )?,
+        "pread64" | "pwrite64" => write!(w, "{fd}, \"\"..., {}, {}", r.size.unwrap_or(0), r.offset.unwrap_or(0))?,
         _ => write!(w, "{fd}")?,
     }
     match r.result {
@@ -527,12 +439,7 @@ pub fn write_record<W: std::io::Write>(w: &mut W, r: &SyscallRecord) -> std::io:
         None => write!(w, ") = ?")?,
     }
     if let Some(d) = r.duration_ns {
-        write!(
-            w,
-            " <{}.{:06}>",
-            d / 1_000_000_000,
-            d % 1_000_000_000 / 1000
-        )?;
+        write!(w, " <{}.{:06}>", d / 1_000_000_000, d % 1_000_000_000 / 1000)?;
     }
     writeln!(w)
 }
@@ -577,23 +484,12 @@ mod tests {
         let open = &v[1];
         assert_eq!(
             (open.name.as_str(), open.fd, open.time_ns, open.duration_ns),
-            (
-                "openat",
-                Some(3),
-                (5 * 60 + 28) * 1_000_000_000 + 392_727_000,
-                Some(151_000)
-            )
+            ("openat", Some(3), (5 * 60 + 28) * 1_000_000_000 + 392_727_000, Some(151_000))
         );
-        assert_eq!(
-            (v[2].offset, v[2].size, v[2].path.as_deref()),
-            (Some(0), Some(100), Some("/tmp/xx"))
-        );
+        assert_eq!((v[2].offset, v[2].size, v[2].path.as_deref()), (Some(0), Some(100), Some("/tmp/xx")));
         assert_eq!((v[3].offset, v[3].result), (Some(100), Some(1)));
         assert_eq!(v[4].offset, Some(8192));
-        assert_eq!(
-            (v[5].name.as_str(), v[5].path.as_deref()),
-            ("fsync", Some("/tmp/xx"))
-        );
+        assert_eq!((v[5].name.as_str(), v[5].path.as_deref()), ("fsync", Some("/tmp/xx")));
         assert_eq!((v[6].result, v[6].fd), (Some(-1), None));
     }
 

@@ -33,11 +33,7 @@ pub fn block_events(requests: u64) -> Vec<BlockEvent> {
         let comm = comms[(pid - 1000) as usize];
         let write = r & 2 != 0;
         let nsec = 8u64 << ((r >> 16) % 5);
-        let sector = if (r >> 24) % 10 < 7 {
-            next_sector
-        } else {
-            (r >> 32) % 100_000_000
-        };
+        let sector = if (r >> 24) % 10 < 7 { next_sector } else { (r >> 32) % 100_000_000 };
         next_sector = sector + nsec;
         let rwbs = Rwbs::parse(if write { "WS" } else { "R" }).unwrap();
         let mut push = |action, dt: u64, cpu: u32, pid: u32, comm: Option<&str>| {
@@ -62,13 +58,7 @@ pub fn block_events(requests: u64) -> Vec<BlockEvent> {
         push(BlockAction::GetRq, 300, cpu, pid, Some(comm));
         push(BlockAction::Insert, 200, cpu, pid, Some(comm));
         push(BlockAction::Issue, 2_000, cpu, pid, Some(comm));
-        push(
-            BlockAction::Complete,
-            50_000 + (r >> 40) % 200_000,
-            1 - cpu,
-            0,
-            None,
-        );
+        push(BlockAction::Complete, 50_000 + (r >> 40) % 200_000, 1 - cpu, 0, None);
     }
     out
 }
@@ -90,10 +80,7 @@ pub fn blktrace_per_cpu(events: &[BlockEvent]) -> Vec<Vec<u8>> {
         let c = e.cpu as usize;
         if let Some(comm) = &e.comm {
             if named.insert((e.cpu, e.pid)) {
-                cpus[c].extend_from_slice(&encode(
-                    &RawTrace::process_name(e.pid, comm, e.cpu, e.time_ns, 0),
-                    false,
-                ));
+                cpus[c].extend_from_slice(&encode(&RawTrace::process_name(e.pid, comm, e.cpu, e.time_ns, 0), false));
             }
         }
         cpus[c].extend_from_slice(&encode(&RawTrace::from_event(e), false));
@@ -109,18 +96,27 @@ pub fn write_strace<W: Write>(w: &mut W, n: u64) -> io::Result<()> {
         let r = rng.next();
         let tid = 4000 + (r % 4) as u32;
         t += 10 + r % 500;
-        let (h, m, s, us) = (
-            t / 3_600_000_000 % 24,
-            t / 60_000_000 % 60,
-            t / 1_000_000 % 60,
-            t % 1_000_000,
-        );
+        let (h, m, s, us) = (t / 3_600_000_000 % 24, t / 60_000_000 % 60, t / 1_000_000 % 60, t % 1_000_000);
         let ts = format!("{h:02}:{m:02}:{s:02}.{us:06}");
         match i % 6 {
-            0 => writeln!(w, "{tid} {ts} openat(AT_FDCWD, \"/data/data/app/db{}.sqlite\", O_RDWR|O_CREAT|O_CLOEXEC, 0600) = {} <0.000021>", r % 7, 3 + r % 5)?,
-            1 => writeln!(w, "{tid} {ts} read({}, \"SQLite format 3\\0\\20\\0\\1\\1\\0@  \\0\\0\\0\\2\"..., 4096) = 4096 <0.000012>", 3 + r % 5)?,
+            0 => writeln!(
+                w,
+                "{tid} {ts} openat(AT_FDCWD, \"/data/data/app/db{}.sqlite\", O_RDWR|O_CREAT|O_CLOEXEC, 0600) = {} <0.000021>",
+                r % 7,
+                3 + r % 5
+            )?,
+            1 => writeln!(
+                w,
+                "{tid} {ts} read({}, \"SQLite format 3\\0\\20\\0\\1\\1\\0@  \\0\\0\\0\\2\"..., 4096) = 4096 <0.000012>",
+                3 + r % 5
+            )?,
             2 => {
-                writeln!(w, "{tid} {ts} pwrite64({}, \"\\r\\0\\0\\0\\1\\17\\304\\0\\17\\304\"..., 4096, {} <unfinished ...>", 3 + r % 5, (r % 1000) * 4096)?;
+                writeln!(
+                    w,
+                    "{tid} {ts} pwrite64({}, \"\\r\\0\\0\\0\\1\\17\\304\\0\\17\\304\"..., 4096, {} <unfinished ...>",
+                    3 + r % 5,
+                    (r % 1000) * 4096
+                )?;
                 writeln!(w, "{tid} {ts} <... pwrite64 resumed>) = 4096 <0.000044>")?;
             }
             3 => writeln!(w, "{tid} {ts} write({}, \"\\0\\0\\0\\0\"..., 512) = 512 <0.000009>", 3 + r % 5)?,
@@ -187,22 +183,10 @@ pub fn write_mobigen<W: Write>(w: &mut W, n: u64) -> io::Result<()> {
         let tid = 1 + r % 60;
         let t = i * 40;
         match i % 5 {
-            0 => writeln!(
-                w,
-                "{tid} {t} open /data/data O_WRONLY|O_CREAT|O_TRUNC|O_LARGEFILE {}",
-                30 + r % 50
-            )?,
-            1 => writeln!(
-                w,
-                "{tid} {t} pwrite {} {} 4096",
-                30 + r % 50,
-                (r % 1000) * 4096
-            )?,
+            0 => writeln!(w, "{tid} {t} open /data/data O_WRONLY|O_CREAT|O_TRUNC|O_LARGEFILE {}", 30 + r % 50)?,
+            1 => writeln!(w, "{tid} {t} pwrite {} {} 4096", 30 + r % 50, (r % 1000) * 4096)?,
             2 => writeln!(w, "{tid} {t} read {} 1", 30 + r % 50)?,
-            3 => writeln!(
-                w,
-                "{tid} {t} stat64 \"/data/data/com.facebook.katana/databases/fb.db\" 0"
-            )?,
+            3 => writeln!(w, "{tid} {t} stat64 \"/data/data/com.facebook.katana/databases/fb.db\" 0")?,
             _ => writeln!(w, "{tid} {t} fsync {} 0", 30 + r % 50)?,
         }
     }

@@ -42,40 +42,28 @@ impl<'a> Fields<'a> {
         while self.pos < b.len() && b[self.pos] != b' ' && b[self.pos] != b'\t' {
             self.pos += 1;
         }
-        Some(Field {
-            text: &self.line[start..self.pos],
-            column: start + 1,
-        })
+        Some(Field { text: &self.line[start..self.pos], column: start + 1 })
     }
 
     /// The next field, or a "missing field" error pointing just past the end of the line.
     pub(crate) fn expect(&mut self, what: &str) -> Result<Field<'a>, LineError> {
         match self.next_field() {
             Some(f) => Ok(f),
-            None => Err(LineError::new(
-                self.line.len() + 1,
-                format!("missing field: {what}"),
-            )),
+            None => Err(LineError::new(self.line.len() + 1, format!("missing field: {what}"))),
         }
     }
 
     /// The rest of the line after the current position, leading whitespace skipped.
     pub(crate) fn rest(&mut self) -> Field<'a> {
         self.skip_space();
-        Field {
-            text: &self.line[self.pos..],
-            column: self.pos + 1,
-        }
+        Field { text: &self.line[self.pos..], column: self.pos + 1 }
     }
 
     /// Error if anything but whitespace is left.
     pub(crate) fn expect_end(&mut self) -> Result<(), LineError> {
         match self.next_field() {
             None => Ok(()),
-            Some(f) => Err(LineError::new(
-                f.column,
-                format!("unexpected field `{}`", f.text),
-            )),
+            Some(f) => Err(LineError::new(f.column, format!("unexpected field `{}`", f.text))),
         }
     }
 
@@ -90,43 +78,25 @@ impl<'a> Field<'a> {
     }
 
     pub(crate) fn u64(&self, what: &str) -> Result<u64, LineError> {
-        parse_u64(self.text).ok_or_else(|| {
-            self.err(format!(
-                "{what}: expected an unsigned integer, found `{}`",
-                self.text
-            ))
-        })
+        parse_u64(self.text).ok_or_else(|| self.err(format!("{what}: expected an unsigned integer, found `{}`", self.text)))
     }
 
     pub(crate) fn u32(&self, what: &str) -> Result<u32, LineError> {
-        self.u64(what)?
-            .try_into()
-            .map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+        self.u64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
     }
 
     pub(crate) fn i64(&self, what: &str) -> Result<i64, LineError> {
-        parse_i64(self.text).ok_or_else(|| {
-            self.err(format!(
-                "{what}: expected an integer, found `{}`",
-                self.text
-            ))
-        })
+        parse_i64(self.text).ok_or_else(|| self.err(format!("{what}: expected an integer, found `{}`", self.text)))
     }
 
     pub(crate) fn i32(&self, what: &str) -> Result<i32, LineError> {
-        self.i64(what)?
-            .try_into()
-            .map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+        self.i64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
     }
 
     /// `seconds.fraction` (any number of fraction digits, up to 9 kept) as nanoseconds.
     pub(crate) fn time_ns(&self, what: &str) -> Result<u64, LineError> {
-        parse_secs_ns(self.text).ok_or_else(|| {
-            self.err(format!(
-                "{what}: expected seconds like 12.345678, found `{}`",
-                self.text
-            ))
-        })
+        parse_secs_ns(self.text)
+            .ok_or_else(|| self.err(format!("{what}: expected seconds like 12.345678, found `{}`", self.text)))
     }
 }
 
@@ -188,12 +158,8 @@ pub(crate) fn parse_secs_ns(s: &str) -> Option<u64> {
 pub(crate) fn parse_dev(f: &Field<'_>) -> Result<forefront_record::trace::DevId, LineError> {
     let bad = || f.err(format!("device: expected major,minor, found `{}`", f.text));
     let (a, b) = f.text.split_once(',').ok_or_else(bad)?;
-    let major = parse_u64(a)
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(bad)?;
-    let minor = parse_u64(b)
-        .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(bad)?;
+    let major = parse_u64(a).and_then(|v| u32::try_from(v).ok()).ok_or_else(bad)?;
+    let minor = parse_u64(b).and_then(|v| u32::try_from(v).ok()).ok_or_else(bad)?;
     Ok(forefront_record::trace::DevId { major, minor })
 }
 

@@ -17,10 +17,7 @@ fn text_view(r: &TraceRecord) -> TraceRecord {
 }
 
 fn blkparse_available() -> bool {
-    Command::new("blkparse")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    Command::new("blkparse").arg("-V").output().is_ok_and(|o| o.status.success())
 }
 
 fn ours_as_text(paths: &[std::path::PathBuf]) -> (Vec<TraceRecord>, String) {
@@ -28,9 +25,7 @@ fn ours_as_text(paths: &[std::path::PathBuf]) -> (Vec<TraceRecord>, String) {
     assert_eq!(fmt, InputFormat::Blktrace);
     let mut text = Vec::new();
     for r in &recs {
-        let TraceRecord::Block(b) = r else {
-            panic!("not a block event: {r:?}")
-        };
+        let TraceRecord::Block(b) = r else { panic!("not a block event: {r:?}") };
         forefront_trace::blkparse::write_event(&mut text, b).unwrap();
     }
     (recs, String::from_utf8(text).unwrap())
@@ -40,16 +35,9 @@ fn ours_as_text(paths: &[std::path::PathBuf]) -> (Vec<TraceRecord>, String) {
 fn golden_binary_matches_checked_in_blkparse_output() {
     // testdata/traces/sample.blktrace.{0,1} and sample.blkparse.txt were produced by
     // common::sample_per_cpu() and `blkparse -i sample -o sample.blkparse.txt` (blkparse 1.3.0).
-    let bin = vec![
-        common::testdata("sample.blktrace.0"),
-        common::testdata("sample.blktrace.1"),
-    ];
+    let bin = vec![common::testdata("sample.blktrace.0"), common::testdata("sample.blktrace.1")];
     let (ours, _) = ours_as_text(&bin);
-    let (fmt, theirs) = read_all(
-        &[common::testdata("sample.blkparse.txt")],
-        &ReadOptions::default(),
-    )
-    .unwrap();
+    let (fmt, theirs) = read_all(&[common::testdata("sample.blkparse.txt")], &ReadOptions::default()).unwrap();
     assert_eq!(fmt, InputFormat::Blkparse);
     assert_eq!(ours.len(), theirs.len());
     for (a, b) in ours.iter().zip(&theirs) {
@@ -70,16 +58,8 @@ fn blkparse_prints_what_we_import_in_both_byte_orders() {
     for big_endian in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let paths = common::write_blktrace(dir.path(), "sdx", &cpus, big_endian);
-        let out = Command::new("blkparse")
-            .args(["-q", "-i", "sdx"])
-            .current_dir(dir.path())
-            .output()
-            .expect("running blkparse");
-        assert!(
-            out.status.success(),
-            "blkparse failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = Command::new("blkparse").args(["-q", "-i", "sdx"]).current_dir(dir.path()).output().expect("running blkparse");
+        assert!(out.status.success(), "blkparse failed: {}", String::from_utf8_lossy(&out.stderr));
         let theirs = String::from_utf8(out.stdout).unwrap();
         // blkparse's own lines (before its summary), byte for byte.
         let theirs_events: String = theirs
@@ -107,10 +87,6 @@ fn blkparse_prints_what_we_import_in_both_byte_orders() {
 fn regenerate_golden_files() {
     let dir = common::testdata("");
     common::write_blktrace(&dir, "sample", &common::sample_per_cpu(), false);
-    let out = Command::new("blkparse")
-        .args(["-i", "sample", "-o", "sample.blkparse.txt"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out = Command::new("blkparse").args(["-i", "sample", "-o", "sample.blkparse.txt"]).current_dir(&dir).output().unwrap();
     assert!(out.status.success());
 }

@@ -46,20 +46,10 @@ fn capture_matches_kernel_stat_on_a_loop_device() {
     }
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&img)
-        .output()
-        .unwrap();
+    std::fs::File::create(&img).unwrap().set_len(32 << 20).unwrap();
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(&img).output().unwrap();
     if !out.status.success() {
-        return skip(&format!(
-            "losetup -f failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return skip(&format!("losetup -f failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     let _guard = LoopDevice { dev: dev.clone() };
@@ -90,14 +80,10 @@ fn capture_matches_kernel_stat_on_a_loop_device() {
         }
     };
     let after = stat(&name);
-    assert!(
-        summary.exit_status.is_some_and(|s| s.success()),
-        "workload failed: {summary:?}"
-    );
+    assert!(summary.exit_status.is_some_and(|s| s.success()), "workload failed: {summary:?}");
 
     // Import the capture like any blkparse file.
-    let mut reader =
-        TraceReader::open(std::slice::from_ref(&captured), &ReadOptions::default()).unwrap();
+    let mut reader = TraceReader::open(std::slice::from_ref(&captured), &ReadOptions::default()).unwrap();
     let mut b = StatsBuilder::new(FgSelector::default());
     for r in &mut reader {
         b.add(&r.unwrap());
@@ -106,23 +92,10 @@ fn capture_matches_kernel_stat_on_a_loop_device() {
     let s = b.finish(reader.format());
     let req = s.requests.as_ref().unwrap();
     let (reads, writes) = (after.0 - before.0, after.1 - before.1);
-    eprintln!(
-        "captured R={} W={}; /sys/block/{name}/stat delta R={reads} W={writes}",
-        req["R"], req["W"]
-    );
-    assert!(
-        reads >= 24 && writes >= 65,
-        "workload too small? R={reads} W={writes}"
-    );
-    assert_eq!(
-        (req["R"], req["W"]),
-        (reads, writes),
-        "imported completions vs kernel stat"
-    );
-    assert_eq!(
-        (summary.completed.reads, summary.completed.writes),
-        (reads, writes)
-    );
+    eprintln!("captured R={} W={}; /sys/block/{name}/stat delta R={reads} W={writes}", req["R"], req["W"]);
+    assert!(reads >= 24 && writes >= 65, "workload too small? R={reads} W={writes}");
+    assert_eq!((req["R"], req["W"]), (reads, writes), "imported completions vs kernel stat");
+    assert_eq!((summary.completed.reads, summary.completed.writes), (reads, writes));
     assert_eq!(s.bytes_read, (8 * 65536 + 16 * 4096) as u64);
     // tracefs is back to its previous state.
     let tracer = std::fs::read_to_string("/sys/kernel/tracing/current_tracer").unwrap_or_default();

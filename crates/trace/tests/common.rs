@@ -7,9 +7,7 @@ use forefront_record::trace::{BlockAction, BlockDetail, BlockEvent, DevId, Rwbs}
 use forefront_trace::blktrace::{encode, RawTrace};
 
 pub fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/traces")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces").join(name)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -58,33 +56,20 @@ pub fn sample_per_cpu() -> Vec<Vec<RawTrace>> {
     let mut t = base + 1000;
     for i in 0..40u64 {
         let cpu = (i % 2) as u32;
-        let (pid, comm) = if cpu == 0 {
-            (100, "fio")
-        } else {
-            (200, "kworker/1:1H")
-        };
+        let (pid, comm) = if cpu == 0 { (100, "fio") } else { (200, "kworker/1:1H") };
         let rw = if i % 3 == 0 { "R" } else { "WS" };
         let sector = 2048 + i * 8 + if i % 5 == 0 { 4096 } else { 0 };
         let mut a = ev(t, cpu, 0, pid, comm, Remap, rw, sector, 8);
-        a.detail = BlockDetail::Remap {
-            from: DevId { major: 8, minor: 1 },
-            from_sector: sector - 2048,
-        };
+        a.detail = BlockDetail::Remap { from: DevId { major: 8, minor: 1 }, from_sector: sector - 2048 };
         a.comm = None;
         push(&mut cpus, a);
         t += 100;
         push(&mut cpus, ev(t, cpu, 0, pid, comm, Queue, rw, sector, 8));
         t += 100;
         if i % 4 == 1 {
-            push(
-                &mut cpus,
-                ev(t, cpu, 0, pid, comm, BackMerge, rw, sector + 8, 8),
-            );
+            push(&mut cpus, ev(t, cpu, 0, pid, comm, BackMerge, rw, sector + 8, 8));
             t += 50;
-            push(
-                &mut cpus,
-                ev(t, cpu, 0, pid, comm, FrontMerge, rw, sector, 8),
-            );
+            push(&mut cpus, ev(t, cpu, 0, pid, comm, FrontMerge, rw, sector, 8));
             t += 50;
         }
         push(&mut cpus, ev(t, cpu, 0, pid, comm, GetRq, rw, sector, 8));
@@ -95,20 +80,8 @@ pub fn sample_per_cpu() -> Vec<Vec<RawTrace>> {
         t += 100;
         push(&mut cpus, ev(t, cpu, 0, pid, comm, Insert, rw, sector, 8));
         t += 100;
-        let mut u = ev(
-            t,
-            cpu,
-            0,
-            pid,
-            comm,
-            if i % 7 == 3 { UnplugTimer } else { Unplug },
-            "N",
-            0,
-            0,
-        );
-        u.detail = BlockDetail::Unplug {
-            depth: 1 + (i % 3) as u32,
-        };
+        let mut u = ev(t, cpu, 0, pid, comm, if i % 7 == 3 { UnplugTimer } else { Unplug }, "N", 0, 0);
+        u.detail = BlockDetail::Unplug { depth: 1 + (i % 3) as u32 };
         push(&mut cpus, u);
         t += 100;
         push(&mut cpus, ev(t, cpu, 0, pid, comm, Issue, rw, sector, 8));
@@ -121,9 +94,7 @@ pub fn sample_per_cpu() -> Vec<Vec<RawTrace>> {
         }
         if i % 11 == 6 {
             let mut x = ev(t, cpu, 0, pid, comm, Split, rw, sector, 8);
-            x.detail = BlockDetail::Split {
-                new_sector: sector + 4,
-            };
+            x.detail = BlockDetail::Split { new_sector: sector + 4 };
             push(&mut cpus, x);
             t += 100;
             push(&mut cpus, ev(t, cpu, 0, pid, comm, Bounce, rw, sector, 8));
@@ -142,10 +113,7 @@ pub fn sample_per_cpu() -> Vec<Vec<RawTrace>> {
     t += 100;
     push(&mut cpus, ev(t, 0, 0, 100, "fio", Queue, "WFSM", 9000, 16));
     t += 100;
-    push(
-        &mut cpus,
-        ev(t, 1, 0, 200, "kworker/1:1H", Queue, "RA", 12000, 256),
-    );
+    push(&mut cpus, ev(t, 1, 0, 200, "kworker/1:1H", Queue, "RA", 12000, 256));
     t += 100;
     let mut d = ev(t, 0, 0, 100, "fio", Queue, "D", 30000, 2048);
     d.comm = Some("fio".into());
@@ -154,12 +122,7 @@ pub fn sample_per_cpu() -> Vec<Vec<RawTrace>> {
 }
 
 /// Writes the per-CPU files `dir/base.blktrace.N`.
-pub fn write_blktrace(
-    dir: &std::path::Path,
-    base: &str,
-    cpus: &[Vec<RawTrace>],
-    big_endian: bool,
-) -> Vec<PathBuf> {
+pub fn write_blktrace(dir: &std::path::Path, base: &str, cpus: &[Vec<RawTrace>], big_endian: bool) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     for (i, recs) in cpus.iter().enumerate() {
         let p = dir.join(format!("{base}.blktrace.{i}"));

@@ -12,9 +12,7 @@ use forefront_trace::{read_all, InputFormat, ReadOptions, TraceError, TraceReade
 
 fn stats_of(paths: &[PathBuf], fg: &[&str]) -> TraceStats {
     let mut r = TraceReader::open(paths, &ReadOptions::default()).unwrap();
-    let mut b = StatsBuilder::new(FgSelector::parse(
-        &fg.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-    ));
+    let mut b = StatsBuilder::new(FgSelector::parse(&fg.iter().map(|s| s.to_string()).collect::<Vec<_>>()));
     for rec in &mut r {
         b.add(&rec.unwrap());
     }
@@ -28,8 +26,7 @@ fn golden(name: &str, paths: &[PathBuf], fg: &[&str]) -> TraceStats {
     if std::env::var_os("FOREFRONT_BLESS").is_some() {
         std::fs::write(&path, &json).unwrap();
     }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with FOREFRONT_BLESS=1)", path.display()));
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with FOREFRONT_BLESS=1)", path.display()));
     assert_eq!(json, want, "{name}: stats differ from the golden file");
     s
 }
@@ -37,11 +34,7 @@ fn golden(name: &str, paths: &[PathBuf], fg: &[&str]) -> TraceStats {
 #[test]
 fn facebook_mobigen_trace() {
     let p = PathBuf::from("/work/shared/traces/mobigen-facebook.txt");
-    let p = if p.exists() {
-        p
-    } else {
-        common::testdata("../../../shared/traces/mobigen-facebook.txt")
-    };
+    let p = if p.exists() { p } else { common::testdata("../../../shared/traces/mobigen-facebook.txt") };
     if !p.exists() {
         eprintln!("SKIP: the Facebook trace is not at /work/shared/traces");
         return;
@@ -50,16 +43,7 @@ fn facebook_mobigen_trace() {
     assert_eq!(s.format, "mobigen");
     assert_eq!(s.records, 30_819);
     let sc = s.syscalls.as_ref().unwrap();
-    assert_eq!(
-        (
-            sc["write"],
-            sc["read"],
-            sc["pwrite"],
-            sc["pread"],
-            sc["fsync"]
-        ),
-        (7497, 7453, 6932, 2454, 997)
-    );
+    assert_eq!((sc["write"], sc["read"], sc["pwrite"], sc["pread"], sc["fsync"]), (7497, 7453, 6932, 2454, 997));
     assert_eq!(s.fsyncs, 997);
     // Checked independently with awk: sum of read results > 0 plus pread sizes, etc.
     assert_eq!((s.bytes_read, s.bytes_written), (5_084_371, 12_307_016));
@@ -70,17 +54,11 @@ fn facebook_mobigen_trace() {
 
 #[test]
 fn blkparse_sample() {
-    let s = golden(
-        "sample.blkparse",
-        &[common::testdata("sample.blkparse.txt")],
-        &["fio"],
-    );
+    let s = golden("sample.blkparse", &[common::testdata("sample.blkparse.txt")], &["fio"]);
     let req = s.requests.as_ref().unwrap();
     assert_eq!((req["R"], req["W"]), (14, 26));
     let a = s.actions.as_ref().unwrap();
-    for code in [
-        "A", "B", "C", "D", "F", "G", "I", "M", "P", "Q", "R", "S", "UT", "U", "X",
-    ] {
+    for code in ["A", "B", "C", "D", "F", "G", "I", "M", "P", "Q", "R", "S", "UT", "U", "X"] {
         assert!(a.get(code).copied().unwrap_or(0) > 0, "no {code} events");
     }
     assert!(s.latency["d2c"].count == 40 && s.latency["q2d"].count > 0);
@@ -89,13 +67,7 @@ fn blkparse_sample() {
 
 #[test]
 fn binary_blktrace_sample_equals_its_blkparse_text_stats() {
-    let bin = stats_of(
-        &[
-            common::testdata("sample.blktrace.0"),
-            common::testdata("sample.blktrace.1"),
-        ],
-        &[],
-    );
+    let bin = stats_of(&[common::testdata("sample.blktrace.0"), common::testdata("sample.blktrace.1")], &[]);
     let txt = stats_of(&[common::testdata("sample.blkparse.txt")], &[]);
     assert_eq!(bin.format, "blktrace");
     assert_eq!(
@@ -106,34 +78,27 @@ fn binary_blktrace_sample_equals_its_blkparse_text_stats() {
 
 #[test]
 fn strace_sample() {
-    let s = golden(
-        "strace-f-tt-T",
-        &[common::testdata("strace-f-tt-T.txt")],
-        &[],
-    );
+    let s = golden("strace-f-tt-T", &[common::testdata("strace-f-tt-T.txt")], &[]);
     let sc = s.syscalls.as_ref().unwrap();
-    assert!(
-        sc["openat"] > 10 && sc["read"] > 5 && sc["execve"] == 3,
-        "{sc:?}"
-    );
+    assert!(sc["openat"] > 10 && sc["read"] > 5 && sc["execve"] == 3, "{sc:?}");
     assert!(s.latency.contains_key("syscall:read"));
     // dd copied /etc/passwd to /tmp/yy: its reads and writes carry the paths.
-    let (_, recs) = read_all(
-        &[common::testdata("strace-f-tt-T.txt")],
-        &ReadOptions::default(),
-    )
-    .unwrap();
-    let to_yy = recs.iter().filter(|r| matches!(r, TraceRecord::Syscall(c) if c.name == "write" && c.path.as_deref() == Some("/tmp/yy"))).count();
-    let from_passwd = recs.iter().filter(|r| matches!(r, TraceRecord::Syscall(c) if c.name == "read" && c.path.as_deref() == Some("/etc/passwd"))).count();
+    let (_, recs) = read_all(&[common::testdata("strace-f-tt-T.txt")], &ReadOptions::default()).unwrap();
+    let to_yy = recs
+        .iter()
+        .filter(|r| matches!(r, TraceRecord::Syscall(c) if c.name == "write" && c.path.as_deref() == Some("/tmp/yy")))
+        .count();
+    let from_passwd = recs
+        .iter()
+        .filter(|r| matches!(r, TraceRecord::Syscall(c) if c.name == "read" && c.path.as_deref() == Some("/etc/passwd")))
+        .count();
     assert!(to_yy >= 1 && from_passwd >= 2, "{to_yy} {from_passwd}");
     // Every `<unfinished ...>` found its `<... resumed>`: the only calls without a result are
     // the exits and the one the trace shows as `= ? ERESTARTNOHAND`.
     let unresolved: Vec<&str> = recs
         .iter()
         .filter_map(|r| match r {
-            TraceRecord::Syscall(c) if c.result.is_none() && !c.name.starts_with("exit") => {
-                Some(c.name.as_str())
-            }
+            TraceRecord::Syscall(c) if c.result.is_none() && !c.name.starts_with("exit") => Some(c.name.as_str()),
             _ => None,
         })
         .collect();
@@ -142,24 +107,12 @@ fn strace_sample() {
 
 #[test]
 fn ftrace_samples() {
-    let s = golden(
-        "ftrace-events",
-        &[common::testdata("ftrace-events.txt")],
-        &["dd"],
-    );
+    let s = golden("ftrace-events", &[common::testdata("ftrace-events.txt")], &["dd"]);
     assert_eq!(s.format, "ftrace");
     assert!(s.sched.as_ref().unwrap()["switch"] > 0);
-    let (_, recs) = read_all(
-        &[common::testdata("ftrace-events.txt")],
-        &ReadOptions::default(),
-    )
-    .unwrap();
-    assert!(recs.iter().any(
-        |r| matches!(r, TraceRecord::Sched(x) if matches!(x.event, SchedEvent::Wakeup { .. }))
-    ));
-    assert!(recs
-        .iter()
-        .any(|r| matches!(r, TraceRecord::Block(b) if b.action == BlockAction::Complete)));
+    let (_, recs) = read_all(&[common::testdata("ftrace-events.txt")], &ReadOptions::default()).unwrap();
+    assert!(recs.iter().any(|r| matches!(r, TraceRecord::Sched(x) if matches!(x.event, SchedEvent::Wakeup { .. }))));
+    assert!(recs.iter().any(|r| matches!(r, TraceRecord::Block(b) if b.action == BlockAction::Complete)));
     let s = golden("ftrace-blk", &[common::testdata("ftrace-blk.txt")], &[]);
     let req = s.requests.as_ref().unwrap();
     assert_eq!((req["R"], req["W"]), (1, 2));
@@ -168,11 +121,7 @@ fn ftrace_samples() {
 
 #[test]
 fn iopro_sample() {
-    let s = golden(
-        "iopro-sample",
-        &[common::testdata("iopro-sample.txt")],
-        &["2001"],
-    );
+    let s = golden("iopro-sample", &[common::testdata("iopro-sample.txt")], &["2001"]);
     assert_eq!(s.format, "iopro");
     assert_eq!(s.records, 8);
     assert_eq!((s.bytes_read, s.bytes_written), (4096, 8192 + 4096 + 65536));
@@ -181,10 +130,7 @@ fn iopro_sample() {
 }
 
 fn first_error(path: PathBuf, format: InputFormat) -> TraceError {
-    let opts = ReadOptions {
-        format,
-        lenient: false,
-    };
+    let opts = ReadOptions { format, lenient: false };
     match TraceReader::open(&[path], &opts) {
         Err(e) => e,
         Ok(mut r) => r.find_map(Result::err).expect("an error"),
@@ -195,30 +141,12 @@ fn first_error(path: PathBuf, format: InputFormat) -> TraceError {
 fn errors_name_file_line_and_column() {
     let e = first_error(common::testdata("blkparse-bad.txt"), InputFormat::Auto);
     let msg = e.to_string();
-    assert!(
-        msg.ends_with(
-            "blkparse-bad.txt:3:59: sector count: expected an unsigned integer, found `x`"
-        ),
-        "{msg}"
-    );
-    assert!(matches!(
-        e,
-        TraceError::Parse {
-            line: 3,
-            column: 59,
-            ..
-        }
-    ));
+    assert!(msg.ends_with("blkparse-bad.txt:3:59: sector count: expected an unsigned integer, found `x`"), "{msg}");
+    assert!(matches!(e, TraceError::Parse { line: 3, column: 59, .. }));
     let e = first_error(common::testdata("mobigen-bad.txt"), InputFormat::Auto).to_string();
-    assert!(
-        e.ends_with("mobigen-bad.txt:2:13: missing field: result (bytes)"),
-        "{e}"
-    );
+    assert!(e.ends_with("mobigen-bad.txt:2:13: missing field: result (bytes)"), "{e}");
     let e = first_error(common::testdata("empty.txt"), InputFormat::Blkparse).to_string();
-    assert!(
-        e.ends_with("empty.txt: no trace records in file (blkparse)"),
-        "{e}"
-    );
+    assert!(e.ends_with("empty.txt: no trace records in file (blkparse)"), "{e}");
     let e = first_error(common::testdata("empty.txt"), InputFormat::Auto).to_string();
     assert!(e.contains("cannot detect the trace format"), "{e}");
     let e = first_error(common::testdata("no-such-file"), InputFormat::Auto).to_string();
@@ -229,10 +157,7 @@ fn errors_name_file_line_and_column() {
 
 #[test]
 fn lenient_counts_and_continues() {
-    let opts = ReadOptions {
-        format: InputFormat::Auto,
-        lenient: true,
-    };
+    let opts = ReadOptions { format: InputFormat::Auto, lenient: true };
     let mut r = TraceReader::open(&[common::testdata("blkparse-bad.txt")], &opts).unwrap();
     let n = r.by_ref().try_fold(0u64, |n, x| x.map(|_| n + 1)).unwrap();
     assert_eq!(n, 3);
@@ -242,17 +167,9 @@ fn lenient_counts_and_continues() {
 
 #[test]
 fn mixed_formats_are_refused() {
-    let e = TraceReader::open(
-        &[
-            common::testdata("iopro-sample.txt"),
-            common::testdata("ftrace-blk.txt"),
-        ],
-        &ReadOptions::default(),
-    )
-    .err()
-    .unwrap();
-    assert!(
-        e.to_string().contains("format ftrace differs from iopro"),
-        "{e}"
-    );
+    let e =
+        TraceReader::open(&[common::testdata("iopro-sample.txt"), common::testdata("ftrace-blk.txt")], &ReadOptions::default())
+            .err()
+            .unwrap();
+    assert!(e.to_string().contains("format ftrace differs from iopro"), "{e}");
 }

@@ -10,114 +10,58 @@ use proptest::prelude::*;
 
 fn rwbs() -> impl Strategy<Value = Rwbs> {
     (0..6u8, any::<[bool; 5]>()).prop_map(|(op, f)| {
-        let op = [
-            BlockOp::Read,
-            BlockOp::Write,
-            BlockOp::Discard,
-            BlockOp::SecureErase,
-            BlockOp::Flush,
-            BlockOp::None,
-        ][op as usize];
+        let op =
+            [BlockOp::Read, BlockOp::Write, BlockOp::Discard, BlockOp::SecureErase, BlockOp::Flush, BlockOp::None][op as usize];
         // `F` as operation followed by a FUA `F` would print like preflush + flush.
-        Rwbs {
-            op,
-            preflush: f[0],
-            fua: f[1] && op != BlockOp::Flush,
-            ahead: f[2],
-            sync: f[3],
-            meta: f[4],
-        }
+        Rwbs { op, preflush: f[0], fua: f[1] && op != BlockOp::Flush, ahead: f[2], sync: f[3], meta: f[4] }
     })
 }
 
 fn block_event() -> impl Strategy<Value = BlockEvent> {
     (
-        (
-            0u64..4_000_000_000_000_000_000,
-            0u32..4096,
-            0u32..(1 << 20),
-            0u32..512,
-            any::<u32>(),
-            any::<u32>(),
-        ),
-        (
-            0..BlockAction::ALL.len(),
-            rwbs(),
-            any::<u64>(),
-            0u64..(1 << 22),
-            any::<i32>(),
-            "[a-zA-Z0-9/:_. -]{0,15}",
-        ),
-        (
-            any::<bool>(),
-            any::<u64>(),
-            0u32..1000,
-            "[a-z0-9]{1,8}( [a-z0-9]{1,8}){0,3}",
-        ),
+        (0u64..4_000_000_000_000_000_000, 0u32..4096, 0u32..(1 << 20), 0u32..512, any::<u32>(), any::<u32>()),
+        (0..BlockAction::ALL.len(), rwbs(), any::<u64>(), 0u64..(1 << 22), any::<i32>(), "[a-zA-Z0-9/:_. -]{0,15}"),
+        (any::<bool>(), any::<u64>(), 0u32..1000, "[a-z0-9]{1,8}( [a-z0-9]{1,8}){0,3}"),
     )
-        .prop_map(
-            |(
-                (t, maj, min, cpu, seq, pid),
-                (a, rwbs, sector, nsec, error, comm),
-                (pc, other, depth, text),
-            )| {
-                let action = BlockAction::ALL[a];
-                let detail = match action {
-                    BlockAction::Remap => BlockDetail::Remap {
-                        from: DevId {
-                            major: maj / 2,
-                            minor: min / 2,
-                        },
-                        from_sector: other,
-                    },
-                    BlockAction::Split => BlockDetail::Split { new_sector: other },
-                    BlockAction::Unplug | BlockAction::UnplugTimer => BlockDetail::Unplug { depth },
-                    BlockAction::Message => BlockDetail::Message { text },
-                    BlockAction::Queue
-                    | BlockAction::Issue
-                    | BlockAction::Insert
-                    | BlockAction::Bounce
-                    | BlockAction::Complete
-                    | BlockAction::Requeue
-                        if pc =>
-                    {
-                        BlockDetail::Passthrough
-                    }
-                    _ => BlockDetail::None,
-                };
-                let bytes = if detail == BlockDetail::Passthrough {
-                    nsec
-                } else {
-                    nsec * 512
-                };
-                BlockEvent {
-                    time_ns: t % (1 << 31) * 1_000_000_000 + t % 1_000_000_000,
-                    dev: DevId {
-                        major: maj,
-                        minor: min,
-                    },
-                    cpu,
-                    seq: seq as u64,
-                    pid,
-                    comm: Some(comm),
-                    action,
-                    rwbs,
-                    sector,
-                    bytes,
-                    error,
-                    detail,
+        .prop_map(|((t, maj, min, cpu, seq, pid), (a, rwbs, sector, nsec, error, comm), (pc, other, depth, text))| {
+            let action = BlockAction::ALL[a];
+            let detail = match action {
+                BlockAction::Remap => BlockDetail::Remap { from: DevId { major: maj / 2, minor: min / 2 }, from_sector: other },
+                BlockAction::Split => BlockDetail::Split { new_sector: other },
+                BlockAction::Unplug | BlockAction::UnplugTimer => BlockDetail::Unplug { depth },
+                BlockAction::Message => BlockDetail::Message { text },
+                BlockAction::Queue
+                | BlockAction::Issue
+                | BlockAction::Insert
+                | BlockAction::Bounce
+                | BlockAction::Complete
+                | BlockAction::Requeue
+                    if pc =>
+                {
+                    BlockDetail::Passthrough
                 }
-            },
-        )
+                _ => BlockDetail::None,
+            };
+            let bytes = if detail == BlockDetail::Passthrough { nsec } else { nsec * 512 };
+            BlockEvent {
+                time_ns: t % (1 << 31) * 1_000_000_000 + t % 1_000_000_000,
+                dev: DevId { major: maj, minor: min },
+                cpu,
+                seq: seq as u64,
+                pid,
+                comm: Some(comm),
+                action,
+                rwbs,
+                sector,
+                bytes,
+                error,
+                detail,
+            }
+        })
 }
 
 fn parse_text(text: Vec<u8>, format: InputFormat) -> Vec<TraceRecord> {
-    let r = TraceReader::from_reader(
-        Path::new("prop"),
-        Box::new(Cursor::new(text)),
-        format,
-        false,
-    );
+    let r = TraceReader::from_reader(Path::new("prop"), Box::new(Cursor::new(text)), format, false);
     r.collect::<Result<Vec<_>, _>>().unwrap()
 }
 

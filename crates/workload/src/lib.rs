@@ -121,8 +121,7 @@ pub fn load_device(name_or_path: &str) -> Result<FlashParams, LoadError> {
         Some((n, t)) => (format!("devices/{n}.toml"), (*t).to_string()),
         None if Path::new(name_or_path).is_file() => (
             name_or_path.to_string(),
-            std::fs::read_to_string(name_or_path)
-                .map_err(|source| LoadError::Io { file: name_or_path.to_string(), source })?,
+            std::fs::read_to_string(name_or_path).map_err(|source| LoadError::Io { file: name_or_path.to_string(), source })?,
         ),
         None => {
             return Err(LoadError::Unknown {

@@ -197,10 +197,16 @@ pub enum SqliteMode {
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Op {
     /// Open an existing file (path lookup; CPU only).
-    Open { path: String },
+    Open {
+        path: String,
+    },
     /// Create (or truncate to zero) a file: a journal handle on inode and directory blocks.
-    Creat { path: String },
-    Close { path: String },
+    Creat {
+        path: String,
+    },
+    Close {
+        path: String,
+    },
     /// Read `len` bytes at `offset` in `chunk`-sized read() calls.
     Read {
         path: String,
@@ -219,15 +225,30 @@ pub enum Op {
         #[serde(default = "default_chunk")]
         chunk: Bytes,
     },
-    Fsync { path: String },
-    Fdatasync { path: String },
-    Truncate { path: String, size: Bytes },
-    Unlink { path: String },
+    Fsync {
+        path: String,
+    },
+    Fdatasync {
+        path: String,
+    },
+    Truncate {
+        path: String,
+        size: Bytes,
+    },
+    Unlink {
+        path: String,
+    },
     /// stat/getattr-like metadata read (CPU only: inodes are cached).
-    Stat { path: String },
+    Stat {
+        path: String,
+    },
     /// CPU work (ms at speed 1.0).
-    Compute { ms: f64 },
-    Sleep { ms: f64 },
+    Compute {
+        ms: f64,
+    },
+    Sleep {
+        ms: f64,
+    },
     /// The user thinking: sleep `ms` plus a uniform random extra in [0, `jitter_ms`) (the
     /// run's seed decides it), so input events do not fall at one phase of the display's vsync.
     Think {
@@ -236,10 +257,16 @@ pub enum Op {
         jitter_ms: f64,
     },
     /// Receive `bytes` from the network at the phone's link rate.
-    NetRecv { bytes: Bytes },
+    NetRecv {
+        bytes: Bytes,
+    },
     /// Block until `chan` has been signalled (a counting semaphore), then consume one signal.
-    Wait { chan: String },
-    Signal { chan: String },
+    Wait {
+        chan: String,
+    },
+    Signal {
+        chan: String,
+    },
     /// One SQLite transaction writing `pages` 4 KiB DB pages.
     Sqlite {
         db: String,
@@ -248,13 +275,24 @@ pub enum Op {
         pages: u32,
     },
     /// Repeat `ops` `times` times (0 = until the run ends).
-    Repeat { times: u32, ops: Vec<Op> },
-    PhaseBegin { name: String },
-    PhaseEnd { name: String },
+    Repeat {
+        times: u32,
+        ops: Vec<Op>,
+    },
+    PhaseBegin {
+        name: String,
+    },
+    PhaseEnd {
+        name: String,
+    },
     /// Make `app` the foreground app (the activity manager's App Status change).
-    Foreground { app: String },
+    Foreground {
+        app: String,
+    },
     /// Evict `app`'s clean pages (the app was killed and its memory reclaimed: the next launch is cold).
-    DropCaches { app: String },
+    DropCaches {
+        app: String,
+    },
     /// An input event delivered by the input dispatcher: starts an *interaction*, a headline
     /// sample named `phase` that ends when SurfaceFlinger displays a frame showing its result
     /// (`post_frame`). The thread joins the user-interactive task chain (FTC) and so does every
@@ -269,9 +307,14 @@ pub enum Op {
     /// A synchronous binder call: queue a transaction of `ms` of work (at speed 1.0) to a server
     /// thread of `service` and block until it replies. In the wait graph the caller waits on
     /// the server thread running it.
-    BinderCall { service: String, ms: f64 },
+    BinderCall {
+        service: String,
+        ms: f64,
+    },
     /// A binder server thread's loop body: wait for a transaction of `service`, run it, reply.
-    BinderServe { service: String },
+    BinderServe {
+        service: String,
+    },
     /// Queue a rendered frame to the compositor (BufferQueue). With `result` (the default) it
     /// shows the result of the oldest interaction that has no frame yet.
     PostFrame {
@@ -279,11 +322,15 @@ pub enum Op {
         result: bool,
     },
     /// Sleep until the next vsync edge of a `hz` display (edges at multiples of 1/hz s).
-    Vsync { hz: f64 },
+    Vsync {
+        hz: f64,
+    },
     /// Compose the queued frames (`ms` of work) and show them at the next vsync edge; with no frame
     /// queued, do nothing (a vsync during a continuous interaction with no new frame is a
     /// missed frame deadline).
-    Compose { ms: f64 },
+    Compose {
+        ms: f64,
+    },
     /// A request straight to the block layer at `sector` (512 B units), bypassing the page cache
     /// and file system: block-trace replay. `sync` requests are waited for; async ones are not.
     Bio {
@@ -361,12 +408,7 @@ impl Scenario {
     }
 }
 
-fn check_ops(
-    ops: &[Op],
-    apps: &std::collections::BTreeSet<&str>,
-    headline: &str,
-    has_headline: &mut bool,
-) -> Result<(), String> {
+fn check_ops(ops: &[Op], apps: &std::collections::BTreeSet<&str>, headline: &str, has_headline: &mut bool) -> Result<(), String> {
     for op in ops {
         match op {
             Op::Repeat { ops, .. } => check_ops(ops, apps, headline, has_headline)?,

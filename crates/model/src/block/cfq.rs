@@ -345,11 +345,7 @@ impl Cfq {
     pub fn new(p: CfqParams, blkio_weights: &[u32]) -> Self {
         // Lower bounds as the sysfs store functions clamp them (and to avoid dividing by 0).
         let ms = |v: u64, min: u64| v.max(min).saturating_mul(MS);
-        let weights: Vec<u32> = if blkio_weights.is_empty() {
-            vec![WEIGHT_MAX]
-        } else {
-            blkio_weights.to_vec()
-        };
+        let weights: Vec<u32> = if blkio_weights.is_empty() { vec![WEIGHT_MAX] } else { blkio_weights.to_vec() };
         let groups = weights
             .iter()
             .map(|&w| Group {
@@ -367,9 +363,7 @@ impl Cfq {
                 ttime: TTime::default(),
             })
             .collect::<Vec<_>>();
-        let trees = (0..groups.len() * TREES_PER_GROUP)
-            .map(|_| ServiceTree::default())
-            .collect();
+        let trees = (0..groups.len() * TREES_PER_GROUP).map(|_| ServiceTree::default()).collect();
         Cfq {
             fifo_expire: [ms(p.fifo_expire_async, 1), ms(p.fifo_expire_sync, 1)],
             slice: [ms(p.slice_async, 1), ms(p.slice_sync, 1)],
@@ -459,13 +453,10 @@ impl Cfq {
         if class == IDLE {
             return self.trees[Self::tree_index(g, IDLE, 0)].set.len();
         }
-        (0..3)
-            .map(|t| self.trees[Self::tree_index(g, class, t)].set.len())
-            .sum()
+        (0..3).map(|t| self.trees[Self::tree_index(g, class, t)].set.len()).sum()
     }
     fn busy_async(&self, g: usize) -> usize {
-        self.trees[Self::tree_index(g, RT, ASYNC)].set.len()
-            + self.trees[Self::tree_index(g, BE, ASYNC)].set.len()
+        self.trees[Self::tree_index(g, RT, ASYNC)].set.len() + self.trees[Self::tree_index(g, BE, ASYNC)].set.len()
     }
 
     /// `cfq_prio_slice`: base slice ± 20 % per level from 4, ns.
@@ -474,8 +465,7 @@ impl Cfq {
         (base + base / 5 * (4 - i64::from(level))).max(1) as u64
     }
     fn group_slice(&self, g: usize) -> u64 {
-        ((u128::from(self.target_latency) * u128::from(self.groups[g].vfraction)) >> SERVICE_SHIFT)
-            as u64
+        ((u128::from(self.target_latency) * u128::from(self.groups[g].vfraction)) >> SERVICE_SHIFT) as u64
     }
     fn iops_mode(&self) -> bool {
         self.slice_idle == 0 && self.hw_tag != 0
@@ -571,11 +561,8 @@ impl Cfq {
         let info = self.info(last)?;
         let key = (info.sector, last);
         let sort = &self.queues[qi].sort;
-        let next = sort
-            .range((Excluded(key), Unbounded))
-            .next()
-            .or_else(|| sort.iter().next().filter(|k| **k != key))
-            .map(|k| k.1);
+        let next =
+            sort.range((Excluded(key), Unbounded)).next().or_else(|| sort.iter().next().filter(|k| **k != key)).map(|k| k.1);
         let prev = sort.range(..key).next_back().map(|k| k.1);
         self.choose_req(next, prev, info.sector)
     }
@@ -651,9 +638,8 @@ impl Cfq {
 
     /// `cfq_group_served`: charge the group for the slice its queue used.
     fn group_served(&mut self, g: usize, qi: usize, now: u64) {
-        let nr_sync = self.groups[g].nr_cfqq as i64
-            - self.busy_async(g) as i64
-            - self.trees[Self::tree_index(g, IDLE, 0)].set.len() as i64;
+        let nr_sync =
+            self.groups[g].nr_cfqq as i64 - self.busy_async(g) as i64 - self.trees[Self::tree_index(g, IDLE, 0)].set.len() as i64;
         let used = self.slice_usage(qi, now);
         let q = &self.queues[qi];
         let charge = if self.iops_mode() {
@@ -668,9 +654,7 @@ impl Cfq {
         self.group_tree_del(g);
         let scaled = (u128::from(charge) << (2 * SERVICE_SHIFT)) / u128::from(vfr);
         let grp = &mut self.groups[g];
-        grp.vdisktime = grp
-            .vdisktime
-            .saturating_add(scaled.min(u128::from(u64::MAX / 4)) as u64);
+        grp.vdisktime = grp.vdisktime.saturating_add(scaled.min(u128::from(u64::MAX / 4)) as u64);
         if was_on {
             self.group_tree_add(g);
         }
@@ -689,8 +673,7 @@ impl Cfq {
     fn slice_offset(&self, qi: usize) -> i64 {
         let q = &self.queues[qi];
         // (nr_cfqq - 1) is -1 for the first queue of an idle group, as in the kernel.
-        (self.groups[q.group].nr_cfqq as i64 - 1)
-            * (self.prio_slice(true, 0) as i64 - self.prio_slice(q.sync, q.level) as i64)
+        (self.groups[q.group].nr_cfqq as i64 - 1) * (self.prio_slice(true, 0) as i64 - self.prio_slice(q.sync, q.level) as i64)
     }
 
     /// `cfq_service_tree_add`.
@@ -769,15 +752,7 @@ impl Cfq {
 
     // ---- queue lookup ----
 
-    fn queue_for(
-        &mut self,
-        key: QKey,
-        sync: bool,
-        class: u8,
-        level: u8,
-        group: usize,
-        now: u64,
-    ) -> usize {
+    fn queue_for(&mut self, key: QKey, sync: bool, class: u8, level: u8, group: usize, now: u64) -> usize {
         if let Some(&qi) = self.qmap.get(&key) {
             return qi;
         }
@@ -813,10 +788,7 @@ impl Cfq {
             slice_resid: 0,
             seek_history: 0,
             last_request_pos: 0,
-            ttime: TTime {
-                last_end: now,
-                ..TTime::default()
-            },
+            ttime: TTime { last_end: now, ..TTime::default() },
         });
         self.qmap.insert(key, qi);
         qi
@@ -916,11 +888,7 @@ impl Cfq {
         if group_idle > 0 && self.groups[q.group].nr_cfqq > 1 {
             return;
         }
-        let sl = if group_idle > 0 {
-            group_idle
-        } else {
-            self.slice_idle
-        };
+        let sl = if group_idle > 0 { group_idle } else { self.slice_idle };
         if sl == 0 {
             return;
         }
@@ -1051,25 +1019,19 @@ impl Cfq {
             return;
         };
         if original == self.serving_class {
-            let count = self.trees[Self::tree_index(g, self.serving_class, self.serving_type)]
-                .set
-                .len();
+            let count = self.trees[Self::tree_index(g, self.serving_class, self.serving_type)].set.len();
             if count > 0 && now as i64 <= self.workload_expires {
                 return;
             }
         }
         let class = self.serving_class;
         self.serving_type = self.choose_wl_type(g, class);
-        let count = self.trees[Self::tree_index(g, class, self.serving_type)]
-            .set
-            .len() as u64;
+        let count = self.trees[Self::tree_index(g, class, self.serving_type)].set.len() as u64;
         let group_slice = self.group_slice(g);
         let busy = self.busy_wl(class, g) as u64;
-        let mut slice =
-            group_slice * count / self.groups[g].busy_queues_avg[class].max(busy).max(1);
+        let mut slice = group_slice * count / self.groups[g].busy_queues_avg[class].max(busy).max(1);
         if self.serving_type == ASYNC {
-            let tmp =
-                self.target_latency * self.busy_async(g) as u64 / (self.busy_queues as u64).max(1);
+            let tmp = self.target_latency * self.busy_async(g) as u64 / (self.busy_queues as u64).max(1);
             slice = slice.min(tmp);
             slice = slice * self.slice[0] / self.slice[1];
         } else {
@@ -1132,11 +1094,7 @@ impl Cfq {
         if q.wait_busy && !q.sort.is_empty() {
             // expire
         } else if self.slice_used(qi, now) && !q.must_dispatch {
-            if self.groups[q.group].nr_cfqq == 1
-                && q.sort.is_empty()
-                && q.dispatched > 0
-                && self.should_idle(qi)
-            {
+            if self.groups[q.group].nr_cfqq == 1 && q.sort.is_empty() && q.dispatched > 0 && self.should_idle(qi) {
                 return None;
             }
             if self.group_idle_wait(qi) {
@@ -1152,8 +1110,7 @@ impl Cfq {
             let q = &self.queues[qi];
             if seeky(q)
                 && q.idle_window
-                && (q.slice_new
-                    || q.slice_end.wrapping_sub(now) > now.wrapping_sub(q.slice_start.unwrap_or(0)))
+                && (q.slice_new || q.slice_end.wrapping_sub(now) > now.wrapping_sub(q.slice_start.unwrap_or(0)))
             {
                 let q = &mut self.queues[qi];
                 q.deep = false;
@@ -1186,11 +1143,7 @@ impl Cfq {
             return false; // no async while sync is in flight
         }
         let idle_class = Self::wl_class(q) == IDLE;
-        let mut max = if idle_class {
-            1
-        } else {
-            (self.p.quantum / 2).max(1) as usize
-        };
+        let mut max = if idle_class { 1 } else { (self.p.quantum / 2).max(1) as usize };
         if q.dispatched >= max {
             if idle_class {
                 return false;
@@ -1199,11 +1152,7 @@ impl Cfq {
             if self.busy_queues > 1 && self.slice_used_soon(qi, now) && !promote_sync {
                 return false;
             }
-            max = if self.busy_queues == 1 || promote_sync {
-                usize::MAX
-            } else {
-                self.p.quantum as usize
-            };
+            max = if self.busy_queues == 1 || promote_sync { usize::MAX } else { self.p.quantum as usize };
         }
         if !q.sync && self.p.low_latency {
             let last_sync = (now as i64 - self.last_delayed_sync).max(0) as u64;
@@ -1226,10 +1175,7 @@ impl Cfq {
 
     /// `cfq_update_idle_window`.
     fn update_idle_window(&mut self, qi: usize) {
-        let next_noidle = self.queues[qi]
-            .next_rq
-            .and_then(|r| self.info(r))
-            .is_some_and(|i| i.noidle);
+        let next_noidle = self.queues[qi].next_rq.and_then(|r| self.info(r)).is_some_and(|i| i.noidle);
         let slice_idle = self.slice_idle;
         let q = &mut self.queues[qi];
         if !q.sync || q.class == 3 {
@@ -1320,10 +1266,7 @@ impl Cfq {
         }
         if let Some(qi) = self.active {
             let q = &self.queues[qi];
-            if q.idle_window
-                && q.dispatched + q.queued < HW_QUEUE_MIN
-                && self.rq_in_driver < HW_QUEUE_MIN
-            {
+            if q.idle_window && q.dispatched + q.queued < HW_QUEUE_MIN && self.rq_in_driver < HW_QUEUE_MIN {
                 return;
             }
         }
@@ -1331,11 +1274,7 @@ impl Cfq {
         if self.hw_tag_samples <= 50 {
             return;
         }
-        self.hw_tag = if self.hw_tag_est_depth >= HW_QUEUE_MIN {
-            1
-        } else {
-            0
-        };
+        self.hw_tag = if self.hw_tag_est_depth >= HW_QUEUE_MIN { 1 } else { 0 };
     }
 
     /// The oldest boosted request still queued in a queue other than `qi`.
@@ -1430,13 +1369,7 @@ impl IoScheduler for Cfq {
         let (class, level) = norm_prio(r.ioprio_class, r.ioprio_level);
         let (key, group) = if sync {
             let g = self.group_of(r.prov.blkio_group);
-            (
-                QKey::Sync {
-                    pid: r.prov.pid,
-                    group: g,
-                },
-                g,
-            )
+            (QKey::Sync { pid: r.prov.pid, group: g }, g)
         } else {
             (QKey::Async { class, level }, 0)
         };
@@ -1492,17 +1425,9 @@ impl IoScheduler for Cfq {
         {
             let nonrot = self.nonrot;
             let q = &mut self.queues[qi];
-            let sdist = if q.last_request_pos != 0 {
-                r.sector.abs_diff(q.last_request_pos)
-            } else {
-                0
-            };
+            let sdist = if q.last_request_pos != 0 { r.sector.abs_diff(q.last_request_pos) } else { 0 };
             q.seek_history <<= 1;
-            q.seek_history |= u32::from(if nonrot {
-                r.sectors < SECT_THR_NONROT
-            } else {
-                sdist > SEEK_THR
-            });
+            q.seek_history |= u32::from(if nonrot { r.sectors < SECT_THR_NONROT } else { sdist > SEEK_THR });
         }
         self.update_idle_window(qi);
         self.queues[qi].last_request_pos = r.end_sector();
@@ -1593,8 +1518,7 @@ impl IoScheduler for Cfq {
         // Expire an async queue that used its request budget, an IDLE-class one after each
         // request, when others are waiting.
         let expire_now = self.busy_queues > 1
-            && ((!sync && slice_dispatch >= self.prio_to_maxrq(qi))
-                || Self::wl_class(&self.queues[qi]) == IDLE);
+            && ((!sync && slice_dispatch >= self.prio_to_maxrq(qi)) || Self::wl_class(&self.queues[qi]) == IDLE);
         if expire_now {
             self.queues[qi].slice_end = now + JIFFY;
             self.slice_expired(false, now);
@@ -1638,11 +1562,7 @@ impl IoScheduler for Cfq {
                 self.queues[qi].slice_new = false;
             }
             if self.should_wait_busy(qi, now) {
-                let extend = if self.slice_idle > 0 {
-                    self.slice_idle
-                } else {
-                    self.group_idle
-                };
+                let extend = if self.slice_idle > 0 { self.slice_idle } else { self.group_idle };
                 let q = &mut self.queues[qi];
                 q.slice_end = now + extend;
                 q.wait_busy = true;
@@ -1677,10 +1597,7 @@ mod tests {
     type Arrivals = Vec<(SimTime, Request)>;
 
     fn rot() -> CfqParams {
-        CfqParams {
-            rotational: true,
-            ..Default::default()
-        }
+        CfqParams { rotational: true, ..Default::default() }
     }
 
     fn in_group(mut r: Request, g: u16) -> Request {
@@ -1746,14 +1663,8 @@ mod tests {
     #[test]
     fn defaults_are_the_kernels() {
         let p = CfqParams::default();
-        assert_eq!(
-            (p.quantum, p.fifo_expire_sync, p.fifo_expire_async),
-            (8, 125, 250)
-        );
-        assert_eq!(
-            (p.slice_sync, p.slice_async, p.slice_async_rq),
-            (100, 40, 2)
-        );
+        assert_eq!((p.quantum, p.fifo_expire_sync, p.fifo_expire_async), (8, 125, 250));
+        assert_eq!((p.slice_sync, p.slice_async, p.slice_async_rq), (100, 40, 2));
         assert_eq!((p.slice_idle, p.group_idle, p.target_latency), (8, 8, 300));
         assert!(p.low_latency && !p.rotational);
         let s = Cfq::new(p, &[]);
@@ -1777,17 +1688,13 @@ mod tests {
         // async write on the device drains ("Drain async requests before we start sync IO").
         add(&mut s, &mut slab, read(1_000_000, 1, 1), ms(1));
         assert_eq!(s.dispatch(&slab, 1, ms(1)), Dispatch::Empty);
-        let Dispatch::Request(w) = w else {
-            unreachable!()
-        };
+        let Dispatch::Request(w) = w else { unreachable!() };
         s.completed(w, &slab, SimTime::from_us(1500));
         let d = s.dispatch(&slab, 0, SimTime::from_us(1500));
         assert_eq!(tag_of(&slab, d), Some(1));
         // While the sync read is on the device, no async request goes.
         assert!(tag_of(&slab, s.dispatch(&slab, 1, ms(1))).is_none());
-        let Dispatch::Request(sync_id) = d else {
-            unreachable!()
-        };
+        let Dispatch::Request(sync_id) = d else { unreachable!() };
         s.completed(sync_id, &slab, ms(2));
         assert_eq!(s.queued(), 19);
         // Sync done, nothing to idle for on a queueing-unknown flash device: async resumes.
@@ -1807,10 +1714,7 @@ mod tests {
             assert_eq!(s.dispatch(&slab, 1, ms(0)), Dispatch::Empty);
             s.completed(r1, &slab, ms(1));
             assert_eq!(s.dispatch(&slab, 0, ms(1)), Dispatch::WaitUntil(ms(9)));
-            assert_eq!(
-                s.dispatch(&slab, 0, SimTime::from_us(8_999)),
-                Dispatch::WaitUntil(ms(9))
-            );
+            assert_eq!(s.dispatch(&slab, 0, SimTime::from_us(8_999)), Dispatch::WaitUntil(ms(9)));
             if arrive {
                 let r2 = add(&mut s, &mut slab, read(8, 1, 2), ms(5));
                 assert_eq!(s.dispatch(&slab, 0, ms(5)), Dispatch::Request(r2));
@@ -1837,17 +1741,10 @@ mod tests {
                 _ => runs.push((d.pid, d.dispatched, d.completed, 1)),
             }
         }
-        assert!(
-            (17..=22).contains(&runs.len()),
-            "{} runs: {runs:?}",
-            runs.len()
-        );
+        assert!((17..=22).contains(&runs.len()), "{} runs: {runs:?}", runs.len());
         for r in &runs[1..runs.len() - 1] {
             let len = r.2.since(r.1);
-            assert!(
-                (95 * MS..=110 * MS).contains(&len),
-                "run {r:?} lasted {len} ns"
-            );
+            assert!((95 * MS..=110 * MS).contains(&len), "run {r:?} lasted {len} ns");
         }
         let n1 = done.iter().filter(|d| d.pid == 1).count() as f64;
         let n2 = done.iter().filter(|d| d.pid == 2).count() as f64;
@@ -1858,13 +1755,7 @@ mod tests {
     fn fifo_expiry_serves_a_bypassed_request() {
         const FAR: u64 = 1 << 40;
         for expire in [125u64, 10_000] {
-            let mut s = Cfq::new(
-                CfqParams {
-                    fifo_expire_sync: expire,
-                    ..rot()
-                },
-                &[1000],
-            );
+            let mut s = Cfq::new(CfqParams { fifo_expire_sync: expire, ..rot() }, &[1000]);
             let (mut initial, mut src) = closed_readers(&[(1, 0, 2)], 4, ms(1000));
             // A far request of the same process: the sector sweep keeps passing it by.
             initial.push((SimTime::ZERO, read(900_000_000, 1, FAR)));
@@ -1873,10 +1764,7 @@ mod tests {
             if expire == 125 {
                 // The FIFO is checked once per slice: at the first slice start after 125 ms.
                 let t = far.expect("far request served");
-                assert!(
-                    t >= ms(125) && t <= ms(240),
-                    "far request dispatched at {t}"
-                );
+                assert!(t >= ms(125) && t <= ms(240), "far request dispatched at {t}");
             } else {
                 assert!(far.is_none_or(|t| t >= ms(1000)), "{far:?}");
             }
@@ -1908,17 +1796,9 @@ mod tests {
         let share = asyn / (sync + asyn);
         assert!(share > 0.05 && share < 0.3, "async share {share}");
         let first_async = done.iter().find(|d| !d.sync).map(|d| d.completed).unwrap();
-        assert!(
-            first_async < ms(400),
-            "first async completion at {first_async}"
-        );
+        assert!(first_async < ms(400), "first async completion at {first_async}");
         // No async request waited longer than a few target latencies.
-        let worst = done
-            .iter()
-            .filter(|d| !d.sync)
-            .map(|d| d.dispatched.since(d.submitted))
-            .max()
-            .unwrap();
+        let worst = done.iter().filter(|d| !d.sync).map(|d| d.dispatched.since(d.submitted)).max().unwrap();
         assert!(worst < 1000 * MS, "worst async wait {worst} ns");
     }
 
@@ -1926,23 +1806,14 @@ mod tests {
         let mut s = Cfq::new(CfqParams::default(), weights);
         let (initial, mut src) = closed_readers(&[(1, 0, 2), (2, 1, 2)], 4, ms(20_000));
         let done = run(&mut s, initial, 1, &|_| MS, Some(&mut src), ms(20_000));
-        let t = |g: u16| {
-            done.iter()
-                .filter(|d| d.group == g)
-                .map(|d| d.completed.since(d.started))
-                .sum::<u64>() as f64
-        };
+        let t = |g: u16| done.iter().filter(|d| d.group == g).map(|d| d.completed.since(d.started)).sum::<u64>() as f64;
         (t(0), t(1))
     }
 
     #[test]
     fn group_weights_share_device_time() {
         let (a, b) = group_time(&[1000, 200]);
-        assert!(
-            (4.0..=6.0).contains(&(a / b)),
-            "1000 vs 200: {a} / {b} = {}",
-            a / b
-        );
+        assert!((4.0..=6.0).contains(&(a / b)), "1000 vs 200: {a} / {b} = {}", a / b);
         let (a, b) = group_time(&[1000, 1000]);
         assert!((0.85..=1.15).contains(&(a / b)), "equal weights: {}", a / b);
     }
@@ -1961,24 +1832,14 @@ mod tests {
         let mut s = Cfq::new(rot(), &[1000]);
         let (mut initial, mut src) = closed_readers(&[(1, 0, 2)], 2, ms(500));
         for i in 0..20 {
-            initial.push((
-                SimTime::ZERO,
-                with_prio(read(700_000_000 + i * 8, 2, 5000 + i), 3, 7),
-            ));
+            initial.push((SimTime::ZERO, with_prio(read(700_000_000 + i * 8, 2, 5000 + i), 3, 7)));
         }
         let done = run(&mut s, initial, 1, &|_| MS, Some(&mut src), SimTime::MAX);
         let idle: Vec<&Done> = done.iter().filter(|d| d.pid == 2).collect();
         assert_eq!(idle.len(), 20);
         for i in &idle {
-            let blocking = done.iter().filter(|d| {
-                d.pid == 1 && d.submitted <= i.dispatched && d.dispatched > i.dispatched
-            });
-            assert_eq!(
-                blocking.count(),
-                0,
-                "idle request dispatched at {} while BE waited",
-                i.dispatched
-            );
+            let blocking = done.iter().filter(|d| d.pid == 1 && d.submitted <= i.dispatched && d.dispatched > i.dispatched);
+            assert_eq!(blocking.count(), 0, "idle request dispatched at {} while BE waited", i.dispatched);
         }
         assert!(idle[0].dispatched >= ms(500));
     }
@@ -1988,19 +1849,9 @@ mod tests {
         for boost in [None, Some("other queue"), Some("same queue")] {
             let mut s = Cfq::new(CfqParams::default(), &[1000]);
             let mut slab = ReqSlab::default();
-            let q1: Vec<ReqId> = (0..10)
-                .map(|i| add(&mut s, &mut slab, write(i * 8, 0, i), ms(0)))
-                .collect();
-            let q2: Vec<ReqId> = (0..10)
-                .map(|i| {
-                    add(
-                        &mut s,
-                        &mut slab,
-                        with_prio(write(1_000_000 + i * 8, 5, 100 + i), 2, 6),
-                        ms(0),
-                    )
-                })
-                .collect();
+            let q1: Vec<ReqId> = (0..10).map(|i| add(&mut s, &mut slab, write(i * 8, 0, i), ms(0))).collect();
+            let q2: Vec<ReqId> =
+                (0..10).map(|i| add(&mut s, &mut slab, with_prio(write(1_000_000 + i * 8, 5, 100 + i), 2, 6), ms(0))).collect();
             let first = match boost {
                 None => 0,
                 Some("other queue") => {
@@ -2015,11 +1866,7 @@ mod tests {
                     9
                 }
             };
-            assert_eq!(
-                tag_of(&slab, s.dispatch(&slab, 0, ms(1))),
-                Some(first),
-                "{boost:?}"
-            );
+            assert_eq!(tag_of(&slab, s.dispatch(&slab, 0, ms(1))), Some(first), "{boost:?}");
         }
     }
 
@@ -2032,7 +1879,8 @@ mod tests {
         for i in 0..10 {
             add(&mut s, &mut slab, write(i * 8, 0, i), ms(0));
         }
-        let other: Vec<ReqId> = (0..4).map(|i| add(&mut s, &mut slab, in_group(write(5_000_000 + i * 8, 9, 100 + i), 1), ms(0))).collect();
+        let other: Vec<ReqId> =
+            (0..4).map(|i| add(&mut s, &mut slab, in_group(write(5_000_000 + i * 8, 9, 100 + i), 1), ms(0))).collect();
         assert_eq!(tag_of(&slab, s.dispatch(&slab, 0, ms(1))), Some(0));
         slab.get_mut(other[3]).boosted = true;
         s.boost(other[3], &slab);
@@ -2045,12 +1893,7 @@ mod tests {
         let mut slab = ReqSlab::default();
         let a = add(&mut s, &mut slab, read(0, 1, 0), ms(0));
         let b = add(&mut s, &mut slab, read(8, 1, 1), ms(0));
-        add(
-            &mut s,
-            &mut slab,
-            req(ReqOp::Flush, 0, 0, true, 1, 2),
-            ms(0),
-        );
+        add(&mut s, &mut slab, req(ReqOp::Flush, 0, 0, true, 1, 2), ms(0));
         assert_eq!(s.queued(), 3);
         s.remove_merged(b, &slab);
         s.remove_merged(b, &slab);
@@ -2096,37 +1939,22 @@ mod tests {
     fn arrival() -> impl Strategy<Value = Arrival> {
         (
             (0u64..300_000, 0u8..10, any::<bool>(), 0u32..5, 0u16..4),
-            (
-                0u8..4,
-                0u8..9,
-                any::<bool>(),
-                0u64..100_000,
-                1u32..256,
-                0u8..10,
-                0u8..20,
-            ),
+            (0u8..4, 0u8..9, any::<bool>(), 0u64..100_000, 1u32..256, 0u8..10, 0u8..20),
         )
-            .prop_map(
-                |(
-                    (at_us, op, sync, pid, group),
-                    (class, level, meta, sector, sectors, boost, merge),
-                )| {
-                    Arrival {
-                        at_us,
-                        op,
-                        sync,
-                        pid,
-                        group,
-                        class,
-                        level,
-                        meta,
-                        sector: sector * 8,
-                        sectors,
-                        boost: boost == 0,
-                        merge_away: merge == 0,
-                    }
-                },
-            )
+            .prop_map(|((at_us, op, sync, pid, group), (class, level, meta, sector, sectors, boost, merge))| Arrival {
+                at_us,
+                op,
+                sync,
+                pid,
+                group,
+                class,
+                level,
+                meta,
+                sector: sector * 8,
+                sectors,
+                boost: boost == 0,
+                merge_away: merge == 0,
+            })
     }
 
     proptest! {

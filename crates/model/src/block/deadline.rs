@@ -55,12 +55,7 @@ pub struct DeadlineParams {
 
 impl Default for DeadlineParams {
     fn default() -> Self {
-        DeadlineParams {
-            read_expire: 500,
-            write_expire: 5000,
-            writes_starved: 2,
-            fifo_batch: 16,
-        }
+        DeadlineParams { read_expire: 500, write_expire: 5000, writes_starved: 2, fifo_batch: 16 }
     }
 }
 
@@ -112,10 +107,7 @@ impl Deadline {
     pub fn new(p: DeadlineParams) -> Self {
         let ms = 1_000_000u64;
         Deadline {
-            expire: [
-                p.read_expire.saturating_mul(ms),
-                p.write_expire.saturating_mul(ms),
-            ],
+            expire: [p.read_expire.saturating_mul(ms), p.write_expire.saturating_mul(ms)],
             p,
             dirs: Default::default(),
             flushes: VecDeque::new(),
@@ -139,11 +131,7 @@ impl Deadline {
     /// `deadline_latter_request`).
     fn latter(&self, dir: usize, sector: u64, id: ReqId) -> Option<ReqId> {
         use std::ops::Bound::{Excluded, Unbounded};
-        self.dirs[dir]
-            .sort
-            .range((Excluded((sector, id)), Unbounded))
-            .next()
-            .map(|(&(_, r), _)| r)
+        self.dirs[dir].sort.range((Excluded((sector, id)), Unbounded)).next().map(|(&(_, r), _)| r)
     }
 
     /// Take `id` out of every structure (`deadline_remove_request`).
@@ -207,11 +195,7 @@ impl Deadline {
 
     /// Whether the oldest request of `dir` has passed its deadline (`deadline_check_fifo`).
     fn fifo_expired(&self, dir: usize, now: SimTime) -> bool {
-        self.dirs[dir]
-            .fifo
-            .values()
-            .next()
-            .is_some_and(|&(deadline, _)| now >= deadline)
+        self.dirs[dir].fifo.values().next().is_some_and(|&(deadline, _)| now >= deadline)
     }
 }
 
@@ -237,14 +221,8 @@ impl IoScheduler for Deadline {
             let seq = self.seq;
             self.seq += 1;
             self.dirs[dir].sort.insert((r.sector, id), ());
-            self.dirs[dir]
-                .fifo
-                .insert(seq, (now.after(self.expire[dir]), id));
-            self.slots[id as usize] = Some(Slot::Queued {
-                dir,
-                sector: r.sector,
-                seq,
-            });
+            self.dirs[dir].fifo.insert(seq, (now.after(self.expire[dir]), id));
+            self.slots[id as usize] = Some(Slot::Queued { dir, sector: r.sector, seq });
         }
         self.queued += 1;
         if r.boosted {
@@ -263,9 +241,7 @@ impl IoScheduler for Deadline {
             return Dispatch::Request(id);
         }
         // Continue the running batch in sector order.
-        let cont = self.next_rq[WRITE]
-            .map(|r| (WRITE, r))
-            .or(self.next_rq[READ].map(|r| (READ, r)));
+        let cont = self.next_rq[WRITE].map(|r| (WRITE, r)).or(self.next_rq[READ].map(|r| (READ, r)));
         if let Some((dir, id)) = cont {
             if self.batching < self.p.fifo_batch {
                 return self.move_boosted_first(dir, id);
@@ -322,11 +298,7 @@ impl IoScheduler for Deadline {
                 let new_seq = self.front_seq;
                 self.front_seq = self.front_seq.saturating_sub(1);
                 self.dirs[dir].fifo.insert(new_seq, entry);
-                self.slots[id as usize] = Some(Slot::Queued {
-                    dir,
-                    sector,
-                    seq: new_seq,
-                });
+                self.slots[id as usize] = Some(Slot::Queued { dir, sector, seq: new_seq });
             }
         }
         // Only one direction has a sweep position at a time (a batch never spans both): if the
@@ -425,14 +397,8 @@ pub(crate) mod testkit {
         loop {
             steps += 1;
             assert!(steps < 10_000_000, "driver does not terminate");
-            let next = [
-                arrivals.front().map(|(t, _)| *t),
-                completions.keys().next().map(|k| k.0),
-                wake,
-            ]
-            .into_iter()
-            .flatten()
-            .min();
+            let next =
+                [arrivals.front().map(|(t, _)| *t), completions.keys().next().map(|k| k.0), wake].into_iter().flatten().min();
             let Some(t) = next else { break };
             if t > until {
                 break;
@@ -493,11 +459,7 @@ pub(crate) mod testkit {
                     Dispatch::Request(id) => {
                         let r = slab.get_mut(id);
                         assert!(r.times.dispatched.is_none(), "dispatched twice");
-                        assert!(
-                            dispatched_tags.insert(r.tag),
-                            "tag {} dispatched twice",
-                            r.tag
-                        );
+                        assert!(dispatched_tags.insert(r.tag), "tag {} dispatched twice", r.tag);
                         r.times.dispatched = Some(now);
                         let start = if device_free > now { device_free } else { now };
                         let end = start.after(service(r).max(1));
@@ -527,12 +489,7 @@ mod tests {
     use super::*;
     use crate::block::Request;
 
-    fn add_all(
-        s: &mut Deadline,
-        slab: &mut ReqSlab,
-        reqs: Vec<Request>,
-        now: SimTime,
-    ) -> Vec<ReqId> {
+    fn add_all(s: &mut Deadline, slab: &mut ReqSlab, reqs: Vec<Request>, now: SimTime) -> Vec<ReqId> {
         reqs.into_iter()
             .map(|r| {
                 let id = slab.insert(r);
@@ -552,15 +509,7 @@ mod tests {
     #[test]
     fn defaults_are_the_kernels() {
         let p = DeadlineParams::default();
-        assert_eq!(
-            (
-                p.read_expire,
-                p.write_expire,
-                p.writes_starved,
-                p.fifo_batch
-            ),
-            (500, 5000, 2, 16)
-        );
+        assert_eq!((p.read_expire, p.write_expire, p.writes_starved, p.fifo_batch), (500, 5000, 2, 16));
     }
 
     #[test]
@@ -568,11 +517,7 @@ mod tests {
         let mut s = Deadline::new(DeadlineParams::default());
         let mut slab = ReqSlab::default();
         let sectors = [800u64, 100, 500, 300, 900];
-        let reqs = sectors
-            .iter()
-            .enumerate()
-            .map(|(i, &sec)| read(sec, 1, i as u64))
-            .collect();
+        let reqs = sectors.iter().enumerate().map(|(i, &sec)| read(sec, 1, i as u64)).collect();
         add_all(&mut s, &mut slab, reqs, ms(0));
         // The first batch starts at the oldest request (no next_rq yet), then sweeps upward;
         // the one-way sweep does not wrap inside a batch, a new batch starts at the FIFO head.
@@ -588,24 +533,11 @@ mod tests {
     #[test]
     fn expired_read_preempts_sort_order() {
         for (t, want) in [(ms(13), [3u64, 4, 2]), (ms(600), [2, 3, 4])] {
-            let p = DeadlineParams {
-                fifo_batch: 1,
-                ..Default::default()
-            };
+            let p = DeadlineParams { fifo_batch: 1, ..Default::default() };
             let mut s = Deadline::new(p);
             let mut slab = ReqSlab::default();
-            add_all(
-                &mut s,
-                &mut slab,
-                vec![read(1000, 1, 0), read(2000, 1, 1)],
-                ms(0),
-            );
-            add_all(
-                &mut s,
-                &mut slab,
-                vec![read(10, 1, 2), read(3000, 1, 3), read(4000, 1, 4)],
-                ms(10),
-            );
+            add_all(&mut s, &mut slab, vec![read(1000, 1, 0), read(2000, 1, 1)], ms(0));
+            add_all(&mut s, &mut slab, vec![read(10, 1, 2), read(3000, 1, 3), read(4000, 1, 4)], ms(10));
             assert_eq!(next(&mut s, &slab, ms(11)), Some(0)); // FIFO head: no sweep yet
             assert_eq!(next(&mut s, &slab, ms(12)), Some(1)); // sweep
             let rest: Vec<u64> = (0..3).filter_map(|_| next(&mut s, &slab, t)).collect();
@@ -615,24 +547,11 @@ mod tests {
 
     #[test]
     fn write_batches_start_at_fifo_head() {
-        let p = DeadlineParams {
-            fifo_batch: 1,
-            ..Default::default()
-        };
+        let p = DeadlineParams { fifo_batch: 1, ..Default::default() };
         let mut s = Deadline::new(p);
         let mut slab = ReqSlab::default();
-        add_all(
-            &mut s,
-            &mut slab,
-            vec![write(50, 9, 100), write(10, 9, 101)],
-            ms(0),
-        );
-        add_all(
-            &mut s,
-            &mut slab,
-            (0..6).map(|i| read(i * 8, 1, i)).collect(),
-            ms(0),
-        );
+        add_all(&mut s, &mut slab, vec![write(50, 9, 100), write(10, 9, 101)], ms(0));
+        add_all(&mut s, &mut slab, (0..6).map(|i| read(i * 8, 1, i)).collect(), ms(0));
         // writes_starved forces a write batch on every third decision; the write batch starts at
         // the FIFO head (tag 100, sector 50) as there is no write sweep yet.
         let order: Vec<u64> = (0..8).filter_map(|_| next(&mut s, &slab, ms(1))).collect();
@@ -641,10 +560,7 @@ mod tests {
 
     #[test]
     fn writes_starved_bounds_read_preference() {
-        let p = DeadlineParams {
-            fifo_batch: 1,
-            ..Default::default()
-        };
+        let p = DeadlineParams { fifo_batch: 1, ..Default::default() };
         let mut s = Deadline::new(p);
         let mut slab = ReqSlab::default();
         add_all(&mut s, &mut slab, vec![write(1_000_000, 9, 1000)], ms(0));
@@ -676,12 +592,7 @@ mod tests {
         let ids = add_all(
             &mut s,
             &mut slab,
-            vec![
-                write(100, 1, 0),
-                write(200, 1, 1),
-                write(300, 1, 2),
-                req(ReqOp::Flush, 0, 0, true, 1, 3),
-            ],
+            vec![write(100, 1, 0), write(200, 1, 1), write(300, 1, 2), req(ReqOp::Flush, 0, 0, true, 1, 3)],
             ms(0),
         );
         assert_eq!(s.queued(), 4);
@@ -702,11 +613,7 @@ mod tests {
         let mut s = Deadline::new(DeadlineParams::default());
         let arrivals: Vec<_> = (0..200u64)
             .map(|i| {
-                let r = if i % 3 == 0 {
-                    write(i * 7919 % 5000, 2, i)
-                } else {
-                    read(i * 104_729 % 9000, 1, i)
-                };
+                let r = if i % 3 == 0 { write(i * 7919 % 5000, 2, i) } else { read(i * 104_729 % 9000, 1, i) };
                 (ms(i / 4), r)
             })
             .collect();

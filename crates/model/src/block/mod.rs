@@ -227,11 +227,7 @@ impl SchedulerConfig {
     }
     /// Every scheduler with its default tunables (for tests and `sim list`).
     pub fn all() -> Vec<SchedulerConfig> {
-        vec![
-            SchedulerConfig::Noop,
-            SchedulerConfig::Deadline(Default::default()),
-            SchedulerConfig::Cfq(Default::default()),
-        ]
+        vec![SchedulerConfig::Noop, SchedulerConfig::Deadline(Default::default()), SchedulerConfig::Cfq(Default::default())]
     }
 }
 

@@ -56,9 +56,8 @@ pub const NICE_0_WEIGHT: u64 = 1024;
 /// CFS's weight for a nice level (`sched_prio_to_weight`).
 pub fn nice_to_weight(nice: i32) -> u32 {
     const W: [u32; 40] = [
-        88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
-        3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110,
-        87, 70, 56, 45, 36, 29, 23, 18, 15,
+        88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991,
+        1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
     ];
     W[(nice.clamp(-20, 19) + 20) as usize]
 }
@@ -880,8 +879,7 @@ impl CpuSched {
             share /= c.top_load.max(1) as f64;
         } else {
             let grq = &c.groups[t.group as usize];
-            share = share / grq.load.max(1) as f64 * f64::from(self.group_weights[t.group as usize])
-                / c.top_load.max(1) as f64;
+            share = share / grq.load.max(1) as f64 * f64::from(self.group_weights[t.group as usize]) / c.top_load.max(1) as f64;
         }
         ((period as f64 * share) as u64).max(self.min_gran)
     }
@@ -910,9 +908,7 @@ impl CpuSched {
 
     /// An idle core pulls a queued task from the core with the most queued tasks.
     fn newidle_balance(&mut self, core: usize, now: SimTime) {
-        let busiest = (0..self.cores.len())
-            .filter(|&c| c != core)
-            .max_by_key(|&c| (self.queued_tasks(c), std::cmp::Reverse(c)));
+        let busiest = (0..self.cores.len()).filter(|&c| c != core).max_by_key(|&c| (self.queued_tasks(c), std::cmp::Reverse(c)));
         let Some(src) = busiest else { return };
         if self.queued_tasks(src) == 0 {
             return;

@@ -266,7 +266,8 @@ fn a_wakeup_preemption_charges_the_preempted_stint() {
     // Regression: the preempted task's last stint was not charged (no run time, no vruntime,
     // no burst progress, no core busy time) when a wake-up preempted it.
     for kind in [SchedKind::Cfs, SchedKind::VtCfs] {
-        let mut s = CpuSched::new(CpuParams { cores: vec![1.0, 1.0], scheduler: kind, ..Default::default() }, vec![1024, 1024, 110]);
+        let mut s =
+            CpuSched::new(CpuParams { cores: vec![1.0, 1.0], scheduler: kind, ..Default::default() }, vec![1024, 1024, 110]);
         s.add_task(0, 1, 1024); // a periodic FG task: 2 ms every 16.7 ms
         s.add_task(1, 2, 1024); // two BG hogs
         s.add_task(2, 2, 1024);

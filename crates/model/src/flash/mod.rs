@@ -212,8 +212,7 @@ impl FlashDevice {
             // past the starvation bound.
             let mut best = 0;
             let oldest = self.queue.front().expect("non-empty");
-            let starving = self.params.starvation_ms > 0.0
-                && now.since(oldest.arrived) as f64 >= self.params.starvation_ms * 1e6;
+            let starving = self.params.starvation_ms > 0.0 && now.since(oldest.arrived) as f64 >= self.params.starvation_ms * 1e6;
             if !starving {
                 for (i, c) in self.queue.iter().enumerate().skip(1) {
                     let b = &self.queue[best];

@@ -57,12 +57,35 @@ pub enum MetaKind {
 /// Progress inside a multi-step file operation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FileOp {
-    Read { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64 },
-    Write { file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool },
+    Read {
+        file: FileId,
+        pos: u64,
+        end: u64,
+        chunk: u64,
+        call_end: u64,
+    },
+    Write {
+        file: FileId,
+        pos: u64,
+        end: u64,
+        chunk: u64,
+        call_end: u64,
+        meta_done: bool,
+    },
     /// `from..to`: the page indexes stage 1 still has to check for write-back (one pass, as
     /// `__filemap_fdatawait_range`); set when stage 0 ends.
-    Fsync { file: FileId, stage: u8, datasync: bool, from: u32, to: u32 },
-    Meta { file: FileId, kind: MetaKind, stage: u8 },
+    Fsync {
+        file: FileId,
+        stage: u8,
+        datasync: bool,
+        from: u32,
+        to: u32,
+    },
+    Meta {
+        file: FileId,
+        kind: MetaKind,
+        stage: u8,
+    },
 }
 
 /// Scenario parameters and CPU costs (ns) of the file paths.
@@ -107,13 +130,25 @@ pub trait Ext4: reclaim::Reclaim + Writeback {
 pub fn step<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, op: FileOp) -> (u64, After) {
     match op {
         FileOp::Read { file, pos, end, chunk, call_end } => read(cx, k, tid, file, pos, end, chunk, call_end),
-        FileOp::Write { file, pos, end, chunk, call_end, meta_done } => write(cx, k, tid, file, pos, end, chunk, call_end, meta_done),
+        FileOp::Write { file, pos, end, chunk, call_end, meta_done } => {
+            write(cx, k, tid, file, pos, end, chunk, call_end, meta_done)
+        }
         FileOp::Fsync { file, stage, datasync, from, to } => fsync(cx, k, tid, file, stage, datasync, from, to),
         FileOp::Meta { file, kind, stage } => meta(cx, k, tid, file, kind, stage),
     }
 }
 
-pub fn read<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64) -> (u64, After) {
+#[allow(clippy::too_many_arguments)] // the read state is these fields; a struct would only rename them
+pub fn read<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    mut pos: u64,
+    end: u64,
+    chunk: u64,
+    call_end: u64,
+) -> (u64, After) {
     let mut cost = 0;
     let copy = k.copy_page;
     while pos < call_end {
@@ -164,7 +199,15 @@ fn set_read<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid, file: FileId, pos: u64, end:
 
 /// Insert `n` pages from `first` locked and submit reads for them (holes become uptodate).
 /// Returns the CPU cost.
-pub fn read_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, first: u32, n: u32, origin: Origin) -> u64 {
+pub fn read_pages<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    first: u32,
+    n: u32,
+    origin: Origin,
+) -> u64 {
     let owner = cx.fs_mut().inodes[file as usize].owner;
     let mut cost = 0;
     let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
@@ -199,7 +242,17 @@ pub fn read_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: 
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn write<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, mut pos: u64, end: u64, chunk: u64, call_end: u64, meta_done: bool) -> (u64, After) {
+pub fn write<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    mut pos: u64,
+    end: u64,
+    chunk: u64,
+    call_end: u64,
+    meta_done: bool,
+) -> (u64, After) {
     let now = cx.now();
     let mut cost = 0;
     let copy = k.copy_page;
@@ -235,7 +288,8 @@ pub fn write<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
                     set(cx, pos, meta_done);
                     return (cost, After::Block);
                 }
-                let partial = pos % PAGE_SIZE != 0 || (page_end % PAGE_SIZE != 0 && page_end < cx.fs_mut().inodes[file as usize].size);
+                let partial =
+                    pos % PAGE_SIZE != 0 || (page_end % PAGE_SIZE != 0 && page_end < cx.fs_mut().inodes[file as usize].size);
                 if partial && cx.fs_mut().inodes[file as usize].map(u64::from(idx)).is_some() {
                     // Read-modify-write of a partial page that exists on flash.
                     cost += read_pages(cx, k, tid, file, idx, 1, Origin::Write);
@@ -274,11 +328,10 @@ pub fn write<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
     }
     let last = call_end >= end;
     let next_end = end.min(call_end + chunk);
-    cx.set_file_op(tid, if last {
-        None
-    } else {
-        Some(FileOp::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false })
-    });
+    cx.set_file_op(
+        tid,
+        if last { None } else { Some(FileOp::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }) },
+    );
     if dirty > k.dirty_limit_pages {
         cx.block(tid, Blocker::Throttle, Cat::Throttle);
         return (cost.max(1), After::Block);
@@ -319,7 +372,11 @@ pub fn journal_update<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, bl
         }
     }
     let txn = cx.wait_graph().release_handle(tid).expect("handle started");
-    let target = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+    let target = if cx.journal().running.id == txn {
+        &mut cx.journal().running
+    } else {
+        &mut cx.journal().committing.as_mut().expect("txn").0
+    };
     target.meta.extend(blocks.iter().copied());
     stop_handle(cx, txn);
     *cost += k.metadata;
@@ -340,7 +397,14 @@ pub fn stop_handle<K: Ext4 + ?Sized>(cx: &mut K, txn: u64) {
 
 /// Write back `idxs` (dirty pages of `file`, ascending): delayed allocation under the
 /// writer's handle (which must be held), then requests over contiguous LBA runs.
-pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
+pub fn writeback_pages<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    idxs: &[u32],
+    origin: Origin,
+) -> u64 {
     let mut cost = 0;
     let txn = cx.wait_graph().handle_of(tid).expect("write-back allocates under a handle");
     // Delayed allocation of unmapped pages.
@@ -354,7 +418,10 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, f
             continue;
         }
         let mut j = i + 1;
-        while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[j])).is_none() {
+        while j < idxs.len()
+            && idxs[j] == idxs[j - 1] + 1
+            && cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[j])).is_none()
+        {
             j += 1;
         }
         cx.fs_mut().allocate(file, u64::from(idxs[i]), (j - i) as u64, &mut touched);
@@ -364,7 +431,11 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, f
     }
     if allocated {
         touched.push(cx.fs_mut().inodes[file as usize].itable_block);
-        let t = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+        let t = if cx.journal().running.id == txn {
+            &mut cx.journal().running
+        } else {
+            &mut cx.journal().committing.as_mut().expect("txn").0
+        };
         t.meta.extend(touched.iter().copied());
         let ino = &mut cx.fs_mut().inodes[file as usize];
         ino.meta_txn = Some(txn);
@@ -391,7 +462,11 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, f
     }
     if allocated {
         // data=ordered: this transaction's commit waits for these writes.
-        let t = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+        let t = if cx.journal().running.id == txn {
+            &mut cx.journal().running
+        } else {
+            &mut cx.journal().committing.as_mut().expect("txn").0
+        };
         for o in ordered {
             t.ordered.push(o.0);
             t.ordered_serials.push(o.1);
@@ -407,7 +482,16 @@ fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqI
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId, stage: u8, datasync: bool, from: u32, to: u32) -> (u64, After) {
+pub fn fsync<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    stage: u8,
+    datasync: bool,
+    from: u32,
+    to: u32,
+) -> (u64, After) {
     let set = |cx: &mut K, stage: u8| cx.set_file_op(tid, Some(FileOp::Fsync { file, stage, datasync, from, to }));
     let mut cost = 0;
     match stage {
@@ -461,10 +545,8 @@ pub fn fsync<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileI
             match need {
                 Some(txn) if txn > cx.journal().committed => {
                     cx.journal().commit_requested = cx.journal().commit_requested.max(txn);
-                    if cx.task_is_fg(tid) {
-                        if cx.journal().running.id == txn {
-                            cx.journal().running.fg_forced = true;
-                        }
+                    if cx.task_is_fg(tid) && cx.journal().running.id == txn {
+                        cx.journal().running.fg_forced = true;
                     }
                     cx.wake_jbd2();
                     // The transaction is chosen once, as ext4_sync_file takes i_sync_tid once:
@@ -552,7 +634,11 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
             let mut freed = Vec::new();
             cx.fs_mut().free_from(file, from_fb, &mut freed);
             let discard = cx.fs().params.discard;
-            let t = if cx.journal().running.id == txn { &mut cx.journal().running } else { &mut cx.journal().committing.as_mut().expect("txn").0 };
+            let t = if cx.journal().running.id == txn {
+                &mut cx.journal().running
+            } else {
+                &mut cx.journal().committing.as_mut().expect("txn").0
+            };
             if discard {
                 t.freed.extend(freed);
             }

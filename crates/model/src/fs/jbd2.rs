@@ -189,7 +189,15 @@ mod tests {
     impl Fake {
         fn new() -> Fake {
             let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
-            Fake { pc: crate::mm::PageCache::new(16), jn: Journal::new(), fs, reqs: Vec::new(), blocked: Vec::new(), woken: Vec::new(), commit_waiters: Vec::new() }
+            Fake {
+                pc: crate::mm::PageCache::new(16),
+                jn: Journal::new(),
+                fs,
+                reqs: Vec::new(),
+                blocked: Vec::new(),
+                woken: Vec::new(),
+                commit_waiters: Vec::new(),
+            }
         }
         fn last_blocker(&self) -> Blocker {
             self.blocked.last().expect("blocked").1

@@ -246,7 +246,8 @@ mod tests {
         }
     }
 
-    const P: WritebackParams = WritebackParams { expire_ns: 30_000_000_000, background_pages: 10_000, nr_requests: 128, submit_ns: 1_000 };
+    const P: WritebackParams =
+        WritebackParams { expire_ns: 30_000_000_000, background_pages: 10_000, nr_requests: 128, submit_ns: 1_000 };
 
     #[test]
     fn the_oldest_expired_file_goes_first_in_batches_of_max_writeback_pages() {
