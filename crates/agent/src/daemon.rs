@@ -109,6 +109,8 @@ pub struct Agent {
     notes: Vec<String>,
     /// Every knob file the agent wrote at start and the value it wrote (shown by `status`).
     applied: Vec<(PathBuf, String)>,
+    /// A freeze just requested, not yet confirmed by the kernel: (when, groups).
+    settling: Option<(Instant, Vec<forefront_sysfs::Cgroup>)>,
     log: fn(&str),
 }
 
@@ -177,6 +179,7 @@ impl Agent {
         }
         let mut agent = Agent {
             gate: PauseGate::new(cfg.pause.enabled, cfg.pause.max_ms, cfg.pause.min_gap_ms),
+            settling: None,
             cfg,
             root,
             placements,
@@ -585,7 +588,7 @@ impl Agent {
                 }
                 match self.freeze() {
                     Ok(ms) => Response::ok(format!(
-                        "foreground is {what}; background paused for at most {} ms (frozen in {ms:.1} ms)",
+                        "foreground is {what}; background paused for at most {} ms (freeze requested in {ms:.1} ms; it takes hold while you launch)",
                         self.cfg.pause.max_ms
                     )),
                     Err(why) => Response::ok(format!("foreground is {what}; background not paused: {why}")),
@@ -623,15 +626,24 @@ impl Agent {
                 return Err(e.to_string());
             }
         }
-        // The kernel stops tasks asynchronously (v1 FREEZING, v2 `frozen 0` in cgroup.events):
-        // wait a little so that the reply means it, but never more than 100 ms.
+        // The kernel stops the tasks asynchronously (v1 FREEZING, v2 `frozen 0` in
+        // cgroup.events). The reply does not wait for it: the launch it unblocks runs while the
+        // background freezes, not after ([`Agent::after_reply`] waits, off the launcher's path).
+        self.settling = Some((t0, groups));
+        Ok(t0.elapsed().as_secs_f64() * 1000.0)
+    }
+
+    /// Work the last reply did not wait for: wait (at most 100 ms) until a pause that was just
+    /// requested has taken hold, and log how long freezing took.
+    pub fn after_reply(&mut self) {
+        let Some((t0, groups)) = self.settling.take() else { return };
         while t0.elapsed() < Duration::from_millis(100) {
             if groups.iter().all(|g| g.freeze_settled().unwrap_or(true)) {
                 break;
             }
             std::thread::sleep(Duration::from_micros(200));
         }
-        Ok(t0.elapsed().as_secs_f64() * 1000.0)
+        (self.log)(&format!("background frozen {:.1} ms after the request", t0.elapsed().as_secs_f64() * 1000.0));
     }
 
     /// Ends the pause in progress; returns whether there was one.

@@ -78,6 +78,8 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         match rx.recv_timeout(agent.next_wake()) {
             Ok(Event::Request { req, peer, reply }) => {
                 let _ = reply.send(agent.handle(req, peer));
+                // After the reply: what a launcher need not wait for.
+                agent.after_reply();
             }
             Ok(Event::Signal(sig)) => {
                 log(&format!("signal {sig}: restoring and exiting"));
