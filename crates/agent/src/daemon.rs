@@ -855,6 +855,10 @@ mod tests {
         cfg.pause.max_ms = 50;
         let mut a = Agent::start(cfg, None, |_| {}).unwrap();
         a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        // The reply did not wait for the freeze to take hold; the wait runs after it, once.
+        assert!(a.settling.is_some(), "a requested freeze awaits its settling");
+        a.after_reply();
+        assert!(a.settling.is_none());
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
         assert!(a.next_wake() <= Duration::from_millis(50));
         std::thread::sleep(Duration::from_millis(60));
