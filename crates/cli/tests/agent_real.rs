@@ -250,7 +250,14 @@ fn sigkill_during_a_pause_leaves_nothing_frozen_after_one_second() {
     let (fg, _) = rig.spawn_ticker();
     let out = rig.cli(&["fg", &fg.to_string(), "--burst"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(read(rig.gdir("freezer", "bg").join("freezer.state")), "FROZEN");
+    // The reply comes once the freeze is requested; the kernel completes it while the
+    // launch runs (FREEZING, then FROZEN): give it a moment.
+    let state = rig.gdir("freezer", "bg").join("freezer.state");
+    let t0 = Instant::now();
+    while read(state.clone()) != "FROZEN" && t0.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(read(state), "FROZEN");
     let n = ticks(&tick);
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(ticks(&tick), n, "background does not run while frozen");
