@@ -31,6 +31,11 @@ pub struct Config {
     pub io: IoSection,
     pub pause: PauseSection,
     pub memory: MemorySection,
+    /// Cells (Cells, SOSP'11: virtual phones): name → the cgroup subtree holding the cell's
+    /// processes (a path in the hierarchy holding `cpu`, e.g. a systemd slice). Cells are in
+    /// scope; `forefront agent cell NAME` makes one cell foreground and every other cell
+    /// background.
+    pub cells: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -181,6 +186,7 @@ impl Default for Config {
             io: IoSection::default(),
             pause: PauseSection::default(),
             memory: MemorySection::default(),
+            cells: Default::default(),
         }
     }
 }
@@ -216,6 +222,11 @@ impl Config {
         }
         if self.agent.rescan_ms < 10 {
             return bad("agent.rescan_ms", format!("{} is below 10", self.agent.rescan_ms));
+        }
+        for (name, path) in &self.cells {
+            if name.is_empty() || !path.starts_with('/') || path.split('/').any(|s| s == "..") {
+                return bad("cells", format!("cell {name:?} = {path:?}: need a name and an absolute group path without '..'"));
+            }
         }
         let g = &self.agent.group;
         if g.is_empty() || g.contains('/') || g == "." || g == ".." {

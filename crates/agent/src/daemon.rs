@@ -374,7 +374,8 @@ impl Agent {
         exclude.extend(peer);
         Rules {
             scope_uids: self.cfg.scope.uids.clone(),
-            scope_cgroups: self.cfg.scope.cgroups.clone(),
+            // Every cell is in scope: a cell that is not foreground is background.
+            scope_cgroups: self.cfg.scope.cgroups.iter().chain(self.cfg.cells.values()).cloned().collect(),
             scope_trees: self.cfg.scope.trees.clone(),
             interactive_comms: self.cfg.scope.interactive.clone(),
             exclude,
@@ -566,6 +567,33 @@ impl Agent {
                     Response::ok("background resumed")
                 } else {
                     Response::ok("no pause in progress")
+                }
+            }
+            Request::Cell { name, burst } => {
+                let Some(path) = self.cfg.cells.get(&name).cloned() else {
+                    let known: Vec<&str> = self.cfg.cells.keys().map(String::as_str).collect();
+                    return Response::err(format!(
+                        "no cell {name:?} (cells: {})",
+                        if known.is_empty() { "none configured: add a [cells] section".to_owned() } else { known.join(", ") }
+                    ));
+                };
+                (self.log)(&format!(
+                    "foreground cell: {name} ({path}){} (from pid {})",
+                    if burst { ", burst" } else { "" },
+                    peer.pid
+                ));
+                self.fg = Foreground::Cgroup(path.clone());
+                self.rescan(Some(peer.pid));
+                let what = format!("cell {name} ({path})");
+                if !burst {
+                    return Response::ok(format!("foreground is {what}"));
+                }
+                match self.freeze() {
+                    Ok(ms) => Response::ok(format!(
+                        "foreground is {what}; background paused for at most {} ms (freeze requested in {ms:.1} ms)",
+                        self.cfg.pause.max_ms
+                    )),
+                    Err(why) => Response::ok(format!("foreground is {what}; background not paused: {why}")),
                 }
             }
             Request::Fg { pid, uid, cgroup, burst } => {

@@ -5,6 +5,7 @@
 //! → {"cmd":"fg","uid":10071}                 every process of this uid is foreground
 //! → {"cmd":"fg","cgroup":"/user.slice/app-x"}
 //! → {"cmd":"burst_end"}                      the launch/switch is over: resume background
+//! → {"cmd":"cell","name":"work"}             cell `work` is foreground, the other cells background
 //! → {"cmd":"status"}
 //! ← {"ok":true,"message":"...","status":{...}}   or   {"ok":false,"error":"..."}
 //! ```
@@ -29,6 +30,13 @@ pub enum Request {
     },
     BurstEnd {},
     Status {},
+    /// Make cell `name` (`[cells]` in the config) foreground: its processes FG, every other
+    /// cell's BG; with `burst`, pause the background as for `fg`.
+    Cell {
+        name: String,
+        #[serde(default)]
+        burst: bool,
+    },
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -71,6 +79,11 @@ pub fn parse(line: &[u8]) -> Result<Request, String> {
             if !c.starts_with('/') || c.split('/').any(|s| s == "..") {
                 return Err(format!("cgroup {c:?} must be an absolute path without '..'"));
             }
+        }
+    }
+    if let Request::Cell { name, .. } = &req {
+        if name.is_empty() {
+            return Err("cell needs a name".into());
         }
     }
     Ok(req)

@@ -45,6 +45,17 @@ enum AgentCommand {
     /// Name the foreground app (a process and its descendants, a uid or a cgroup); with
     /// --burst, pause background work while it launches or switches; --burst-end resumes it.
     Fg(FgArgs),
+    /// Make a whole cell (a virtual phone: `[cells]` in the config, a cgroup subtree)
+    /// foreground: its processes get the foreground class, every other cell's the background
+    /// class; with --burst, pause the background as `fg --burst` does.
+    Cell {
+        /// The cell's name in `[cells]`.
+        name: String,
+        #[arg(long)]
+        burst: bool,
+        #[command(flatten)]
+        socket: SocketArgs,
+    },
     /// Show classes, members, paused state and every knob the agent changed.
     Status {
         #[command(flatten)]
@@ -137,6 +148,11 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             } else {
                 call(&socket, Request::Fg { pid: a.pid, uid: a.uid, cgroup: a.cgroup, burst: a.burst })?
             };
+            println!("{}", r.message.unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Cell { name, burst, socket } => {
+            let r = call(&socket_of(&socket)?, Request::Cell { name, burst })?;
             println!("{}", r.message.unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
