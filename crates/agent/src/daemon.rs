@@ -609,8 +609,12 @@ impl Agent {
                     (Foreground::Cgroup(c.clone()), format!("cgroup {c}"))
                 };
                 (self.log)(&format!("foreground: {what}{} (from pid {})", if burst { ", burst" } else { "" }, peer.pid));
+                // The peer is kept out of this scan (it must not freeze itself waiting for the
+                // reply), unless it named itself foreground (`agent exec`): then it is classified
+                // now, before it execs its app.
+                let names_itself = pid == Some(peer.pid);
                 self.fg = fg;
-                self.rescan(Some(peer.pid));
+                self.rescan((!names_itself).then_some(peer.pid));
                 if !burst {
                     return Response::ok(format!("foreground is {what}"));
                 }

@@ -56,6 +56,24 @@ enum AgentCommand {
         #[command(flatten)]
         socket: SocketArgs,
     },
+    /// The launcher's fast path: name this process foreground (with --burst, pause the
+    /// background), then exec CMD in its place — same pid, so the app's whole start-up, from
+    /// its first instruction, runs foreground. If the agent cannot be reached the command
+    /// still runs (a warning on stderr): a launch never fails because of the agent.
+    ///
+    /// Example: forefront agent exec --burst -- firefox
+    #[command(verbatim_doc_comment)]
+    Exec {
+        /// Pause background work while it starts (end it with `forefront agent fg --burst-end`,
+        /// or let `pause.max_ms` end it).
+        #[arg(long)]
+        burst: bool,
+        #[command(flatten)]
+        socket: SocketArgs,
+        /// The command and its arguments.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
     /// Show classes, members, paused state and every knob the agent changed.
     Status {
         #[command(flatten)]
@@ -150,6 +168,17 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             };
             println!("{}", r.message.unwrap_or_default());
             Ok(ExitCode::SUCCESS)
+        }
+        AgentCommand::Exec { burst, socket, command } => {
+            use std::os::unix::process::CommandExt;
+            let pid = std::process::id() as i32;
+            let named = socket_of(&socket).and_then(|s| call(&s, Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst }));
+            if let Err(e) = named {
+                eprintln!("warning: forefront agent exec: running {} without the agent: {e:#}", command[0]);
+            }
+            // Only returns on failure.
+            let err = std::process::Command::new(&command[0]).args(&command[1..]).exec();
+            Err(anyhow::anyhow!("cannot run {}: {err}", command[0]))
         }
         AgentCommand::Cell { name, burst, socket } => {
             let r = call(&socket_of(&socket)?, Request::Cell { name, burst })?;

@@ -423,3 +423,34 @@ fn a_cell_switch_moves_every_process_of_both_cells_and_restores_them() {
     drop(rig);
     drop(cells);
 }
+
+#[test]
+fn agent_exec_makes_the_launched_command_foreground_from_its_first_instruction() {
+    // Without an agent the command still runs, with a warning.
+    let out = Command::new(BIN)
+        .args(["agent", "exec", "--socket", "/nonexistent/forefront.sock", "--", "echo", "ran"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("without the agent"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    real_kernel_or_skip!("agent_exec_makes_the_launched_command_foreground_from_its_first_instruction");
+    let mut rig = Rig::new("exec");
+    let (bg, _) = rig.spawn_ticker();
+    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 500\n");
+    rig.start_agent(&cfg);
+    // The exec'd shell reads its own cgroup first thing: it is already in the FG group, and the
+    // background is paused.
+    let out = Command::new(BIN)
+        .args(["agent", "exec", "--burst", "--socket"])
+        .arg(rig.socket())
+        .args(["--", "sh", "-c", "grep -E ':cpu(,|:)' /proc/self/cgroup; cat /sys/fs/cgroup/freezer/$0/bg/freezer.state"])
+        .arg(&rig.group)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!(":/{}/fg", rig.group)), "the command runs in the FG group: {text}");
+    assert!(text.contains("FREEZING") || text.contains("FROZEN"), "the background is being paused: {text}");
+}
