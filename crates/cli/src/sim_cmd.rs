@@ -85,12 +85,13 @@ struct ReplayArgs {
     /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
-    /// Foreground threads (syscall traces) by thread id: their calls are the measured app, the
-    /// others run as a background app; an id with no replayable call is an error. Default:
-    /// every thread is foreground (a replay measures the traced app). `trace stats --fg` takes
-    /// the same ids and also process names (block traces carry them), and defaults to none.
-    #[arg(long, value_name = "TID")]
-    fg: Vec<u32>,
+    /// Foreground threads (syscall traces): a thread id, or a process name (strace traces name
+    /// processes by what they `execve`); their calls are the measured app, the others run as a
+    /// background app. A value that matches nothing is an error. Default: every thread is
+    /// foreground (a replay measures the traced app); `trace stats --fg` takes the same values
+    /// but defaults to none (it splits statistics, it does not measure an app).
+    #[arg(long, value_name = "TID|COMM")]
+    fg: Vec<String>,
     /// `trace` keeps the trace's think times; `afap` issues calls back to back.
     #[arg(long, value_parser = ["trace", "afap"], default_value = "trace")]
     timing: String,
@@ -738,12 +739,35 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     if reader.warnings().count > 0 {
         eprintln!("warning: {} trace problem(s) skipped (--lenient)", reader.warnings().count);
     }
+    // --fg: thread ids as given, process names resolved to the threads that carry them.
+    let mut fg_tids: Vec<u32> = vec![];
+    for v in &a.fg {
+        match v.parse::<u32>() {
+            Ok(t) => fg_tids.push(t),
+            Err(_) => {
+                let tids: std::collections::BTreeSet<u32> =
+                    calls.iter().filter(|c| c.comm.as_deref() == Some(v.as_str())).map(|c| c.tid).collect();
+                if tids.is_empty() {
+                    let names: std::collections::BTreeSet<&str> = calls.iter().filter_map(|c| c.comm.as_deref()).collect();
+                    anyhow::bail!(
+                        "--fg {v}: no thread of that name ({})",
+                        if names.is_empty() {
+                            "this trace names no process".to_owned()
+                        } else {
+                            format!("names: {}", names.into_iter().collect::<Vec<_>>().join(", "))
+                        }
+                    );
+                }
+                fg_tids.extend(tids);
+            }
+        }
+    }
     let timing = if a.timing == "afap" { Timing::Afap } else { Timing::Trace };
     let name = a.files.first().and_then(|f| f.file_name()).map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     let devices = if a.devices.is_empty() { vec!["galaxy-s5-emmc".to_string()] } else { a.devices.clone() };
     let build = |device: &str| -> anyhow::Result<_> {
         let r = if !calls.is_empty() {
-            syscall_scenario(&name, &calls, &a.fg, timing, device)
+            syscall_scenario(&name, &calls, &fg_tids, timing, device)
         } else if !a.fg.is_empty() {
             Err("--fg selects threads of a syscall trace; this is a block trace".into())
         } else {

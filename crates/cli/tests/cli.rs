@@ -320,3 +320,15 @@ fn trace_stats_warns_about_an_fg_that_matches_nothing() {
     assert!(err.contains("--fg nosuch: no process named `nosuch`") && err.contains("fio"), "{err}");
     assert!(!err.contains("--fg fio"), "fio is in the trace: {err}");
 }
+
+#[test]
+fn replay_fg_takes_a_process_name_and_refuses_one_that_matches_nothing() {
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/strace-f-tt-T.txt");
+    let ok = forefront(&["sim", "replay", t, "--fg", "dd", "--timing", "afap", "--format", "json"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["metrics"]["fg_samples_ms"].as_array().map(Vec::len), Some(1), "one FG thread: dd");
+    let bad = forefront(&["sim", "replay", t, "--fg", "nosuch"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("names: cat, dd, sh"), "{}", String::from_utf8_lossy(&bad.stderr));
+}

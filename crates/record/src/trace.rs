@@ -338,6 +338,10 @@ pub struct SyscallRecord {
     pub duration_ns: Option<u64>,
     /// Return value (`-errno` style values are kept as the trace shows them, e.g. `-1`).
     pub result: Option<i64>,
+    /// The process name, when the trace tells it (strace: the file its `execve` ran,
+    /// inherited across `fork`/`clone`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm: Option<String>,
 }
 
 /// A scheduler event (ftrace / trace-cmd).

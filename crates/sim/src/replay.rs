@@ -226,6 +226,7 @@ mod tests {
             size,
             duration_ns: None,
             result: size.map(|s| s as i64),
+            comm: None,
         }
     }
 

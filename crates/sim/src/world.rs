@@ -609,6 +609,7 @@ impl World {
                 size,
                 duration_ns: Some(now.since(start)),
                 result: None,
+                comm: None,
             }));
         }
     }

@@ -421,7 +421,7 @@ impl StatsBuilder {
     fn add_syscall(&mut self, c: &SyscallRecord) {
         self.has_sys = true;
         *self.syscalls.entry(c.name.clone()).or_insert(0) += 1;
-        self.proc(c.tid, None).records += 1;
+        self.proc(c.tid, c.comm.as_deref()).records += 1;
         if let Some(d) = c.duration_ns {
             let key = format!("syscall:{}", c.name);
             self.lat(&key, d);

@@ -31,6 +31,8 @@ pub struct StraceParser {
     /// tid → fd table id.
     table_of: HashMap<u32, u32>,
     tables: HashMap<u32, HashMap<i32, OpenFile>>,
+    /// tid → process name: the basename of what its (or its parent's) `execve` ran.
+    names: HashMap<u32, String>,
     last_time: u64,
     day_offset: u64,
     /// Lines skipped on purpose (signals, exits, strace messages).
@@ -317,8 +319,18 @@ impl StraceParser {
                     r.path = self.table(tid).remove(&fd).and_then(|f| f.path);
                 }
             }
+            "execve" | "execveat" => {
+                let p = if name == "execveat" { arg(1) } else { arg(0) };
+                if let (Some(_), Some(path)) = (ok, p.and_then(unquote)) {
+                    let base = path.rsplit('/').next().unwrap_or(&path).to_string();
+                    self.names.insert(tid, base);
+                }
+            }
             "clone" | "clone3" | "fork" | "vfork" => {
                 if let Some(child) = ok.and_then(|v| u32::try_from(v).ok()).filter(|c| *c > 0) {
+                    if let Some(n) = self.names.get(&tid).cloned() {
+                        self.names.insert(child, n);
+                    }
                     let table_id = *self.table_of.entry(tid).or_insert(tid);
                     if args_text.contains("CLONE_FILES") {
                         self.table_of.insert(child, table_id);
@@ -348,6 +360,7 @@ impl StraceParser {
                 }
             }
         }
+        r.comm = self.names.get(&tid).cloned();
         Ok(r)
     }
 }

@@ -173,3 +173,13 @@ fn mixed_formats_are_refused() {
             .unwrap();
     assert!(e.to_string().contains("format ftrace differs from iopro"), "{e}");
 }
+
+#[test]
+fn strace_names_processes_by_what_they_exec_and_children_inherit_the_name() {
+    // 10314 execs sh; 10315 is its fork (sh until it execs); 10316 execs dd.
+    let s = stats_of(&[common::testdata("strace-f-tt-T.txt")], &["dd"]);
+    let comm = |pid: u32| s.processes[&pid].comm.clone();
+    assert_eq!(comm(10314).as_deref(), Some("sh"));
+    assert_eq!(comm(10316).as_deref(), Some("dd"));
+    assert!(s.processes[&10316].fg && !s.processes[&10314].fg, "--fg dd selects dd by name");
+}

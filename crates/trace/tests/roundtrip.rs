@@ -133,6 +133,7 @@ proptest! {
             size: match kind { 0 | 1 => (n >= 0).then_some(n as u64), 2 | 3 => Some(n.unsigned_abs()), _ => None },
             duration_ns: None,
             result: match kind { 0 | 1 | 4 | 5 => Some(n), _ => None },
+            comm: None,
         };
         let mut text = Vec::new();
         forefront_trace::mobigen::write_record(&mut text, &r).unwrap();
@@ -183,6 +184,7 @@ proptest! {
             size: (kind < 3).then_some(n),
             duration_ns: Some(dur * 1000),
             result: Some(if kind < 3 { n as i64 } else { 0 }),
+            comm: None,
         };
         let mut text = Vec::new();
         forefront_trace::strace::write_record(&mut text, &r).unwrap();
