@@ -213,23 +213,36 @@ impl Journal {
             if !g.exists() {
                 continue;
             }
-            if forefront_sysfs::cgroup::is_cgroupfs(dir) {
-                let fallback = Cgroup::new(mount, *version);
-                for _attempt in 0..3 {
-                    let Ok(pids) = g.procs() else { break };
-                    if pids.is_empty() {
-                        break;
-                    }
-                    for pid in pids {
-                        if let Err(err) = fallback.add_proc(pid) {
-                            if !err.is_not_found() {
-                                problems.push(err.to_string());
+            // A member may fork between our reading the members and removing the group (the
+            // child is born inside it), or a task may still be exiting: empty it and retry the
+            // removal for up to ~200 ms before reporting it.
+            let mut last_err = None;
+            for _attempt in 0..100 {
+                if forefront_sysfs::cgroup::is_cgroupfs(dir) {
+                    let fallback = Cgroup::new(mount, *version);
+                    if let Ok(pids) = g.procs() {
+                        for pid in pids {
+                            if let Err(err) = fallback.add_proc(pid) {
+                                if !err.is_not_found() {
+                                    problems.push(err.to_string());
+                                }
                             }
                         }
                     }
                 }
+                match g.remove() {
+                    Ok(()) => {
+                        last_err = None;
+                        break;
+                    }
+                    Err(err) => last_err = Some(err),
+                }
+                if !forefront_sysfs::cgroup::is_cgroupfs(dir) {
+                    break; // a fake tree in tests: no member can appear by itself
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
             }
-            if let Err(err) = g.remove() {
+            if let Some(err) = last_err {
                 problems.push(err.to_string());
             }
         }
