@@ -584,17 +584,7 @@ impl Agent {
                 ));
                 self.fg = Foreground::Cgroup(path.clone());
                 self.rescan(Some(peer.pid));
-                let what = format!("cell {name} ({path})");
-                if !burst {
-                    return Response::ok(format!("foreground is {what}"));
-                }
-                match self.freeze() {
-                    Ok(ms) => Response::ok(format!(
-                        "foreground is {what}; background paused for at most {} ms (freeze requested in {ms:.1} ms)",
-                        self.cfg.pause.max_ms
-                    )),
-                    Err(why) => Response::ok(format!("foreground is {what}; background not paused: {why}")),
-                }
+                self.foreground_reply(&format!("cell {name} ({path})"), burst)
             }
             Request::Fg { pid, uid, cgroup, burst } => {
                 let (fg, what) = if let Some(pid) = pid {
@@ -615,17 +605,22 @@ impl Agent {
                 let names_itself = pid == Some(peer.pid);
                 self.fg = fg;
                 self.rescan((!names_itself).then_some(peer.pid));
-                if !burst {
-                    return Response::ok(format!("foreground is {what}"));
-                }
-                match self.freeze() {
-                    Ok(ms) => Response::ok(format!(
-                        "foreground is {what}; background paused for at most {} ms (freeze requested in {ms:.1} ms; it takes hold while you launch)",
-                        self.cfg.pause.max_ms
-                    )),
-                    Err(why) => Response::ok(format!("foreground is {what}; background not paused: {why}")),
-                }
+                self.foreground_reply(&what, burst)
             }
+        }
+    }
+
+    /// The reply to a foreground change (`fg`, `cell`); with `burst`, the pause starts first.
+    fn foreground_reply(&mut self, what: &str, burst: bool) -> Response {
+        if !burst {
+            return Response::ok(format!("foreground is {what}"));
+        }
+        match self.freeze() {
+            Ok(ms) => Response::ok(format!(
+                "foreground is {what}; background paused for at most {} ms (freeze requested in {ms:.1} ms; it takes hold while you launch)",
+                self.cfg.pause.max_ms
+            )),
+            Err(why) => Response::ok(format!("foreground is {what}; background not paused: {why}")),
         }
     }
 
