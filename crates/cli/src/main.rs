@@ -9,6 +9,7 @@
 mod agent_cmd;
 mod bench_cmd;
 mod report_cmd;
+mod sim_cells;
 mod sim_cmd;
 mod sim_sweep;
 mod sim_ui;

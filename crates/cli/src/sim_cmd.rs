@@ -45,6 +45,10 @@ enum SimCommand {
     /// Interactivity (FTC + VT-CFS): response, dispatch and preemption latency of the
     /// user-interactive chain per policy and BG-app count, and the sweep of VT-CFS's tick λ.
     Interactivity(crate::sim_ui::InteractivityArgs),
+    /// Virtual phones (Cells): the overhead of running the FG workload in a cell (plain phone,
+    /// one cell, five), the FG cell's delay with 0–4 busy background cells per policy, and
+    /// the time of a cell switch.
+    Cells(crate::sim_cells::CellsArgs),
     /// Check the phenomena the seed papers report (directions and ranges with tolerances);
     /// exits 1 if one fails. Run by `scripts/validate` in CI.
     Validate(crate::sim_validate::ValidateArgs),
@@ -146,6 +150,10 @@ struct RunArgs {
     /// Background app instances (default: the scenario's `bg_apps`).
     #[arg(long)]
     bg_apps: Option<u32>,
+    /// Busy background cells, for scenarios with virtual phones (`[[cell]]`; default: the
+    /// scenario's `bg_cells`).
+    #[arg(long)]
+    bg_cells: Option<u32>,
     /// Seed of the run's random streams (same seed, same output).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -188,6 +196,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::Compare(c)) => compare_policies(c),
         Some(SimCommand::Replay(r)) => replay(r),
         Some(SimCommand::Interactivity(a)) => crate::sim_ui::run(a, run_all),
+        Some(SimCommand::Cells(a)) => crate::sim_cells::run(a, run_all),
         Some(SimCommand::Validate(a)) => crate::sim_validate::run(a, run_all),
         Some(SimCommand::Sweep(a)) => crate::sim_sweep::sweep(a, run_all),
         Some(SimCommand::Merge(a)) => crate::sim_sweep::merge(a),
@@ -200,7 +209,12 @@ fn list() -> anyhow::Result<ExitCode> {
     writeln!(out, "scenarios:")?;
     for n in forefront_workload::scenario_names() {
         let s = forefront_workload::builtin_scenario(n)?;
-        writeln!(out, "  {n:<16} {} (headline: {}, device: {}, bg_apps: {})", s.description, s.headline, s.device, s.bg_apps)?;
+        let load = if s.cells.is_empty() {
+            format!("bg_apps: {}", s.bg_apps)
+        } else {
+            format!("{} cells, bg_cells: {}", s.cells_params.total.max(1 + s.bg_cells), s.bg_cells)
+        };
+        writeln!(out, "  {n:<16} {} (headline: {}, device: {}, {load})", s.description, s.headline, s.device)?;
     }
     writeln!(out, "policies:")?;
     for n in Policy::names() {
@@ -223,6 +237,14 @@ fn list() -> anyhow::Result<ExitCode> {
 
 fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
     let mut cfg = RunConfig::builtin(&r.scenario, &r.policy, r.bg_apps, r.seed)?;
+    if let Some(n) = r.bg_cells {
+        anyhow::ensure!(
+            !cfg.scenario.cells.is_empty(),
+            "--bg-cells: scenario `{}` has no virtual phones ([[cell]]); use --bg-apps",
+            cfg.scenario.name
+        );
+        cfg.scenario.bg_cells = n;
+    }
     if let Some(d) = &r.device {
         cfg.device = forefront_workload::load_device(d)?;
     }
@@ -275,7 +297,7 @@ pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, forc
     Ok(report)
 }
 
-const CSV_HEADER: [&str; 13] = [
+const CSV_HEADER: [&str; 14] = [
     "scenario",
     "policy",
     "device",
@@ -289,6 +311,7 @@ const CSV_HEADER: [&str; 13] = [
     "fg_max_ms",
     "bg_mb_per_s",
     "samples",
+    "bg_cells",
 ];
 
 /// A run as a CSV record (quoted by the `csv` writer where a field needs it).
@@ -304,14 +327,20 @@ fn csv_row(r: &RunReport) -> Vec<String> {
     ];
     v.extend([m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms, m.bg_mb_per_s].iter().map(f64::to_string));
     v.push(m.fg_samples_ms.len().to_string());
+    v.push(r.bg_cells.to_string());
     v
 }
 
 fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
     let m = &r.metrics;
+    let cells = if m.cells.is_empty() {
+        String::new()
+    } else {
+        format!(" · {} cells, {} busy", m.cells.len(), m.cells.iter().filter(|c| c.role == "busy").count())
+    };
     writeln!(
         out,
-        "scenario {} · policy {} · device {} · {} · {} bg apps · seed {}",
+        "scenario {} · policy {} · device {} · {} · {} bg apps{cells} · seed {}",
         r.scenario, r.policy, r.device, r.scheduler, r.bg_apps, r.seed
     )?;
     writeln!(out, "headline `{}`: {} samples", r.headline, m.fg_samples_ms.len())?;
@@ -365,6 +394,29 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
             u.bg_cpu_share * 100.0
         )?;
         writeln!(out, "  chain: {}", u.chain_tasks.join(", "))?;
+    }
+    if !m.cells.is_empty() {
+        writeln!(out, "cells (virtual phones; the headline counts the samples of the cell on the screen):")?;
+        writeln!(
+            out,
+            "  {:<12} {:<5} {:>10} {:>9} {:>9} {:>9} {:>10}  phases (samples, p50 ms)",
+            "cell", "role", "screen s", "switches", "CPU s", "read MB", "written MB"
+        )?;
+        for c in &m.cells {
+            let phases: Vec<String> = c.phases.iter().map(|(k, p)| format!("{k} {} × {:.1}", p.samples, p.p50_ms)).collect();
+            writeln!(
+                out,
+                "  {:<12} {:<5} {:>10.1} {:>9} {:>9.2} {:>9.1} {:>10.1}  {}",
+                c.name,
+                c.role,
+                c.on_screen_ms / 1e3,
+                c.switched_in,
+                c.cpu_ms / 1e3,
+                c.read_mb,
+                c.written_mb,
+                phases.join(", ")
+            )?;
+        }
     }
     writeln!(out, "policy hooks fired:")?;
     for (k, v) in &r.hooks {

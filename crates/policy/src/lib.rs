@@ -455,6 +455,14 @@ pub enum Hook {
     FtcPromoted,
     /// FTC restored a chain task's weight when the chain's last interaction was displayed.
     FtcRestored,
+    /// Cells: a virtual phone was put on the screen.
+    CellSwitch,
+    /// Cells: a `switch_cell` named a cell this run does not have (fewer busy cells, or the
+    /// plain phone): nothing happened.
+    CellSwitchMissing,
+    /// Cells: an app of a background cell asked for the foreground; it becomes the phone's
+    /// foreground app only when its cell is switched to.
+    CellForegroundDeferred,
 }
 
 impl Hook {
@@ -483,6 +491,9 @@ impl Hook {
             Hook::FgInherited => "forefront.fg_inherited",
             Hook::FtcPromoted => "ftc.promoted",
             Hook::FtcRestored => "ftc.restored",
+            Hook::CellSwitch => "cells.switch",
+            Hook::CellSwitchMissing => "cells.switch_missing",
+            Hook::CellForegroundDeferred => "cells.foreground_deferred",
         }
     }
 }

@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub scenario: String,
@@ -15,6 +19,9 @@ pub struct RunReport {
     pub scheduler: String,
     pub seed: u64,
     pub bg_apps: u32,
+    /// Busy background cells (Cells scenarios; absent otherwise).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bg_cells: u32,
     /// The headline phase (the time the user waits).
     pub headline: String,
     pub metrics: Metrics,
@@ -60,6 +67,37 @@ pub struct Metrics {
     /// Interactivity, for scenarios with input events (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<UiMetrics>,
+    /// Per virtual phone, for Cells scenarios (absent otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<CellMetrics>,
+}
+
+/// One virtual phone's share of a Cells run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CellMetrics {
+    pub name: String,
+    /// The `[[cell]]` it was made from, and that template's role (`fg`, `busy`, `idle`).
+    pub template: String,
+    pub role: String,
+    pub apps: Vec<String>,
+    /// Time on the screen (ms) and how often it was switched to.
+    pub on_screen_ms: f64,
+    pub switched_in: u64,
+    /// CPU time of its threads (ms) and their syscall I/O (MB).
+    pub cpu_ms: f64,
+    pub read_mb: f64,
+    pub written_mb: f64,
+    /// Every phase its apps measured, by name: all samples, on screen or not.
+    pub phases: BTreeMap<String, PhaseStats>,
+}
+
+/// Samples of one phase (ms).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    pub samples: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
 }
 
 /// Interactivity figures (FTC + VT-CFS, SPE'15) of a run whose scenario has input events.

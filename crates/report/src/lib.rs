@@ -56,6 +56,7 @@ pub(crate) mod testutil {
             scheduler: "cfq".into(),
             seed: 1,
             bg_apps,
+            bg_cells: 0,
             headline: "switch".into(),
             metrics: Metrics {
                 fg_ms,
@@ -74,6 +75,7 @@ pub(crate) mod testutil {
                 fg_pages_evicted: 7,
                 fg_evicted_while_bg_clean: 8,
                 ui: None,
+                cells: Vec::new(),
             },
             breakdown: [("cpu_running".to_string(), fg_ms * 0.25), ("device_queue".to_string(), fg_ms * 0.75)].into(),
             hooks: Default::default(),

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use forefront_model::flash::FlashParams;
 use forefront_policy::Policy;
-use forefront_record::run::{Metrics, RunReport, RunStats, UiMetrics};
+use forefront_record::run::{CellMetrics, Metrics, PhaseStats, RunReport, RunStats, UiMetrics};
 use forefront_record::trace::TraceRecord;
 use forefront_workload::{LoadError, Scenario};
 
@@ -91,7 +91,9 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
     let mut out = world.run();
     let records = out.trace.take().map(|records| RunTrace { records, fg_tids, threads });
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
-    let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline).collect();
+    // The headline: the phone's foreground samples (in Cells scenarios, those of the cell on
+    // the screen).
+    let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline && s.on_screen).collect();
     let samples: Vec<f64> = head.iter().map(|s| s.ns as f64 / 1e6).collect();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
@@ -102,6 +104,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
         breakdown.insert(c.name().to_string(), round3(total as f64 / 1e6 / n));
     }
     let sim_s = out.sim_end.as_secs_f64().max(1e-9);
+    let cells = cell_metrics(&out);
     let mut hooks = out.hooks;
     let report_requests = out.invariants.requests_submitted;
     hooks.insert(
@@ -133,6 +136,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
         scheduler: cfg.scenario.phone.scheduler.name().to_string(),
         seed: cfg.seed,
         bg_apps: cfg.bg_apps,
+        bg_cells: if cfg.scenario.has_cells() { cfg.scenario.bg_cells } else { 0 },
         headline: cfg.scenario.headline.clone(),
         metrics: Metrics {
             fg_ms: round3(samples.iter().sum::<f64>() / n),
@@ -151,6 +155,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
             fg_pages_evicted: out.fg_pages_evicted,
             fg_evicted_while_bg_clean: out.fg_evicted_while_bg_clean,
             ui: out.ui.take().map(|u| ui_metrics(cfg, u)),
+            cells,
         },
         breakdown,
         hooks,
@@ -178,6 +183,45 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
         },
     };
     (report, records)
+}
+
+/// Per-cell figures of a Cells run (empty otherwise).
+fn cell_metrics(out: &world::Outcome) -> Vec<CellMetrics> {
+    out.cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut by_phase: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for s in out.samples.iter().filter(|s| s.cell == Some(i)) {
+                by_phase.entry(s.phase.clone()).or_default().push(s.ns as f64 / 1e6);
+            }
+            let phases = by_phase
+                .into_iter()
+                .map(|(name, mut v)| {
+                    v.sort_by(f64::total_cmp);
+                    let stats = PhaseStats {
+                        samples: v.len() as u64,
+                        mean_ms: round3(v.iter().sum::<f64>() / v.len() as f64),
+                        p50_ms: round3(percentile(&v, 50.0)),
+                        p99_ms: round3(percentile(&v, 99.0)),
+                    };
+                    (name, stats)
+                })
+                .collect();
+            CellMetrics {
+                name: c.name.clone(),
+                template: c.template.clone(),
+                role: c.role.to_string(),
+                apps: c.apps.clone(),
+                on_screen_ms: round3(c.on_screen_ns as f64 / 1e6),
+                switched_in: c.switched_in,
+                cpu_ms: round3(c.cpu_ns as f64 / 1e6),
+                read_mb: round3(c.read as f64 / 1e6),
+                written_mb: round3(c.written as f64 / 1e6),
+                phases,
+            }
+        })
+        .collect()
 }
 
 /// The interactivity figures of a run (scenarios with input events).

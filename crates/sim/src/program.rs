@@ -1,8 +1,47 @@
 //! A thread's program: its ops flattened into instructions with loop markers, expanding
-//! macros (SQLite transactions) and `{i}` templates. `{n}` (the iteration of the innermost
-//! `repeat`) expands when the op runs: [`subst_iteration`].
+//! macros (SQLite transactions), `{i}` templates and the names of a cell's private world
+//! ([`Names`]). `{n}` (the iteration of the innermost `repeat`) expands when the op runs:
+//! [`subst_iteration`].
 
-use forefront_workload::{Bytes, Op, SqliteMode};
+use forefront_workload::{Bytes, CellsParams, Op, SqliteMode};
+
+/// How an app instance's names expand: its background-template instance (`{i}`) and, for an
+/// app of a cell, the cell's private paths, channels, binder services and app names
+/// ([`forefront_workload::cells`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Names<'a> {
+    pub inst: Option<u32>,
+    pub cell: Option<(&'a str, &'a CellsParams)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Path,
+    /// A channel or a binder service.
+    Ipc,
+    App,
+}
+
+impl Names<'_> {
+    /// A file path as this app instance sees it.
+    pub fn path(&self, s: &str) -> String {
+        self.expand(Kind::Path, s)
+    }
+
+    fn expand(&self, kind: Kind, s: &str) -> String {
+        let s = match self.inst {
+            Some(i) => s.replace("{i}", &i.to_string()),
+            None => s.to_string(),
+        };
+        let Some((cell, params)) = self.cell else { return s };
+        match kind {
+            Kind::Path => params.cell_path(cell, &s),
+            Kind::Ipc if !s.contains(':') => format!("{cell}:{s}"),
+            Kind::App if !s.contains('/') => format!("{cell}/{s}"),
+            _ => s,
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub enum Instr {
@@ -16,40 +55,31 @@ pub enum Instr {
     },
 }
 
-/// Flatten `ops`, replacing `{i}` with `inst` in every string.
-pub fn compile(ops: &[Op], inst: Option<u32>, out: &mut Vec<Instr>) {
+/// Flatten `ops`, expanding every name as `names` says.
+pub fn compile(ops: &[Op], names: Names, out: &mut Vec<Instr>) {
     for op in ops {
         match op {
             Op::Repeat { times, ops } => {
                 let start = out.len();
                 out.push(Instr::LoopStart { times: *times });
-                compile(ops, inst, out);
+                compile(ops, names, out);
                 out.push(Instr::LoopEnd { start });
             }
-            Op::Sqlite { db, mode, pages } => expand_sqlite(&subst(db, inst), *mode, *pages, out),
-            other => out.push(Instr::Op(subst_op(other, inst))),
+            Op::Sqlite { db, mode, pages } => expand_sqlite(&names.expand(Kind::Path, db), *mode, *pages, out),
+            other => {
+                let mut op = other.clone();
+                map_names(&mut op, |kind, s| names.expand(kind, s));
+                out.push(Instr::Op(op));
+            }
         }
     }
-}
-
-fn subst(s: &str, inst: Option<u32>) -> String {
-    match inst {
-        Some(i) => s.replace("{i}", &i.to_string()),
-        None => s.to_string(),
-    }
-}
-
-fn subst_op(op: &Op, inst: Option<u32>) -> Op {
-    let mut op = op.clone();
-    map_names(&mut op, |s| subst(s, inst));
-    op
 }
 
 /// Replace `{n}` in `op`'s path, channel or app name with `inner`, the 0-based iteration of
 /// the innermost enclosing `repeat`, and `{n1}` with `outer`, that of the `repeat` around it
 /// (0 outside any).
 pub fn subst_iteration(op: &mut Op, inner: u32, outer: u32) {
-    map_names(op, |s| {
+    map_names(op, |_, s| {
         if s.contains("{n") {
             s.replace("{n}", &inner.to_string()).replace("{n1}", &outer.to_string())
         } else {
@@ -58,7 +88,7 @@ pub fn subst_iteration(op: &mut Op, inner: u32, outer: u32) {
     });
 }
 
-fn map_names(op: &mut Op, f: impl Fn(&str) -> String) {
+fn map_names(op: &mut Op, f: impl Fn(Kind, &str) -> String) {
     match op {
         Op::Open { path }
         | Op::Creat { path }
@@ -69,10 +99,10 @@ fn map_names(op: &mut Op, f: impl Fn(&str) -> String) {
         | Op::Fdatasync { path }
         | Op::Truncate { path, .. }
         | Op::Unlink { path }
-        | Op::Stat { path } => *path = f(path),
-        Op::Wait { chan } | Op::Signal { chan } => *chan = f(chan),
-        Op::Foreground { app } | Op::DropCaches { app } => *app = f(app),
-        Op::BinderCall { service, .. } | Op::BinderServe { service } => *service = f(service),
+        | Op::Stat { path } => *path = f(Kind::Path, path),
+        Op::Wait { chan } | Op::Signal { chan } => *chan = f(Kind::Ipc, chan),
+        Op::Foreground { app } | Op::DropCaches { app } => *app = f(Kind::App, app),
+        Op::BinderCall { service, .. } | Op::BinderServe { service } => *service = f(Kind::Ipc, service),
         _ => {}
     }
 }
@@ -127,6 +157,29 @@ fn expand_sqlite(db: &str, mode: SqliteMode, pages: u32, out: &mut Vec<Instr>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cells_names_are_its_own() {
+        let params = CellsParams::default();
+        let names = Names { inst: None, cell: Some(("work", &params)) };
+        let mut out = Vec::new();
+        let ops = [
+            Op::Read { path: "/data/app.db".into(), offset: Bytes(0), len: Bytes(4096), chunk: Bytes(4096) },
+            Op::Read { path: "/system/lib/libc.so".into(), offset: Bytes(0), len: Bytes(4096), chunk: Bytes(4096) },
+            Op::Signal { chan: "frame".into() },
+            Op::Signal { chan: "host:done".into() },
+            Op::Foreground { app: "mail".into() },
+            Op::BinderCall { service: "activity".into(), ms: 1.0 },
+        ];
+        compile(&ops, names, &mut out);
+        let got: Vec<String> = out.iter().map(|i| format!("{i:?}")).collect();
+        assert!(got[0].contains("\"/cells/work/data/app.db\""), "{}", got[0]);
+        assert!(got[1].contains("\"/system/lib/libc.so\""), "{}", got[1]);
+        assert!(got[2].contains("\"work:frame\""), "{}", got[2]);
+        assert!(got[3].contains("\"host:done\""), "{}", got[3]);
+        assert!(got[4].contains("\"work/mail\""), "{}", got[4]);
+        assert!(got[5].contains("\"work:activity\""), "{}", got[5]);
+    }
 
     #[test]
     fn iteration_templates_expand_in_names_only_where_present() {

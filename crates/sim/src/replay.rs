@@ -145,6 +145,9 @@ pub fn syscall_scenario(
         phone: Phone::default(),
         files,
         apps,
+        bg_cells: 0,
+        cells: Vec::new(),
+        cells_params: Default::default(),
     };
     sc.validate()?;
     Ok((sc, skipped))
@@ -206,6 +209,9 @@ pub fn block_scenario(name: &str, events: &[BlockEvent], timing: Timing, device:
         phone: Phone::default(),
         files: Vec::new(),
         apps: vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0 }],
+        bg_cells: 0,
+        cells: Vec::new(),
+        cells_params: Default::default(),
     };
     sc.validate()?;
     Ok((sc, skipped))

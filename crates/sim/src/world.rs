@@ -21,10 +21,12 @@ use forefront_record::trace::{
 };
 use forefront_workload::{Costs, Op, Phone, Role, Scenario};
 
-use crate::program::{compile, Instr};
+use crate::program::{compile, Instr, Names};
 use crate::Cat;
 
+mod cells;
 mod ui;
+pub use cells::CellOutcome;
 pub use ui::UiOutcome;
 
 pub const FG_GROUP: GroupId = 1;
@@ -124,12 +126,27 @@ type OpenPhase = (String, SimTime, [u64; Cat::COUNT], (u64, u64));
 struct App {
     name: String,
     uid: Uid,
+    /// Its role inside its cell (the phone's role for apps outside cells): see
+    /// [`World::role_now`] for the role the phone sees.
     role: Role,
+    /// Its spec's name (the owner named by `[[file]]`).
+    spec: String,
+    /// Its virtual phone (Cells), if any.
+    cell: Option<usize>,
+    /// Its threads are the foreground the run waits for (the fg app, in the fg cell).
+    headline: bool,
+    /// Bytes its syscalls read and wrote.
+    read: u64,
+    written: u64,
 }
 
 /// One headline sample: duration and blocked-time breakdown.
 pub struct Sample {
     pub app: String,
+    /// The app's cell, and whether that cell was on the screen when the sample ended (always
+    /// true outside cells): only those samples are the phone's foreground latency.
+    pub cell: Option<usize>,
+    pub on_screen: bool,
     pub phase: String,
     pub start: SimTime,
     pub ns: u64,
@@ -176,6 +193,8 @@ pub struct Outcome {
     /// Background apps' threads: how many, and their time blocked on the network (ns).
     pub bg_threads: u64,
     pub bg_net_wait_ns: u64,
+    /// Per virtual phone (Cells), in creation order: fg, busy, idle.
+    pub cells: Vec<CellOutcome>,
 }
 
 pub struct World {
@@ -247,6 +266,10 @@ pub struct World {
     ui: ui::Ui,
     /// Users' think times (`think` ops).
     think_rng: forefront_engine::SimRng,
+    /// Virtual phones (empty outside Cells scenarios) and the one on the screen.
+    cells: Vec<cells::Cell>,
+    fg_cell: Option<usize>,
+    cells_params: forefront_workload::CellsParams,
 }
 
 const KERNEL_UID: Uid = 0;
@@ -265,7 +288,8 @@ impl World {
         }
         let mut cpu = CpuSched::new(cpu_params, vec![1024, fg_w, bg_w]);
         cpu.set_group_cpus(BG_GROUP, phone.bg_cores.iter().fold(0u64, |m, &c| m | (1u64 << c)));
-        let capacity = phone.page_cache_mib * 256;
+        let (cell_list, instances) = sc.instances(bg_apps, sc.bg_cells);
+        let capacity = cells::page_cache_pages(&phone, &sc.cells_params, cell_list.len());
         let pc = PageCache::new(capacity);
         let fs = Fs::new(phone.fs.clone(), dev.capacity_gib << 30, streams.stream("fs.alloc"));
         let max_sectors = (phone.max_request_kib * 2) as u32;
@@ -328,12 +352,15 @@ impl World {
             max_sectors,
             ui: ui::Ui::new(has_input(sc)),
             think_rng: streams.stream("workload.think"),
+            cells: cell_list.iter().map(cells::Cell::new).collect(),
+            fg_cell: (!cell_list.is_empty()).then_some(0),
+            cells_params: sc.cells_params.clone(),
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
         }
         // Kernel threads: the write-back flusher and the jbd2 commit thread (root group, nice 0).
-        w.apps.push(App { name: "kernel".into(), uid: KERNEL_UID, role: Role::System });
+        w.apps.push(App::new("kernel", KERNEL_UID, Role::System, "kernel", None));
         w.flusher = w.add_task("flush-8:0", 0, Kind::Flusher, Vec::new(), false, 0);
         w.jbd2 = w.add_task("jbd2/sda-8", 0, Kind::Jbd2, Vec::new(), false, 0);
         w.kswapd = w.add_task("kswapd0", 0, Kind::Kswapd, Vec::new(), false, 0);
@@ -341,63 +368,44 @@ impl World {
         w.tasks[w.flusher as usize].exec = Exec::Flusher;
         w.tasks[w.jbd2 as usize].exec = Exec::Jbd2;
 
-        // Apps: the FG app and system apps once, the BG template `bg_apps` times.
+        // Apps: the FG app and system apps once, the BG template `bg_apps` times, then each
+        // cell's apps (`Scenario::instances`).
         let mut jitter = streams.stream("workload.start");
         let mut starts: Vec<(Tid, SimTime)> = Vec::new();
-        let mut next_uid = 10_000;
-        // Background instances are dealt round-robin over the templates (one template: all).
-        let templates = sc.apps.iter().filter(|a| a.role == Role::Bg).count().max(1) as u32;
-        let mut template = 0;
-        for spec in &sc.apps {
-            let instances: Vec<Option<u32>> = match spec.role {
-                Role::Bg => {
-                    template += 1;
-                    (0..bg_apps).filter(|i| i % templates == template - 1).map(Some).collect()
-                }
-                _ => vec![None],
+        for (uid, inst) in (10_000..).zip(&instances) {
+            let spec = inst.spec;
+            let app = w.apps.len();
+            let name = inst.name.clone();
+            let mut a = App::new(&name, uid, spec.role, &spec.name, inst.cell);
+            a.headline = spec.role == Role::Fg && inst.cell.is_none_or(|c| cell_list[c].role == forefront_workload::CellRole::Fg);
+            w.apps.push(a);
+            let start = if spec.start_jitter_ms > 0.0 {
+                SimTime::from_secs_f64(jitter.gen_range(0.0..spec.start_jitter_ms) / 1e3)
+            } else {
+                SimTime::ZERO
             };
-            for inst in instances {
-                let app = w.apps.len();
-                let name = match inst {
-                    Some(i) => format!("{}{}", spec.name, i),
-                    None => spec.name.clone(),
-                };
-                let uid = next_uid;
-                next_uid += 1;
-                w.apps.push(App { name: name.clone(), uid, role: spec.role });
-                let start = if spec.start_jitter_ms > 0.0 {
-                    SimTime::from_secs_f64(jitter.gen_range(0.0..spec.start_jitter_ms) / 1e3)
-                } else {
-                    SimTime::ZERO
-                };
-                for t in &spec.threads {
-                    let mut prog = Vec::new();
-                    compile(&t.ops, inst, &mut prog);
-                    let tid = w.add_task(&format!("{name}:{}", t.name), app, Kind::User, prog, t.background_priority, t.nice);
-                    if spec.role == Role::Fg {
-                        w.fg_tasks_left += 1;
-                    }
-                    starts.push((tid, start));
+            let names = Names { inst: inst.inst, cell: inst.cell.map(|c| (cell_list[c].name.as_str(), &sc.cells_params)) };
+            for t in &spec.threads {
+                let mut prog = Vec::new();
+                compile(&t.ops, names, &mut prog);
+                let tid = w.add_task(&format!("{name}:{}", t.name), app, Kind::User, prog, t.background_priority, t.nice);
+                if w.apps[app].headline {
+                    w.fg_tasks_left += 1;
                 }
+                starts.push((tid, start));
             }
         }
-        // Files on flash at the start.
+        // Files on flash at the start: one per owning app instance (a cell's private copy),
+        // one in all for a cell's shared base.
         for f in &sc.files {
-            let owners: Vec<(usize, Option<u32>)> = w
-                .apps
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| {
-                    a.name == f.owner
-                        || (a.role == Role::Bg && a.name.strip_prefix(&f.owner).is_some_and(|r| r.parse::<u32>().is_ok()))
-                })
-                .map(|(i, a)| (i, a.name.strip_prefix(&f.owner).and_then(|r| r.parse().ok())))
-                .collect();
-            for (app, inst) in owners {
-                let path = match inst {
-                    Some(i) => f.path.replace("{i}", &i.to_string()),
-                    None => f.path.clone(),
-                };
+            let owners: Vec<usize> = (0..w.apps.len()).filter(|&a| w.apps[a].spec == f.owner).collect();
+            for app in owners {
+                let (inst, cell) = (instances[app - 1].inst, w.apps[app].cell);
+                let names = Names { inst, cell: cell.map(|c| (w.cells[c].name.as_str(), &sc.cells_params)) };
+                let path = names.path(&f.path);
+                if cell.is_some() && w.paths.contains_key(&path) {
+                    continue;
+                }
                 let uid = w.apps[app].uid;
                 let id = w.create_file(&path, uid);
                 let blocks = f.size.0.div_ceil(BLOCK);
@@ -473,7 +481,7 @@ impl World {
 
     fn group_for(&self, tid: Tid) -> GroupId {
         let t = &self.tasks[tid as usize];
-        match self.apps[t.app].role {
+        match self.role_now(t.app) {
             Role::System => ROOT_GROUP,
             _ if Some(t.uid) == self.fg_uid && !t.bg_prio => FG_GROUP,
             _ => BG_GROUP,
@@ -492,6 +500,17 @@ impl World {
             self.is_fg_uid(t.uid)
         } else {
             self.cpu.group_of(tid) == FG_GROUP
+        }
+    }
+
+    /// Move every task whose CPU group changed (a new foreground app or cell).
+    fn regroup(&mut self, now: SimTime) {
+        for t in 0..self.tasks.len() as Tid {
+            let g = self.group_for(t);
+            if self.cpu.group_of(t) != g {
+                self.cpu.set_group(t, g, now);
+                self.hook(Hook::CpuGroupMove);
+            }
         }
     }
 
@@ -522,7 +541,7 @@ impl World {
 
     /// The FG app's task ids (for colouring exported traces).
     pub fn fg_tids(&self) -> Vec<u32> {
-        (0..self.tasks.len() as Tid).filter(|&t| self.apps[self.tasks[t as usize].app].role == Role::Fg).collect()
+        (0..self.tasks.len() as Tid).filter(|&t| self.apps[self.tasks[t as usize].app].headline).collect()
     }
 
     fn rec_block(&mut self, id: ReqId, action: BlockAction) {
@@ -627,8 +646,14 @@ impl World {
 
     /// Account syscall bytes of `tid` (totals and the current timeline bucket).
     fn count_bytes(&mut self, tid: Tid, bytes: u64, write: bool) {
-        let t = &self.tasks[tid as usize];
-        match self.apps[t.app].role {
+        let app = self.tasks[tid as usize].app;
+        let a = &mut self.apps[app];
+        if write {
+            a.written += bytes;
+        } else {
+            a.read += bytes;
+        }
+        match self.role_now(app) {
             Role::Bg => {
                 if write {
                     self.bg_written += bytes;
@@ -719,7 +744,8 @@ impl World {
 
     fn finish(mut self) -> Outcome {
         let ui = self.ui_outcome();
-        let bg: Vec<&Task> = self.tasks.iter().filter(|t| self.apps[t.app].role == Role::Bg).collect();
+        let cells = self.cell_outcomes();
+        let bg: Vec<&Task> = self.tasks.iter().filter(|t| self.role_now(t.app) == Role::Bg).collect();
         let (bg_threads, bg_net_wait_ns) = (bg.len() as u64, bg.iter().map(|t| t.acc[Cat::Net as usize]).sum());
         let mut inv = self.inv.clone();
         inv.requests_in_flight = self.reqs.live() as u64;
@@ -762,6 +788,7 @@ impl World {
             ui,
             bg_threads,
             bg_net_wait_ns,
+            cells,
         }
     }
 
@@ -905,7 +932,7 @@ impl World {
             After::Exit => {
                 let t = &mut self.tasks[tid as usize];
                 t.state = TState::Done;
-                if self.apps[t.app].role == Role::Fg {
+                if self.apps[t.app].headline {
                     self.fg_tasks_left -= 1;
                     if self.fg_tasks_left == 0 && self.ui.idle() {
                         self.fg_done_at = Some(now);
@@ -985,7 +1012,9 @@ impl World {
                 if self.rec.is_some() {
                     self.tasks[tid as usize].span = span_of(&op, self.now());
                 }
-                self.start_op(tid, op)
+                let virt = self.cell_overhead(tid, &op);
+                let (work, after) = self.start_op(tid, op);
+                (work + virt, after)
             }
         }
     }
@@ -1122,27 +1151,32 @@ impl World {
                     }
                     cats[Cat::CpuRunning as usize] = times.0 - run0;
                     cats[Cat::CpuRunnable as usize] = times.1 - wait0;
-                    let app = self.apps[t.app].name.clone();
-                    self.samples.push(Sample { app, phase, start, ns: now.since(start), cats });
+                    let (app, cell) = (self.apps[t.app].name.clone(), self.apps[t.app].cell);
+                    let on_screen = cell.is_none() || cell == self.fg_cell;
+                    self.samples.push(Sample { app, cell, on_screen, phase, start, ns: now.since(start), cats });
                 }
                 (0, After::Step)
             }
             Op::Foreground { app } => {
-                let uid = self.apps.iter().find(|a| a.name == app).map(|a| a.uid);
-                self.fg_uid = uid;
+                let found = self.apps.iter().find(|a| a.name == app).map(|a| (a.uid, a.cell));
+                if let Some((uid, Some(cell))) = found {
+                    // Cells: the app's cell remembers its foreground app; it is the phone's
+                    // only while that cell is on the screen.
+                    self.cells[cell].fg_uid = Some(uid);
+                    if self.fg_cell != Some(cell) {
+                        self.hook(Hook::CellForegroundDeferred);
+                        return (self.us(50.0), After::Step);
+                    }
+                }
+                self.fg_uid = found.map(|f| f.0);
                 if self.policy.classify_io {
                     // App Status Detector: the framework writes the FG UID to sysfs.
                     self.hook(Hook::AppStatusFgUid);
                 }
-                for t in 0..self.tasks.len() as Tid {
-                    let g = self.group_for(t);
-                    if self.cpu.group_of(t) != g {
-                        self.cpu.set_group(t, g, now);
-                        self.hook(Hook::CpuGroupMove);
-                    }
-                }
+                self.regroup(now);
                 (self.us(50.0), After::Step)
             }
+            Op::SwitchCell { cell } => self.switch_cell(&cell),
             Op::DropCaches { app } => {
                 if let Some(uid) = self.apps.iter().find(|a| a.name == app).map(|a| a.uid) {
                     let files: Vec<FileId> =
@@ -1256,7 +1290,7 @@ impl World {
         if !self.policy.alloc_gate || self.fg_io_waiting == 0 || t.kind != Kind::User || self.wg.handle_of(tid).is_some() {
             return false;
         }
-        if self.apps[t.app].role != Role::Bg || self.task_is_fg(tid) {
+        if self.role_now(t.app) != Role::Bg || self.task_is_fg(tid) {
             return false;
         }
         self.hook(Hook::PageAllocBgPaused);

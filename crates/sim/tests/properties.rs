@@ -74,6 +74,9 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
                 start_jitter_ms: 5.0,
             },
         ],
+        bg_cells: 0,
+        cells: Vec::new(),
+        cells_params: Default::default(),
     }
 }
 

@@ -15,9 +15,11 @@
 //! assert!(err.to_string().starts_with("x.toml:2:1"), "{err}");
 //! ```
 
+pub mod cells;
 mod size;
 mod spec;
 
+pub use cells::{AppInstance, CellInstance, CellRole, CellSpec, CellsParams};
 pub use size::Bytes;
 pub use spec::*;
 
@@ -80,6 +82,9 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("qasio-install", include_str!("../../../scenarios/qasio-install.toml")),
     // FTC + VT-CFS (SPE'15) on its Galaxy Nexus: a photo editor's taps and drags under BG CPU load.
     ("ftc-photo-editor", include_str!("../../../scenarios/ftc-photo-editor.toml")),
+    // Cells (SOSP'11) on its Nexus S: five virtual phones, launches and cell switches.
+    ("cells-nexus-s", include_str!("../../../scenarios/cells-nexus-s.toml")),
+    ("cells-switch", include_str!("../../../scenarios/cells-switch.toml")),
 ];
 
 const DEVICES: &[(&str, &str)] = &[
@@ -93,6 +98,7 @@ const DEVICES: &[(&str, &str)] = &[
     ("sd-adata-c6", include_str!("../../../devices/sd-adata-c6.toml")),
     ("sd-patriot-c10", include_str!("../../../devices/sd-patriot-c10.toml")),
     ("sd-pny-c10", include_str!("../../../devices/sd-pny-c10.toml")),
+    ("nexus-s-inand", include_str!("../../../devices/nexus-s-inand.toml")),
 ];
 
 /// The default scenario of `forefront sim`.

@@ -28,6 +28,14 @@ pub struct Scenario {
     pub files: Vec<FileSpec>,
     #[serde(rename = "app")]
     pub apps: Vec<AppSpec>,
+    /// Busy background cells when `--bg-cells` is not given (scenarios with `[[cell]]`).
+    #[serde(default)]
+    pub bg_cells: u32,
+    /// Virtual phones (Cells, SOSP'11): see [`crate::cells`].
+    #[serde(default, rename = "cell")]
+    pub cells: Vec<crate::cells::CellSpec>,
+    #[serde(default, rename = "cells")]
+    pub cells_params: crate::cells::CellsParams,
 }
 
 /// The phone apart from its storage device.
@@ -289,6 +297,12 @@ pub enum Op {
     Foreground {
         app: String,
     },
+    /// Put virtual phone `cell` on the screen (Cells): the device mux saves the old cell's
+    /// framebuffer and restores the new one's ([`crate::cells::CellsParams::switch_copy_ms`] of
+    /// work), and the new cell's own foreground app becomes the phone's foreground app.
+    SwitchCell {
+        cell: String,
+    },
     /// Evict `app`'s clean pages (the app was killed and its memory reclaimed: the next launch is cold).
     DropCaches {
         app: String,
@@ -382,6 +396,7 @@ impl Scenario {
                     .map_err(|e| format!("app `{}` thread `{}`: {e}", a.name, t.name))?;
             }
         }
+        self.validate_cells()?;
         if !has_headline {
             return Err(format!("headline phase `{}` is never begun by any thread", self.headline));
         }
@@ -413,7 +428,9 @@ fn check_ops(ops: &[Op], apps: &std::collections::BTreeSet<&str>, headline: &str
         match op {
             Op::Repeat { ops, .. } => check_ops(ops, apps, headline, has_headline)?,
             Op::PhaseBegin { name } | Op::Input { phase: name, .. } if name == headline => *has_headline = true,
-            Op::Foreground { app } | Op::DropCaches { app } if !apps.contains(app.trim_end_matches("{i}")) => {
+            Op::Foreground { app } | Op::DropCaches { app }
+                if !apps.contains(app.rsplit('/').next().unwrap_or(app).trim_end_matches("{i}")) =>
+            {
                 return Err(format!("unknown app `{app}`"));
             }
             Op::Read { chunk, .. } | Op::Write { chunk, .. } if chunk.0 == 0 => {

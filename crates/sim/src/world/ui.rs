@@ -316,7 +316,8 @@ impl World {
         self.ui.frames += 1;
         let now = self.now();
         let shown = next_edge(now, self.ui.vsync_hz);
-        let app = self.apps.iter().find(|a| a.role == forefront_workload::Role::Fg).map_or_else(String::new, |a| a.name.clone());
+        let (app, cell) = self.apps.iter().find(|a| a.headline).map_or((String::new(), None), |a| (a.name.clone(), a.cell));
+        let on_screen = cell.is_none() || cell == self.fg_cell;
         for _ in 0..results {
             let Some(i) = self.ui.open.pop_front() else { break };
             debug_assert!(i.framed);
@@ -328,7 +329,7 @@ impl World {
             cats[Cat::Sleep as usize] += shown.since(now);
             let ns = shown.since(i.start);
             self.ui.responses_ns.push(ns);
-            self.samples.push(Sample { app: app.clone(), phase: i.phase, start: i.start, ns, cats });
+            self.samples.push(Sample { app: app.clone(), cell, on_screen, phase: i.phase, start: i.start, ns, cats });
         }
         if self.ui.open.is_empty() {
             self.ui_dissolve();
@@ -418,7 +419,7 @@ impl World {
         };
         let now = self.fg_done_at.unwrap_or(self.now().min(self.end));
         let bg_run_ns = (0..self.tasks.len() as Tid)
-            .filter(|&t| self.apps[self.tasks[t as usize].app].role == forefront_workload::Role::Bg)
+            .filter(|&t| self.role_now(self.tasks[t as usize].app) == forefront_workload::Role::Bg)
             .map(|t| self.cpu.times(t, now).0)
             .sum();
         let cores_ns = now.ns() * self.cpu.ncores() as u64;

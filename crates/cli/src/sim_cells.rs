@@ -1,0 +1,284 @@
+//! `forefront sim cells`: Cells' (SOSP'11) questions in one run — the overhead of running the
+//! foreground workload in a virtual phone (plain phone, one cell, five cells), the foreground
+//! cell's delay with 0–N busy background cells per policy, and the time of a cell switch.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use forefront_record::run::RunReport;
+use forefront_sim::RunConfig;
+use serde::Serialize;
+
+#[derive(Args)]
+pub struct CellsArgs {
+    /// The launch scenario (overhead and delay): a built-in name or a TOML file with `[[cell]]`.
+    #[arg(default_value = "cells-nexus-s")]
+    scenario: String,
+    /// The cell-switch scenario.
+    #[arg(long, default_value = "cells-switch")]
+    switch_scenario: String,
+    /// Policies (comma-separated).
+    #[arg(long = "policy", value_delimiter = ',', default_values_t = ["android", "fasttrack", "qasio", "forefront"].map(String::from))]
+    policies: Vec<String>,
+    /// Busy background-cell counts for the delay table.
+    #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1, 2, 3, 4])]
+    bg_cells: Vec<u32>,
+    /// Busy background-cell counts for the switch table (the switch scenario needs one idle
+    /// cell to switch to, so at most `total` − 2).
+    #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1, 2, 3])]
+    switch_bg_cells: Vec<u32>,
+    /// First seed; seeds S..S+N are run and their figures averaged.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value_t = 3)]
+    seeds: u64,
+    #[arg(long, value_enum, default_value_t = CellsFormat::Table)]
+    format: CellsFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CellsFormat {
+    Table,
+    Json,
+}
+
+/// What `sim cells --format json` prints.
+#[derive(Serialize)]
+struct CellsSummary {
+    scenario: String,
+    switch_scenario: String,
+    device: String,
+    seed: u64,
+    seeds: u64,
+    overhead: Vec<OverheadRow>,
+    delay: Vec<DelayRow>,
+    switch: Vec<SwitchRow>,
+}
+
+#[derive(Serialize)]
+struct OverheadRow {
+    setup: String,
+    cells: u32,
+    page_cache_mib: u64,
+    mean_ms: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Mean headline latency against the plain phone's.
+    overhead_pct: f64,
+    /// Per-layer change of the mean headline sample against the plain phone (ms): the cause.
+    change_ms: BTreeMap<String, f64>,
+}
+
+#[derive(Serialize)]
+struct DelayRow {
+    policy: String,
+    bg_cells: u32,
+    mean_ms: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Mean against the same policy with no busy cell (ms), and as a factor.
+    delay_ms: f64,
+    slowdown: f64,
+    bg_mb_per_s: f64,
+}
+
+#[derive(Serialize)]
+struct SwitchRow {
+    policy: String,
+    bg_cells: u32,
+    mean_ms: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(a.seeds >= 1, "--seeds must be at least 1");
+    anyhow::ensure!(!a.policies.is_empty() && !a.bg_cells.is_empty(), "--policy and --bg-cells need at least one value");
+    let cfg = |scenario: &str, policy: &str, busy: u32, seed: u64| -> anyhow::Result<RunConfig> {
+        let mut c = RunConfig::builtin(scenario, policy, None, seed)?;
+        anyhow::ensure!(!c.scenario.cells.is_empty(), "{scenario}: the scenario has no virtual phones ([[cell]])");
+        c.scenario.bg_cells = busy;
+        Ok(c)
+    };
+    let probe = cfg(&a.scenario, "android", 0, a.seed)?;
+    let total = probe.scenario.cells_params.total.max(1);
+    let switch_total = cfg(&a.switch_scenario, "android", 0, a.seed)?.scenario.cells_params.total;
+    if let Some(n) = a.switch_bg_cells.iter().find(|&&n| n + 2 > switch_total) {
+        anyhow::bail!(
+            "--switch-bg-cells {n}: {} has {switch_total} cells, and the switch needs the home cell and an idle one",
+            a.switch_scenario
+        );
+    }
+
+    // Overhead: the same workload, no busy cell, on the plain phone, in one cell, in `total`.
+    let setups: Vec<(String, Option<u32>)> = vec![
+        ("plain phone".into(), None),
+        ("1 cell".into(), Some(1)),
+        (format!("{total} cells ({} idle)", total - 1), Some(total)),
+    ];
+    let mut cfgs = vec![];
+    for (_, cells) in &setups {
+        for s in 0..a.seeds {
+            let mut c = cfg(&a.scenario, "android", 0, a.seed + s)?;
+            match cells {
+                None => c.scenario.cells_params.virtualize = false,
+                Some(n) => c.scenario.cells_params.total = *n,
+            }
+            cfgs.push(c);
+        }
+    }
+    let delay_start = cfgs.len();
+    for p in &a.policies {
+        for &busy in &a.bg_cells {
+            for s in 0..a.seeds {
+                cfgs.push(cfg(&a.scenario, p, busy, a.seed + s)?);
+            }
+        }
+    }
+    let switch_start = cfgs.len();
+    for p in &a.policies {
+        for &busy in &a.switch_bg_cells {
+            for s in 0..a.seeds {
+                cfgs.push(cfg(&a.switch_scenario, p, busy, a.seed + s)?);
+            }
+        }
+    }
+    let reports = run_all(&cfgs);
+    let n = a.seeds as usize;
+    let mean = |rs: &[RunReport], f: &dyn Fn(&RunReport) -> f64| round3(rs.iter().map(f).sum::<f64>() / rs.len() as f64);
+
+    let mut overhead: Vec<OverheadRow> = vec![];
+    for (k, rs) in reports[..delay_start].chunks(n).enumerate() {
+        let m = mean(rs, &|r| r.metrics.fg_ms);
+        let layers: BTreeMap<String, f64> = rs[0].breakdown.keys().map(|l| (l.clone(), mean(rs, &|r| r.breakdown[l]))).collect();
+        let (plain_ms, plain_layers) = match overhead.first() {
+            Some(p) => (p.mean_ms, p.change_ms.clone()),
+            None => (m, layers.clone()),
+        };
+        let change_ms = if k == 0 {
+            layers
+        } else {
+            layers.iter().map(|(l, v)| (l.clone(), round3(v - plain_layers.get(l).copied().unwrap_or(0.0)))).collect()
+        };
+        let cells = setups[k].1.unwrap_or(0);
+        let pc = cfgs[k * n].scenario.phone.page_cache_mib;
+        overhead.push(OverheadRow {
+            setup: setups[k].0.clone(),
+            cells,
+            page_cache_mib: pc
+                .saturating_sub(u64::from(cells.saturating_sub(1)) * cfgs[k * n].scenario.cells_params.vp_memory_mib)
+                .max(16),
+            mean_ms: m,
+            p50_ms: mean(rs, &|r| r.metrics.fg_p50_ms),
+            p99_ms: mean(rs, &|r| r.metrics.fg_p99_ms),
+            overhead_pct: round3((m / plain_ms - 1.0) * 100.0),
+            change_ms,
+        });
+    }
+    let mut delay: Vec<DelayRow> = vec![];
+    for (k, rs) in reports[delay_start..switch_start].chunks(n).enumerate() {
+        let (policy, busy) = (&a.policies[k / a.bg_cells.len()], a.bg_cells[k % a.bg_cells.len()]);
+        let m = mean(rs, &|r| r.metrics.fg_ms);
+        let base = delay.iter().find(|d| &d.policy == policy && d.bg_cells == 0).map_or(m, |d| d.mean_ms);
+        delay.push(DelayRow {
+            policy: policy.clone(),
+            bg_cells: busy,
+            mean_ms: m,
+            p50_ms: mean(rs, &|r| r.metrics.fg_p50_ms),
+            p99_ms: mean(rs, &|r| r.metrics.fg_p99_ms),
+            delay_ms: round3(m - base),
+            slowdown: round3(m / base),
+            bg_mb_per_s: mean(rs, &|r| r.metrics.bg_mb_per_s),
+        });
+    }
+    let switch = reports[switch_start..]
+        .chunks(n)
+        .enumerate()
+        .map(|(k, rs)| SwitchRow {
+            policy: a.policies[k / a.switch_bg_cells.len()].clone(),
+            bg_cells: a.switch_bg_cells[k % a.switch_bg_cells.len()],
+            mean_ms: mean(rs, &|r| r.metrics.fg_ms),
+            p50_ms: mean(rs, &|r| r.metrics.fg_p50_ms),
+            p99_ms: mean(rs, &|r| r.metrics.fg_p99_ms),
+            max_ms: mean(rs, &|r| r.metrics.fg_max_ms),
+        })
+        .collect();
+    let summary = CellsSummary {
+        scenario: probe.scenario.name.clone(),
+        switch_scenario: a.switch_scenario.clone(),
+        device: probe.device.name.clone(),
+        seed: a.seed,
+        seeds: a.seeds,
+        overhead,
+        delay,
+        switch,
+    };
+    let mut out = std::io::stdout().lock();
+    match a.format {
+        CellsFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &summary)?;
+            writeln!(out)?;
+        }
+        CellsFormat::Table => print_tables(&mut out, &summary)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_tables(out: &mut impl Write, s: &CellsSummary) -> std::io::Result<()> {
+    let seeds = format!("seeds {}..{}", s.seed, s.seed + s.seeds - 1);
+    writeln!(out, "Overhead of virtual phones: {} on {}, android, no busy cell, {seeds} (launch ms; change = per-layer change of the mean launch against the plain phone, ms)", s.scenario, s.device)?;
+    writeln!(out)?;
+    writeln!(out, "| setup | page cache MiB | mean | p50 | p99 | overhead | largest changes |")?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    for (i, r) in s.overhead.iter().enumerate() {
+        let causes = if i == 0 {
+            "(reference)".to_string()
+        } else {
+            let mut v: Vec<(&String, &f64)> = r.change_ms.iter().filter(|(_, d)| d.abs() >= 0.05).collect();
+            v.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+            let v: Vec<String> = v.iter().take(3).map(|(l, d)| format!("{l} {d:+.2}")).collect();
+            if v.is_empty() {
+                "none ≥ 0.05 ms".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        writeln!(
+            out,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:+.2}% | {causes} |",
+            r.setup, r.page_cache_mib, r.mean_ms, r.p50_ms, r.p99_ms, r.overhead_pct
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Foreground cell's launch with busy background cells (mail sync + app updates each), {seeds}; delay against the same policy with none")?;
+    writeln!(out)?;
+    writeln!(out, "| policy | busy cells | mean | p50 | p99 | delay ms | slowdown | BG MB/s |")?;
+    writeln!(out, "|---|---|---|---|---|---|---|---|")?;
+    for r in &s.delay {
+        writeln!(
+            out,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2}× | {:.2} |",
+            r.policy, r.bg_cells, r.mean_ms, r.p50_ms, r.p99_ms, r.delay_ms, r.slowdown, r.bg_mb_per_s
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Cell switch ({}): request → the new cell's screen redrawn, ms, {seeds}", s.switch_scenario)?;
+    writeln!(out)?;
+    writeln!(out, "| policy | busy cells | mean | p50 | p99 | max |")?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for r in &s.switch {
+        writeln!(
+            out,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            r.policy, r.bg_cells, r.mean_ms, r.p50_ms, r.p99_ms, r.max_ms
+        )?;
+    }
+    Ok(())
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
