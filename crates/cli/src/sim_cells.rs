@@ -29,6 +29,9 @@ pub struct CellsArgs {
     /// cell to switch to, so at most `total` − 2).
     #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1, 2, 3])]
     switch_bg_cells: Vec<u32>,
+    /// Run both scenarios on this device instead of theirs (a built-in name or a device file).
+    #[arg(long)]
+    device: Option<String>,
     /// First seed; seeds S..S+N are run and their figures averaged.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -97,8 +100,12 @@ struct SwitchRow {
 pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(a.seeds >= 1, "--seeds must be at least 1");
     anyhow::ensure!(!a.policies.is_empty() && !a.bg_cells.is_empty(), "--policy and --bg-cells need at least one value");
+    let device = a.device.as_deref().map(forefront_workload::load_device).transpose()?;
     let cfg = |scenario: &str, policy: &str, busy: u32, seed: u64| -> anyhow::Result<RunConfig> {
         let mut c = RunConfig::builtin(scenario, policy, None, seed)?;
+        if let Some(d) = &device {
+            c.device = d.clone();
+        }
         anyhow::ensure!(!c.scenario.cells.is_empty(), "{scenario}: the scenario has no virtual phones ([[cell]])");
         c.scenario.bg_cells = busy;
         Ok(c)
@@ -248,7 +255,7 @@ fn print_tables(out: &mut impl Write, s: &CellsSummary) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:+.2}% | {causes} |",
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:+.3}% | {causes} |",
             r.setup, r.page_cache_mib, r.mean_ms, r.p50_ms, r.p99_ms, r.overhead_pct
         )?;
     }
