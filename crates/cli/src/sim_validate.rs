@@ -55,10 +55,12 @@ struct Job {
     /// Cap the simulated duration (s) for the long QASIO microbenchmarks.
     duration_s: Option<f64>,
     tick_ms: Option<f64>,
+    /// Cells scenarios: run the foreground cell's apps on the plain phone (no virtualisation).
+    plain: bool,
 }
 
 const fn job(scenario: &'static str, policy: &'static str, bg: u32) -> Job {
-    Job { scenario, policy, bg, duration_s: None, tick_ms: None }
+    Job { scenario, policy, bg, duration_s: None, tick_ms: None, plain: false }
 }
 
 pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
@@ -92,11 +94,18 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
         job("ftc-photo-editor", "ftc", 3),
         tick(1.0),
         tick(8.0),
+        // Cells: five cells, none busy (`bg` is the number of busy cells here), and the plain phone.
+        job("cells-nexus-s", "android", 0),
+        Job { plain: true, ..job("cells-nexus-s", "android", 0) },
     ];
     let mut cfgs = vec![];
     for j in &jobs {
         for seed in 1..=a.seeds {
             let mut c = RunConfig::builtin(j.scenario, j.policy, Some(j.bg), seed)?;
+            if !c.scenario.cells.is_empty() {
+                (c.bg_apps, c.scenario.bg_cells) = (0, j.bg);
+                c.scenario.cells_params.virtualize = !j.plain;
+            }
             if let Some(d) = j.duration_s {
                 c.scenario.duration_s = d;
             }
@@ -108,13 +117,14 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
     }
     let reports = run_all(&cfgs);
     let n = a.seeds as usize;
-    let runs = |scenario: &str, policy: &str, bg: u32, tick_ms: Option<f64>| -> &[RunReport] {
+    let runs_of = |scenario: &str, policy: &str, bg: u32, tick_ms: Option<f64>, plain: bool| -> &[RunReport] {
         let i = jobs
             .iter()
-            .position(|j| j.scenario == scenario && j.policy == policy && j.bg == bg && j.tick_ms == tick_ms)
+            .position(|j| j.scenario == scenario && j.policy == policy && j.bg == bg && j.tick_ms == tick_ms && j.plain == plain)
             .expect("a job of the suite");
         &reports[i * n..(i + 1) * n]
     };
+    let runs = |scenario: &str, policy: &str, bg: u32, tick_ms: Option<f64>| runs_of(scenario, policy, bg, tick_ms, false);
     let mean = |rs: &[RunReport], f: &dyn Fn(&RunReport) -> f64| rs.iter().map(f).sum::<f64>() / rs.len() as f64;
     let fg = |s: &str, p: &str, bg: u32| mean(runs(s, p, bg, None), &|r| r.metrics.fg_ms);
     let ui = |s: &str, p: &str, bg: u32, t: Option<f64>, f: &dyn Fn(&forefront_record::run::UiMetrics) -> f64| {
@@ -281,6 +291,17 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
             / ui("ftc-photo-editor", "vt-cfs", 3, Some(8.0), &|u| u.context_switches as f64).max(1.0),
         2.0,
         f64::INFINITY,
+    );
+    check(
+        "cells-overhead-small",
+        "[CE]",
+        "five virtual phones cost the foreground under 2 % of its runtime",
+        "cells-nexus-s, android, 5 cells (4 idle) vs the plain phone: launch T / T(plain) − 1".into(),
+        fg("cells-nexus-s", "android", 0)
+            / mean(runs_of("cells-nexus-s", "android", 0, None, true), &|r| r.metrics.fg_ms).max(1e-9)
+            - 1.0,
+        0.0,
+        0.02,
     );
 
     let failed = checks.iter().filter(|c| !c.pass).count();
