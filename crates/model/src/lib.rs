@@ -14,6 +14,8 @@
 //! - [`kernel`]: the [`kernel::Kernel`] context through which the layer modules ([`fs::ext4`],
 //!   [`fs::jbd2`], [`mm::reclaim`], [`mm::writeback`]) act on the machine the simulator owns;
 //!   each is a plain step function with unit tests on a fake context.
+//! - [`net`]: a network link shared by every app ([`net::Link`]: a round trip, then fair
+//!   shares); not yet used by the simulator (see its doc).
 //! - [`wait`]: the [`wait::WaitGraph`] — what every blocked task waits for, and which I/O that is,
 //!   directly or through the journal (QASIO's dependencies).
 //!
@@ -27,5 +29,6 @@ pub mod flash;
 pub mod fs;
 pub mod kernel;
 pub mod mm;
+pub mod net;
 pub mod prov;
 pub mod wait;
