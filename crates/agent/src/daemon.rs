@@ -102,6 +102,8 @@ pub struct Agent {
     name_cgroup: BTreeMap<i32, String>,
     /// Never managed: the agent, its ancestors, its watchdog.
     exclude: BTreeSet<i32>,
+    /// Scope added at run time (`scope` requests), on top of the config's `[scope]`.
+    runtime_scope: crate::config::ScopeSection,
     watchdog: Option<WatchdogLink>,
     epoch: Instant,
     last_scan: Option<Instant>,
@@ -188,6 +190,7 @@ impl Agent {
             members: BTreeMap::new(),
             name_cgroup: BTreeMap::new(),
             exclude,
+            runtime_scope: Default::default(),
             watchdog: None,
             epoch: Instant::now(),
             last_scan: None,
@@ -372,11 +375,12 @@ impl Agent {
     fn rules(&self, peer: Option<i32>) -> Rules {
         let mut exclude = self.exclude.clone();
         exclude.extend(peer);
+        let rt = &self.runtime_scope;
         Rules {
-            scope_uids: self.cfg.scope.uids.clone(),
+            scope_uids: self.cfg.scope.uids.iter().chain(&rt.uids).copied().collect(),
             // Every cell is in scope: a cell that is not foreground is background.
-            scope_cgroups: self.cfg.scope.cgroups.iter().chain(self.cfg.cells.values()).cloned().collect(),
-            scope_trees: self.cfg.scope.trees.clone(),
+            scope_cgroups: self.cfg.scope.cgroups.iter().chain(self.cfg.cells.values()).chain(&rt.cgroups).cloned().collect(),
+            scope_trees: self.cfg.scope.trees.iter().chain(&rt.trees).copied().collect(),
             interactive_comms: self.cfg.scope.interactive.clone(),
             exclude,
         }
@@ -398,7 +402,7 @@ impl Agent {
             Ok(s) => s,
             Err(e) => return (self.log)(&format!("scan: {e}")),
         };
-        let need_names = !self.cfg.scope.cgroups.is_empty() || matches!(self.fg, Foreground::Cgroup(_));
+        let need_names = !self.rules(None).scope_cgroups.is_empty() || matches!(self.fg, Foreground::Cgroup(_));
         let naming = if need_names { self.naming_controller() } else { None };
         let mut procs = Vec::with_capacity(snap.len());
         let mut starts = BTreeMap::new();
@@ -569,6 +573,7 @@ impl Agent {
                     Response::ok("no pause in progress")
                 }
             }
+            Request::Scope { pid, uid, cgroup, remove } => self.scope(pid, uid, cgroup, remove, peer),
             Request::Cell { name, burst } => {
                 let Some(path) = self.cfg.cells.get(&name).cloned() else {
                     let known: Vec<&str> = self.cfg.cells.keys().map(String::as_str).collect();
@@ -608,6 +613,52 @@ impl Agent {
                 self.foreground_reply(&what, burst)
             }
         }
+    }
+
+    /// `scope`: add a process tree, uid or cgroup to the managed processes (or take it out).
+    fn scope(&mut self, pid: Option<i32>, uid: Option<u32>, cgroup: Option<String>, remove: bool, peer: Peer) -> Response {
+        fn toggle<T: PartialEq>(v: &mut Vec<T>, x: T, remove: bool) -> bool {
+            match (v.iter().position(|y| *y == x), remove) {
+                (Some(i), true) => {
+                    v.remove(i);
+                    true
+                }
+                (None, false) => {
+                    v.push(x);
+                    true
+                }
+                _ => false,
+            }
+        }
+        let rt = &mut self.runtime_scope;
+        let (what, changed) = if let Some(pid) = pid {
+            if self.exclude.contains(&pid) {
+                return Response::err(format!("pid {pid} is the agent, an ancestor of it or its watchdog: never managed"));
+            }
+            if !remove && procfs::stat(&self.root, pid).is_err() {
+                return Response::err(format!("no process {pid}"));
+            }
+            (format!("pid {pid} and its descendants"), toggle(&mut rt.trees, pid, remove))
+        } else if let Some(uid) = uid {
+            (format!("uid {uid}"), toggle(&mut rt.uids, uid, remove))
+        } else {
+            let c = cgroup.unwrap_or_default();
+            (format!("cgroup {c}"), toggle(&mut rt.cgroups, c.clone(), remove))
+        };
+        if !changed {
+            return Response::err(if remove {
+                format!("{what} is not in the run-time scope (the config's [scope] cannot be removed at run time)")
+            } else {
+                format!("{what} is already in the run-time scope")
+            });
+        }
+        (self.log)(&format!("scope: {what} {} (from pid {})", if remove { "removed" } else { "added" }, peer.pid));
+        self.rescan(Some(peer.pid));
+        Response::ok(format!(
+            "{what} {} the managed processes ({} managed now)",
+            if remove { "left" } else { "joined" },
+            self.members.len()
+        ))
     }
 
     /// The reply to a foreground change (`fg`, `cell`); with `burst`, the pause starts first.
@@ -707,6 +758,7 @@ impl Agent {
         json!({
             "pid": std::process::id(),
             "foreground": self.fg,
+            "runtime_scope": {"trees": self.runtime_scope.trees, "uids": self.runtime_scope.uids, "cgroups": self.runtime_scope.cgroups},
             "paused": self.gate.deadline().map(|d| json!({"ms_left": d.saturating_sub(self.now_ms())})),
             "classes": classes,
             "groups": groups,
@@ -819,6 +871,36 @@ mod tests {
 
     fn peer() -> Peer {
         Peer { pid: 999_999, uid: 0, gid: 0 }
+    }
+
+    #[test]
+    fn scope_grows_and_shrinks_at_run_time() {
+        let (t, cfg) = fake_v2();
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let managed = |a: &Agent| a.members.keys().copied().collect::<Vec<_>>();
+        assert_eq!(managed(&a), [100, 101, 200], "sshd is outside the config's scope");
+        let scope = |pid, remove| Request::Scope { pid: Some(pid), uid: None, cgroup: None, remove };
+        let r = a.handle(scope(300, false), peer());
+        assert!(r.ok && r.message.as_deref().unwrap().contains("joined"), "{r:?}");
+        assert_eq!(managed(&a), [100, 101, 200, 300]);
+        assert_eq!(a.members[&300].class, Class::Background);
+        assert!(read(&t, "forefront/bg/cgroup.procs").lines().any(|l| l == "300"));
+        assert_eq!(a.status()["runtime_scope"]["trees"], json!([300]));
+        // Twice, an unknown process, the agent itself, removing what is not there: refused.
+        assert!(a.handle(scope(300, false), peer()).error.unwrap().contains("already"));
+        assert!(a.handle(scope(4242, false), peer()).error.unwrap().contains("no process 4242"));
+        let me = std::process::id() as i32;
+        assert!(a.handle(scope(me, false), peer()).error.unwrap().contains("never managed"));
+        assert!(a.handle(scope(1, true), peer()).error.unwrap().contains("not in the run-time scope"));
+        // By uid: root's processes (init is excluded as the agent's ancestor only in a real
+        // tree; here pid 1 is an ordinary process of uid 0).
+        assert!(a.handle(Request::Scope { pid: None, uid: Some(0), cgroup: None, remove: false }, peer()).ok);
+        assert!(managed(&a).contains(&1));
+        assert!(a.handle(Request::Scope { pid: None, uid: Some(0), cgroup: None, remove: true }, peer()).ok);
+        // Out again: released.
+        assert!(a.handle(scope(300, true), peer()).ok);
+        assert_eq!(managed(&a), [100, 101, 200]);
+        a.shutdown();
     }
 
     #[test]

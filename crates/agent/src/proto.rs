@@ -6,6 +6,8 @@
 //! → {"cmd":"fg","cgroup":"/user.slice/app-x"}
 //! → {"cmd":"burst_end"}                      the launch/switch is over: resume background
 //! → {"cmd":"cell","name":"work"}             cell `work` is foreground, the other cells background
+//! → {"cmd":"scope","pid":4321}                 manage this process and its descendants (background
+//!                                              unless foreground); also "uid", "cgroup"; "remove":true undoes
 //! → {"cmd":"status"}
 //! ← {"ok":true,"message":"...","status":{...}}   or   {"ok":false,"error":"..."}
 //! ```
@@ -30,6 +32,19 @@ pub enum Request {
     },
     BurstEnd {},
     Status {},
+    /// Add to (or, with `remove`, take out of) the processes the agent manages, at run time:
+    /// a process tree, a uid or a cgroup, on top of the config's `[scope]`. A managed process
+    /// that is not foreground is background.
+    Scope {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cgroup: Option<String>,
+        #[serde(default)]
+        remove: bool,
+    },
     /// Make cell `name` (`[cells]` in the config) foreground: its processes FG, every other
     /// cell's BG; with `burst`, pause the background as for `fg`.
     Cell {
@@ -67,10 +82,15 @@ pub fn parse(line: &[u8]) -> Result<Request, String> {
     }
     let text = std::str::from_utf8(line).map_err(|_| "request is not UTF-8".to_owned())?;
     let req: Request = serde_json::from_str(text.trim()).map_err(|e| format!("bad request: {e}"))?;
-    if let Request::Fg { pid, uid, cgroup, .. } = &req {
+    let named = match &req {
+        Request::Fg { pid, uid, cgroup, .. } => Some(("fg", pid, uid, cgroup)),
+        Request::Scope { pid, uid, cgroup, .. } => Some(("scope", pid, uid, cgroup)),
+        _ => None,
+    };
+    if let Some((cmd, pid, uid, cgroup)) = named {
         let named = pid.is_some() as u8 + uid.is_some() as u8 + cgroup.is_some() as u8;
         if named != 1 {
-            return Err("fg needs exactly one of pid, uid, cgroup".into());
+            return Err(format!("{cmd} needs exactly one of pid, uid, cgroup"));
         }
         if pid.is_some_and(|p| p <= 0) {
             return Err("pid must be positive".into());
@@ -100,6 +120,12 @@ mod tests {
             Request::Fg { pid: Some(12), uid: None, cgroup: None, burst: true }
         );
         assert_eq!(parse(b"{\"cmd\":\"burst_end\"}\n").unwrap(), Request::BurstEnd {});
+        assert_eq!(
+            parse(br#"{"cmd":"scope","pid":77,"remove":true}"#).unwrap(),
+            Request::Scope { pid: Some(77), uid: None, cgroup: None, remove: true }
+        );
+        assert!(parse(br#"{"cmd":"scope","pid":7,"uid":3}"#).unwrap_err().contains("scope needs exactly one"));
+        assert!(parse(br#"{"cmd":"scope","cgroup":"../x"}"#).unwrap_err().contains("absolute"));
         assert_eq!(parse(br#"{"cmd":"status"}"#).unwrap(), Request::Status {});
         let r = Request::Fg { pid: None, uid: Some(10071), cgroup: None, burst: false };
         assert_eq!(parse(serde_json::to_string(&r).unwrap().as_bytes()).unwrap(), r);

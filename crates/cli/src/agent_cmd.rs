@@ -56,6 +56,26 @@ enum AgentCommand {
         #[command(flatten)]
         socket: SocketArgs,
     },
+    /// Add processes to those the agent manages at run time (on top of the config's
+    /// `[scope]`): a process and its descendants, a uid or a cgroup. A managed process that is
+    /// not foreground is background. --remove takes them out again (their knobs are restored).
+    ///
+    /// Example: forefront agent scope $(pgrep -o rsync)      # rsync and its children: background
+    #[command(verbatim_doc_comment)]
+    Scope {
+        /// Process id (its descendants follow).
+        #[arg(required_unless_present_any = ["uid", "cgroup"], conflicts_with_all = ["uid", "cgroup"])]
+        pid: Option<i32>,
+        #[arg(long, conflicts_with = "cgroup")]
+        uid: Option<u32>,
+        /// A cgroup path (in the hierarchy holding `cpu`).
+        #[arg(long)]
+        cgroup: Option<String>,
+        #[arg(long)]
+        remove: bool,
+        #[command(flatten)]
+        socket: SocketArgs,
+    },
     /// The launcher's fast path: name this process foreground (with --burst, pause the
     /// background), then exec CMD in its place — same pid, so the app's whole start-up, from
     /// its first instruction, runs foreground. If the agent cannot be reached the command
@@ -179,6 +199,11 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             // Only returns on failure.
             let err = std::process::Command::new(&command[0]).args(&command[1..]).exec();
             Err(anyhow::anyhow!("cannot run {}: {err}", command[0]))
+        }
+        AgentCommand::Scope { pid, uid, cgroup, remove, socket } => {
+            let r = call(&socket_of(&socket)?, Request::Scope { pid, uid, cgroup, remove })?;
+            println!("{}", r.message.unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
         }
         AgentCommand::Cell { name, burst, socket } => {
             let r = call(&socket_of(&socket)?, Request::Cell { name, burst })?;

@@ -454,3 +454,31 @@ fn agent_exec_makes_the_launched_command_foreground_from_its_first_instruction()
     assert!(text.contains(&format!(":/{}/fg", rig.group)), "the command runs in the FG group: {text}");
     assert!(text.contains("FREEZING") || text.contains("FROZEN"), "the background is being paused: {text}");
 }
+
+#[test]
+fn scope_at_run_time_moves_a_process_to_the_background_and_back() {
+    real_kernel_or_skip!("scope_at_run_time_moves_a_process_to_the_background_and_back");
+    let mut rig = Rig::new("scope");
+    let (p, _) = rig.spawn_ticker();
+    let before = (cgroup_line(p, "cpu"), cgroup_line(p, "blkio"), ioprio_class(p));
+    // Nothing in the config's scope: the agent manages no process until told.
+    let cfg = rig.config(&[], "");
+    rig.start_agent(&cfg);
+    assert_eq!(cgroup_line(p, "cpu"), before.0, "not managed before `scope`");
+    let out = rig.cli(&["scope", &p.to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("joined"));
+    let bgdir = format!("/{}/bg", rig.group);
+    assert_eq!(cgroup_line(p, "cpu"), bgdir);
+    assert_eq!(cgroup_line(p, "blkio"), bgdir);
+    assert_eq!(ioprio_class(p), 3, "idle I/O class");
+    assert_eq!(rig.status()["runtime_scope"]["trees"][0], p);
+    // Twice is refused with the reason; the agent lives on.
+    let again = rig.cli(&["scope", &p.to_string()]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("already"));
+    let out = rig.cli(&["scope", &p.to_string(), "--remove"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!((cgroup_line(p, "cpu"), cgroup_line(p, "blkio"), ioprio_class(p)), before, "restored on removal");
+    let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
+    assert!(status.success(), "{status:?}");
+}
