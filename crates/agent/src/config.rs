@@ -109,6 +109,10 @@ pub struct PauseSection {
     pub max_ms: u64,
     /// Minimum time between the end of one pause and the start of the next (ms).
     pub min_gap_ms: u64,
+    /// End a pause early once the foreground has done no block I/O (`read_bytes` +
+    /// `write_bytes` of `/proc/PID/io`, over every foreground process) for this long (ms):
+    /// its start-up I/O is over. 0 = off (a pause ends on `burst_end` or at `max_ms`).
+    pub idle_end_ms: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -172,7 +176,7 @@ impl Default for IoSection {
 
 impl Default for PauseSection {
     fn default() -> Self {
-        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000 }
+        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 0 }
     }
 }
 

@@ -102,6 +102,9 @@ pub struct Agent {
     name_cgroup: BTreeMap<i32, String>,
     /// Never managed: the agent, its ancestors, its watchdog.
     exclude: BTreeSet<i32>,
+    /// During a pause with `pause.idle_end_ms`: the foreground's block I/O bytes when last
+    /// seen changing, and when (ms).
+    fg_io: Option<(u64, u64)>,
     /// Scope added at run time (`scope` requests), on top of the config's `[scope]`.
     runtime_scope: crate::config::ScopeSection,
     watchdog: Option<WatchdogLink>,
@@ -191,6 +194,7 @@ impl Agent {
             name_cgroup: BTreeMap::new(),
             exclude,
             runtime_scope: Default::default(),
+            fg_io: None,
             watchdog: None,
             epoch: Instant::now(),
             last_scan: None,
@@ -357,12 +361,35 @@ impl Agent {
         };
         if let Some(d) = self.gate.deadline() {
             wait = wait.min(Duration::from_millis(d.saturating_sub(self.now_ms())));
+            if self.fg_io.is_some() {
+                // Watching the foreground's I/O: look every 20 ms.
+                wait = wait.min(Duration::from_millis(20));
+            }
         }
         wait
     }
 
+    /// Block I/O bytes of every foreground process so far.
+    fn fg_io_bytes(&self) -> u64 {
+        self.members
+            .iter()
+            .filter(|(_, m)| m.class == Class::Foreground)
+            .filter_map(|(pid, _)| procfs::io(&self.root, *pid).ok())
+            .map(|c| c.read_bytes + c.write_bytes)
+            .sum()
+    }
+
     /// Periodic work: end an overdue pause, place new processes.
     pub fn tick(&mut self) {
+        if let Some((last, since)) = self.fg_io {
+            let (now, bytes) = (self.now_ms(), self.fg_io_bytes());
+            if bytes != last {
+                self.fg_io = Some((bytes, now));
+            } else if now.saturating_sub(since) >= self.cfg.pause.idle_end_ms {
+                (self.log)(&format!("foreground idle on I/O for {} ms: resuming background", self.cfg.pause.idle_end_ms));
+                self.thaw();
+            }
+        }
         if self.gate.expired(self.now_ms()) {
             (self.log)("pause deadline reached: resuming background");
             self.thaw();
@@ -708,6 +735,9 @@ impl Agent {
         // cgroup.events). The reply does not wait for it: the launch it unblocks runs while the
         // background freezes, not after ([`Agent::after_reply`] waits, off the launcher's path).
         self.settling = Some((t0, groups));
+        if self.cfg.pause.idle_end_ms > 0 {
+            self.fg_io = Some((self.fg_io_bytes(), now));
+        }
         Ok(t0.elapsed().as_secs_f64() * 1000.0)
     }
 
@@ -726,6 +756,7 @@ impl Agent {
 
     /// Ends the pause in progress; returns whether there was one.
     fn thaw(&mut self) -> bool {
+        self.fg_io = None;
         let was = self.gate.end(self.now_ms());
         if !was {
             return false;
@@ -871,6 +902,43 @@ mod tests {
 
     fn peer() -> Peer {
         Peer { pid: 999_999, uid: 0, gid: 0 }
+    }
+
+    #[test]
+    fn a_pause_ends_when_the_foreground_stops_doing_io() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.idle_end_ms = 60;
+        let io = |bytes: u64| {
+            for pid in [100, 101] {
+                std::fs::write(
+                    t.path().join(format!("proc/{pid}/io")),
+                    format!("rchar: {bytes}\nwchar: 0\nread_bytes: {bytes}\nwrite_bytes: 0\n"),
+                )
+                .unwrap();
+            }
+        };
+        io(0);
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let r = a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.ok && r.message.unwrap().contains("paused"));
+        assert!(a.next_wake() <= Duration::from_millis(20), "the loop watches the foreground's I/O");
+        // The launch keeps reading: the pause holds past idle_end_ms.
+        for k in 1..=5 {
+            std::thread::sleep(Duration::from_millis(25));
+            io(k * 4096);
+            a.tick();
+            assert!(a.gate.deadline().is_some(), "paused while the foreground reads ({k})");
+        }
+        // Then it stops: the pause ends idle_end_ms later, long before max_ms.
+        let stopped = Instant::now();
+        while a.gate.deadline().is_some() {
+            assert!(stopped.elapsed() < Duration::from_millis(1000), "the pause did not end");
+            std::thread::sleep(Duration::from_millis(5));
+            a.tick();
+        }
+        assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
     }
 
     #[test]

@@ -482,3 +482,61 @@ fn scope_at_run_time_moves_a_process_to_the_background_and_back() {
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn a_pause_ends_once_the_foreground_goes_idle_on_io() {
+    real_kernel_or_skip!("a_pause_ends_once_the_foreground_goes_idle_on_io");
+    let mut rig = Rig::new("idle");
+    let (bg, _) = rig.spawn_ticker();
+    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 20000\nmin_gap_ms = 0\nidle_end_ms = 200\n");
+    rig.start_agent(&cfg);
+    let paused = |rig: &Rig| !rig.status()["paused"].is_null();
+    let wait_unpaused = |rig: &Rig, limit: Duration| {
+        let t0 = Instant::now();
+        while paused(rig) {
+            if t0.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Some(t0.elapsed())
+    };
+    // A foreground that reads with O_DIRECT (block I/O every few ms) keeps the pause on...
+    let data = rig.dir.path().join("data");
+    std::fs::write(&data, vec![7u8; 16 << 20]).unwrap();
+    let reader = Command::new("dd")
+        .arg(format!("if={}", data.display()))
+        .args(["of=/dev/null", "bs=4k", "iflag=direct", "status=none"])
+        .spawn()
+        .unwrap();
+    let rpid = reader.id() as i32;
+    rig.children.push(reader);
+    let out = rig.cli(&["fg", &rpid.to_string(), "--burst"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_millis(500));
+    let still_reading = std::fs::metadata(format!("/proc/{rpid}/io")).is_ok()
+        && std::fs::read_to_string(format!("/proc/{rpid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    if still_reading {
+        assert!(paused(&rig), "paused while the foreground still reads");
+    } else {
+        skip_note("the direct reader finished in under 500 ms: its half of the test proves nothing here");
+    }
+    assert!(wait_unpaused(&rig, Duration::from_secs(15)).is_some(), "the pause never ended");
+    // ...and a foreground that does no I/O ends it after idle_end_ms, long before max_ms.
+    let idle = Command::new("sleep").arg("30").spawn().unwrap();
+    let ipid = idle.id() as i32;
+    rig.children.push(idle);
+    let t0 = Instant::now();
+    let out = rig.cli(&["fg", &ipid.to_string(), "--burst"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("paused"));
+    let ended = wait_unpaused(&rig, Duration::from_secs(5)).expect("pause still on after 5 s");
+    let total = t0.elapsed();
+    assert!(
+        total >= Duration::from_millis(190) && total < Duration::from_millis(2000),
+        "ended after {ended:?} ({total:?} from the request)"
+    );
+    assert_eq!(read(rig.gdir("freezer", "bg").join("freezer.state")), "THAWED");
+    let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
+    assert!(status.success(), "{status:?}");
+}
