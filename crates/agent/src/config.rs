@@ -31,11 +31,50 @@ pub struct Config {
     pub io: IoSection,
     pub pause: PauseSection,
     pub memory: MemorySection,
+    pub rules: RulesSection,
     /// Cells (Cells, SOSP'11: virtual phones): name → the cgroup subtree holding the cell's
     /// processes (a path in the hierarchy holding `cpu`, e.g. a systemd slice). Cells are in
     /// scope; `forefront agent cell NAME` makes one cell foreground and every other cell
     /// background.
     pub cells: std::collections::BTreeMap<String, String>,
+}
+
+/// Rules that name the foreground without a caller: a matching program becomes the foreground
+/// the moment it starts (exec notifications from the kernel's process-events connector; at
+/// the next rescan where that is unavailable). Programs already running when the agent starts
+/// do not fire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RulesSection {
+    /// Program names (`comm`: the executable's name, cut to 15 bytes by the kernel).
+    pub fg_commands: Vec<String>,
+    /// systemd units (the last component of the process's cgroup, e.g. `firefox.service`); a
+    /// trailing `*` matches any suffix (`app-firefox-*` for `app-firefox-1234.scope`).
+    pub fg_units: Vec<String>,
+    /// Pause the background when a rule fires, as `fg --burst` does.
+    pub burst: bool,
+}
+
+impl Default for RulesSection {
+    fn default() -> Self {
+        RulesSection { fg_commands: vec![], fg_units: vec![], burst: true }
+    }
+}
+
+impl RulesSection {
+    pub fn is_empty(&self) -> bool {
+        self.fg_commands.is_empty() && self.fg_units.is_empty()
+    }
+
+    /// Whether a process named `comm` in group `cgroup` (its path) matches a rule.
+    pub fn matches(&self, comm: &str, cgroup: &str) -> bool {
+        let unit = cgroup.rsplit('/').next().unwrap_or("");
+        self.fg_commands.iter().any(|c| c == comm)
+            || self.fg_units.iter().any(|u| match u.strip_suffix('*') {
+                Some(prefix) => unit.starts_with(prefix),
+                None => unit == u,
+            })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -190,6 +229,7 @@ impl Default for Config {
             io: IoSection::default(),
             pause: PauseSection::default(),
             memory: MemorySection::default(),
+            rules: RulesSection::default(),
             cells: Default::default(),
         }
     }
@@ -232,6 +272,24 @@ impl Config {
                 return bad("cells", format!("cell {name:?} = {path:?}: need a name and an absolute group path without '..'"));
             }
         }
+        if let Some(c) = self.rules.fg_commands.iter().find(|c| c.is_empty() || c.len() > 15) {
+            return bad(
+                "rules.fg_commands",
+                format!("{c:?}: a command name is what the kernel keeps as `comm`: 1 to 15 bytes (it cuts longer names)"),
+            );
+        }
+        if let Some(u) = self.rules.fg_units.iter().find(|u| u.is_empty() || u.contains('/') || u[..u.len() - 1].contains('*')) {
+            return bad("rules.fg_units", format!("{u:?}: a unit name (no '/'), with '*' only at its end"));
+        }
+        if self.pause.idle_end_ms > self.pause.max_ms {
+            return bad(
+                "pause.idle_end_ms",
+                format!(
+                    "{} is longer than pause.max_ms ({}): it could never end a pause",
+                    self.pause.idle_end_ms, self.pause.max_ms
+                ),
+            );
+        }
         let g = &self.agent.group;
         if g.is_empty() || g.contains('/') || g == "." || g == ".." {
             return bad("agent.group", format!("{g:?} must be one plain directory name"));
@@ -243,6 +301,28 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rules_match_commands_and_units_and_bad_ones_are_refused() {
+        let r = RulesSection {
+            fg_commands: vec!["lowriter".into()],
+            fg_units: vec!["app-firefox-*".into(), "gimp.service".into()],
+            burst: true,
+        };
+        assert!(r.matches("lowriter", "/user.slice"));
+        assert!(r.matches("firefox-bin", "/user.slice/app-firefox-1234.scope"));
+        assert!(r.matches("gimp", "/system.slice/gimp.service"));
+        assert!(!r.matches("gimp", "/system.slice/gimp.service/sub"));
+        assert!(!r.matches("xterm", "/user.slice/app-xterm-1.scope"));
+        let e = Config::parse(Path::new("a.toml"), "[rules]\nfg_commands = [\"a-very-long-program-name\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rules.fg_commands") && e.contains("15 bytes"), "{e}");
+        let e = Config::parse(Path::new("a.toml"), "[rules]\nfg_units = [\"a*b\"]\n").unwrap_err().to_string();
+        assert!(e.contains("rules.fg_units"), "{e}");
+        let e = Config::parse(Path::new("a.toml"), "[pause]\nmax_ms = 100\nidle_end_ms = 500\n").unwrap_err().to_string();
+        assert!(e.contains("pause.idle_end_ms"), "{e}");
+    }
 
     #[test]
     fn empty_file_is_the_default() {

@@ -21,6 +21,8 @@ pub enum Event {
     Request { req: Request, peer: Peer, reply: mpsc::Sender<Response> },
     /// SIGTERM, SIGINT or SIGHUP: restore everything and exit.
     Signal(i32),
+    /// A process exec'd (the kernel's process-events connector): a `[rules]` candidate.
+    Exec(i32),
 }
 
 /// Credentials of the process at the other end of the socket (`SO_PEERCRED`).
@@ -105,6 +107,11 @@ pub struct Agent {
     /// During a pause with `pause.idle_end_ms`: the foreground's block I/O bytes when last
     /// seen changing, and when (ms).
     fg_io: Option<(u64, u64)>,
+    /// Processes (pid, start time) a `[rules]` rule matched already, or that matched when the
+    /// agent started: a rule fires once per process start.
+    rule_seen: BTreeSet<(i32, u64)>,
+    /// The first scan has recorded the matching processes already running.
+    rules_primed: bool,
     /// Scope added at run time (`scope` requests), on top of the config's `[scope]`.
     runtime_scope: crate::config::ScopeSection,
     watchdog: Option<WatchdogLink>,
@@ -195,6 +202,8 @@ impl Agent {
             exclude,
             runtime_scope: Default::default(),
             fg_io: None,
+            rule_seen: BTreeSet::new(),
+            rules_primed: false,
             watchdog: None,
             epoch: Instant::now(),
             last_scan: None,
@@ -429,7 +438,9 @@ impl Agent {
             Ok(s) => s,
             Err(e) => return (self.log)(&format!("scan: {e}")),
         };
-        let need_names = !self.rules(None).scope_cgroups.is_empty() || matches!(self.fg, Foreground::Cgroup(_));
+        let need_names = !self.rules(None).scope_cgroups.is_empty()
+            || matches!(self.fg, Foreground::Cgroup(_))
+            || !self.cfg.rules.fg_units.is_empty();
         let naming = if need_names { self.naming_controller() } else { None };
         let mut procs = Vec::with_capacity(snap.len());
         let mut starts = BTreeMap::new();
@@ -443,6 +454,28 @@ impl Agent {
             };
             starts.insert(s.pid, (s.start_time, s.comm.clone()));
             procs.push(Process { pid: s.pid, ppid: s.ppid, uid: s.uid, comm: s.comm.clone(), cgroup });
+        }
+        if !self.cfg.rules.is_empty() {
+            // Rules at rescan time: where exec notifications are missing (or were missed).
+            // Processes already running at the first scan never fire.
+            let fire = self.rules_primed;
+            self.rules_primed = true;
+            let mut newest = None;
+            for p in &procs {
+                let key = (p.pid, starts[&p.pid].0);
+                if self.cfg.rules.matches(&p.comm, &p.cgroup)
+                    && !self.exclude.contains(&p.pid)
+                    && self.rule_seen.insert(key)
+                    && fire
+                {
+                    newest = newest.max(Some((key.1, p.pid, p.comm.clone())));
+                }
+            }
+            self.rule_seen.retain(|(pid, st)| starts.get(pid).is_some_and(|(s, _)| s == st));
+            if let Some((_, pid, comm)) = newest {
+                (self.log)(&format!("rule: {comm} (pid {pid}) started: foreground (found by a scan)"));
+                self.fg = Foreground::Pids(vec![pid]);
+            }
         }
         let mut classes = classify(&procs, &self.fg, &self.rules(peer));
         if let Some(p) = peer {
@@ -638,6 +671,36 @@ impl Agent {
                 self.fg = fg;
                 self.rescan((!names_itself).then_some(peer.pid));
                 self.foreground_reply(&what, burst)
+            }
+        }
+    }
+
+    /// A process exec'd: if it matches a `[rules]` rule, it is the foreground now (with
+    /// `rules.burst`, the background pauses as for `fg --burst`).
+    pub fn on_exec(&mut self, pid: i32) {
+        if self.cfg.rules.is_empty() || self.exclude.contains(&pid) {
+            return;
+        }
+        let Ok(st) = procfs::stat(&self.root, pid) else { return };
+        let cgroup = if self.cfg.rules.fg_units.is_empty() {
+            String::new()
+        } else {
+            let naming = self.naming_controller();
+            procfs::cgroups(&self.root, pid).ok().and_then(|l| procfs::cgroup_of(&l, naming)).unwrap_or_default()
+        };
+        if !self.cfg.rules.matches(&st.comm, &cgroup) || !self.rule_seen.insert((pid, st.start_time)) {
+            return;
+        }
+        (self.log)(&format!(
+            "rule: {} (pid {pid}) started: foreground{}",
+            st.comm,
+            if self.cfg.rules.burst { ", burst" } else { "" }
+        ));
+        self.fg = Foreground::Pids(vec![pid]);
+        self.rescan(None);
+        if self.cfg.rules.burst {
+            if let Err(why) = self.freeze() {
+                (self.log)(&format!("rule: background not paused: {why}"));
             }
         }
     }

@@ -30,6 +30,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod pause;
+pub mod procevents;
 pub mod proto;
 pub mod state;
 pub mod watchdog;
@@ -71,14 +72,45 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
     };
     {
         let allow = cfg.control.clone();
+        let tx = tx.clone();
         std::thread::spawn(move || control::serve(listener, allow, tx, log));
     }
     log(&format!("listening on {}", cfg.agent.socket.display()));
+    if !cfg.rules.is_empty() {
+        match procevents::listen() {
+            Ok(ev) => {
+                let tx = tx.clone();
+                std::thread::spawn(move || loop {
+                    match ev.next() {
+                        Ok(pids) => {
+                            for pid in pids {
+                                if tx.send(Event::Exec(pid)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            log(&format!("rules: exec notifications stopped ({e}); rules fire at rescans"));
+                            return;
+                        }
+                    }
+                });
+                log("rules: watching program starts (process-events connector)");
+            }
+            Err(e) => {
+                log(&format!("rules: no exec notifications ({e}); rules fire at rescans, every {} ms", cfg.agent.rescan_ms))
+            }
+        }
+    }
     loop {
         match rx.recv_timeout(agent.next_wake()) {
             Ok(Event::Request { req, peer, reply }) => {
                 let _ = reply.send(agent.handle(req, peer));
                 // After the reply: what a launcher need not wait for.
+                agent.after_reply();
+            }
+            Ok(Event::Exec(pid)) => {
+                agent.on_exec(pid);
                 agent.after_reply();
             }
             Ok(Event::Signal(sig)) => {

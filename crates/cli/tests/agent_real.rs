@@ -540,3 +540,44 @@ fn a_pause_ends_once_the_foreground_goes_idle_on_io() {
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn a_rule_makes_a_program_foreground_the_moment_it_starts() {
+    real_kernel_or_skip!("a_rule_makes_a_program_foreground_the_moment_it_starts");
+    let mut rig = Rig::new("rule");
+    let (bg, _) = rig.spawn_ticker();
+    // A program with a name of our own (comm = the executable's file name).
+    let probe = rig.dir.path().join("ffruleprobe");
+    std::fs::copy("/bin/sleep", &probe).unwrap();
+    // One copy runs before the agent starts: a rule fires on a start, not on what runs already.
+    let early = Command::new(&probe).arg("30").spawn().unwrap();
+    let early_pid = early.id() as i32;
+    rig.children.push(early);
+    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 5000\n[rules]\nfg_commands = [\"ffruleprobe\"]\n");
+    rig.start_agent(&cfg);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(rig.status()["foreground"], "none", "the copy that ran first did not fire");
+    let t0 = Instant::now();
+    let late = Command::new(&probe).arg("30").spawn().unwrap();
+    let pid = late.id() as i32;
+    rig.children.push(late);
+    let fgdir = format!("/{}/fg", rig.group);
+    while cgroup_line(pid, "cpu") != fgdir {
+        assert!(
+            t0.elapsed() < Duration::from_secs(3),
+            "the rule never fired; log:\n{}",
+            std::fs::read_to_string(rig.log()).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!("rule fired {:.1} ms after spawn", t0.elapsed().as_secs_f64() * 1e3);
+    let st = rig.status();
+    assert_eq!(st["foreground"]["pids"][0], pid, "{st}");
+    assert!(!st["paused"].is_null(), "rules.burst pauses the background");
+    assert_eq!(cgroup_line(bg, "cpu"), format!("/{}/bg", rig.group));
+    assert_ne!(cgroup_line(early_pid, "cpu"), fgdir, "only the new start is foreground");
+    let log = std::fs::read_to_string(rig.log()).unwrap_or_default();
+    assert!(log.contains("rule: ffruleprobe (pid"), "{log}");
+    let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
+    assert!(status.success(), "{status:?}");
+}
