@@ -25,6 +25,9 @@ pub enum Fg {
 pub enum Bg {
     Update,
     Upload,
+    /// Half the background processes update (write), half upload (read): the S suite's
+    /// mixed readers + writers cell.
+    Mixed,
     None,
 }
 
@@ -354,7 +357,11 @@ fn read_line(r: &mut BufReader<ChildStdout>, what: &str) -> Result<String, Bench
 fn bg_bytes(pids: &[i32], bg: Bg) -> u64 {
     pids.iter()
         .filter_map(|p| procfs::io(Path::new("/"), *p).ok())
-        .map(|c| if bg == Bg::Update { c.wchar } else { c.rchar })
+        .map(|c| match bg {
+            Bg::Update => c.wchar,
+            Bg::Mixed => c.wchar + c.rchar,
+            _ => c.rchar,
+        })
         .sum()
 }
 
@@ -386,8 +393,12 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
 
     let mut workers = vec![];
     if plan.bg != Bg::None && mode != Mode::Alone {
-        let kind = if plan.bg == Bg::Update { "update" } else { "upload" };
-        for f in bg_files {
+        for (i, f) in bg_files.iter().enumerate() {
+            let kind = match plan.bg {
+                Bg::Update => "update",
+                Bg::Mixed if i % 2 == 0 => "update",
+                _ => "upload",
+            };
             let mut c = Command::new(&plan.exe);
             c.args(["bench", "worker", "--bg", kind, "--file"]).arg(f).stdin(Stdio::null());
             if mode == Mode::IoniceIdle {

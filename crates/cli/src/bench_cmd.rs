@@ -61,6 +61,8 @@ enum BgArg {
     Update,
     /// Large sequential reads (dropped from the cache as they go).
     Upload,
+    /// Half the processes update, half upload (readers + writers).
+    Mixed,
     /// No background workload.
     None,
 }
@@ -150,7 +152,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             match bg {
                 BgArg::Update => forefront_bench::ops::update_forever(&file)?,
                 BgArg::Upload => forefront_bench::ops::upload_forever(&file)?,
-                BgArg::None => {}
+                BgArg::Mixed | BgArg::None => anyhow::bail!("a worker is an update or an upload"),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -189,6 +191,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         bg: match a.bg {
             BgArg::Update => Bg::Update,
             BgArg::Upload => Bg::Upload,
+            BgArg::Mixed => Bg::Mixed,
             BgArg::None => Bg::None,
         },
         runs: a.runs as usize,
