@@ -9,7 +9,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_forefront");
 
 /// Runs `args` with stdout on a pipe nobody reads; returns (status, stderr).
 fn run_into_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
-    let (reader, writer) = std::io::pipe().unwrap();
+    let (reader, writer) = nix::unistd::pipe().unwrap();
     drop(reader);
     let out = Command::new(BIN).args(args).stdout(Stdio::from(writer)).stderr(Stdio::piped()).output().unwrap();
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
