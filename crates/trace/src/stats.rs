@@ -52,6 +52,115 @@ impl FgSelector {
     pub fn matches(&self, pid: u32, comm: Option<&str>) -> bool {
         self.pids.contains(&pid) || comm.is_some_and(|c| self.comms.iter().any(|x| x == c))
     }
+
+    /// The `--fg` rule of `trace stats`, `trace convert` and `sim replay`: every value must
+    /// match something in the trace. The first value that matches nothing is an error naming
+    /// it, with the closest name present and a few of the names (or ids) the trace has.
+    pub fn check(&self, present: &TraceNames) -> Result<(), FgError> {
+        for c in &self.comms {
+            if present.comms.contains(c) {
+                continue;
+            }
+            let suggestion = present
+                .comms
+                .iter()
+                .map(|n| (strsim::jaro_winkler(c, n), n))
+                .filter(|(score, _)| *score >= 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, n)| n.clone());
+            let present = if present.comms.is_empty() {
+                format!("this trace names no process; its ids: {}", few(present.ids.iter()))
+            } else {
+                format!("names in the trace: {}", few(present.comms.iter()))
+            };
+            return Err(FgError { value: c.clone(), suggestion, present });
+        }
+        for p in &self.pids {
+            if !present.ids.contains(p) {
+                let present = if present.ids.is_empty() {
+                    "this trace has no process or thread ids".to_owned()
+                } else {
+                    format!("ids in the trace: {}", few(present.ids.iter()))
+                };
+                return Err(FgError { value: p.to_string(), suggestion: None, present });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Up to 8 items, then how many there are in all.
+fn few<T: std::fmt::Display>(items: impl ExactSizeIterator<Item = T>) -> String {
+    let n = items.len();
+    let mut s = items.take(8).map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    if n > 8 {
+        let _ = write!(s, ", … ({n} in all)");
+    }
+    s
+}
+
+/// An `--fg` value that matches no process or thread of the trace.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--fg {value}: matches no process or thread in the trace{}; {present}", suggestion.as_ref().map_or_else(String::new, |s| format!(" (did you mean `{s}`?)")))]
+pub struct FgError {
+    /// The value as given.
+    pub value: String,
+    /// The closest process name present, if one is close.
+    pub suggestion: Option<String>,
+    /// A few of the names or ids the trace has.
+    pub present: String,
+}
+
+/// The process ids, thread ids and process names a trace mentions, which `--fg` values are
+/// checked against ([`FgSelector::check`]).
+#[derive(Clone, Debug, Default)]
+pub struct TraceNames {
+    pub ids: std::collections::BTreeSet<u32>,
+    pub comms: std::collections::BTreeSet<String>,
+}
+
+impl TraceNames {
+    /// Adds the ids and names one record carries (those `--fg` can select it by).
+    pub fn add(&mut self, r: &TraceRecord) {
+        let mut name = |c: Option<&str>| {
+            if let Some(c) = c {
+                if !self.comms.contains(c) {
+                    self.comms.insert(c.to_owned());
+                }
+            }
+        };
+        match r {
+            TraceRecord::Block(b) => {
+                name(b.comm.as_deref());
+                self.ids.insert(b.pid);
+            }
+            TraceRecord::Syscall(c) => {
+                name(c.comm.as_deref());
+                self.ids.insert(c.tid);
+            }
+            TraceRecord::Span(s) => {
+                self.ids.insert(s.pid);
+            }
+            TraceRecord::Sched(s) => match &s.event {
+                SchedEvent::Switch { prev_pid, prev_comm, .. } => {
+                    name(Some(prev_comm));
+                    self.ids.insert(*prev_pid);
+                }
+                SchedEvent::Wakeup { pid, comm, .. } => {
+                    name(Some(comm));
+                    self.ids.insert(*pid);
+                }
+            },
+        }
+    }
+
+    /// The names and ids of a finished statistics pass.
+    pub fn of_stats(s: &TraceStats) -> TraceNames {
+        TraceNames {
+            ids: s.processes.keys().copied().collect(),
+            comms: s.processes.values().filter_map(|p| p.comm.clone()).collect(),
+        }
+    }
 }
 
 /// A latency distribution summary, nanoseconds.
@@ -190,8 +299,11 @@ pub struct TraceStats {
     pub latency: BTreeMap<String, LatencySummary>,
     pub duration_ns: u64,
     pub processes: BTreeMap<u32, ProcessStats>,
-    pub fg: SplitStats,
-    pub bg: SplitStats,
+    /// The FG/BG split: present only when `--fg` selected something (no `--fg`, no split).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fg: Option<SplitStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bg: Option<SplitStats>,
     pub fg_selector: Vec<String>,
 }
 
@@ -518,8 +630,13 @@ impl StatsBuilder {
             s.sched = Some(std::mem::take(&mut self.sched));
         }
         s.latency = self.hists.iter().map(|(k, h)| (k.clone(), h.summary())).collect();
+        if !self.fg.is_empty() {
+            s.fg = Some(SplitStats::default());
+            s.bg = Some(SplitStats::default());
+        }
         for p in s.processes.values() {
             let side = if p.fg { &mut s.fg } else { &mut s.bg };
+            let Some(side) = side else { continue };
             side.processes += 1;
             side.records += p.records;
             side.reads += p.reads;
@@ -623,6 +740,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
         "side", "processes", "records", "reads", "writes", "read", "written"
     );
     for (name, side) in [("FG", &s.fg), ("BG", &s.bg)] {
+        let Some(side) = side else { continue };
         let _ = writeln!(
             o,
             "{name:<4} {:>9} {:>10} {:>8} {:>8} {:>12} {:>12}",
@@ -635,7 +753,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
         );
     }
     if s.fg_selector.is_empty() {
-        let _ = writeln!(o, "(no --fg given: everything is BG)");
+        let _ = writeln!(o, "(no --fg given: no FG/BG split)");
     }
     let mut procs: Vec<_> = s.processes.iter().collect();
     procs.sort_by(|a, b| {

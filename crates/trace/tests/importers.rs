@@ -49,7 +49,7 @@ fn facebook_mobigen_trace() {
     assert_eq!((s.bytes_read, s.bytes_written), (5_084_371, 12_307_016));
     let f = s.seq_fraction.unwrap();
     assert!((0.0..=1.0).contains(&f));
-    assert_eq!(s.fg.processes, 1);
+    assert_eq!(s.fg.as_ref().unwrap().processes, 1);
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn blkparse_sample() {
         assert!(a.get(code).copied().unwrap_or(0) > 0, "no {code} events");
     }
     assert!(s.latency["d2c"].count == 40 && s.latency["q2d"].count > 0);
-    assert!(s.fg.bytes_read > 0 && s.bg.bytes_written > 0);
+    assert!(s.fg.as_ref().unwrap().bytes_read > 0 && s.bg.as_ref().unwrap().bytes_written > 0);
 }
 
 #[test]
