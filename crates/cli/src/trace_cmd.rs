@@ -32,6 +32,10 @@ enum TraceCommand {
     /// Record the block I/O of a workload on DEV as blkparse text (via the ftrace `blk`
     /// tracer; tracefs state is restored afterwards, also on errors and Ctrl-C).
     ///
+    /// The workload runs in a process group of its own; the whole group (whatever it started
+    /// in the background too) is ended when the workload exits, when --duration is over, and
+    /// on Ctrl-C, SIGTERM or SIGHUP.
+    ///
     /// Example: forefront trace capture --dev loop0 -o io.txt -- dd if=/dev/zero of=/dev/loop0 bs=4k count=100 oflag=direct
     Capture(CaptureArgs),
     /// Convert a trace to Chrome trace-event JSON for Perfetto (ui.perfetto.dev) or
@@ -87,7 +91,7 @@ struct CaptureArgs {
     /// Block device to trace (`loop0`, `/dev/nvme0n1`, `sda1`).
     #[arg(long)]
     dev: String,
-    /// Stop after this many seconds (the workload is killed if still running).
+    /// Stop after this many seconds (the workload's process group is ended if still running).
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
     /// Output file (default: stdout). An existing file is kept unless --force.
@@ -173,6 +177,8 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
     opts.command = a.command;
     opts.settle = Duration::from_millis(a.settle_ms);
+    // A wrong --dev (or nothing to run) fails before the output file is created or truncated.
+    forefront_trace::capture::check(&opts)?;
     if let Some(p) = &a.output {
         refuse_existing(p, a.force)?;
     }
