@@ -244,6 +244,27 @@ fn starved_background_apps_are_warned_about() {
 }
 
 #[test]
+fn a_run_cut_off_before_the_foreground_finished_is_warned_about() {
+    // With 2 uploaders, switch-upload's 20 switches do not all fit in its 60 s.
+    let out = forefront(&["sim", "run", "switch-upload", "--format", "json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: the run ended at the scenario's duration (60 s of simulated time) before the foreground finished"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = v["warnings"].as_array().unwrap();
+    assert!(w.iter().any(|w| w.as_str().unwrap().contains("before the foreground finished")), "{w:?}");
+    // Alone, the camera app finishes its 20 switches: no warning.
+    let out = forefront(&["sim", "run", "switch-upload", "--bg-apps", "0", "--format", "json"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["metrics"]["fg_samples_ms"].as_array().map(Vec::len), Some(20));
+    assert!(v.get("warnings").is_none());
+}
+
+#[test]
 fn trace_convert_keeps_an_existing_output_unless_forced() {
     let dir = std::env::temp_dir().join(format!("forefront-convert-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

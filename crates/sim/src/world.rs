@@ -176,6 +176,9 @@ pub struct Outcome {
     /// Background apps' threads: how many, and their time blocked on the network (ns).
     pub bg_threads: u64,
     pub bg_net_wait_ns: u64,
+    /// Foreground threads that had not finished their program when the run ended (at the
+    /// scenario's duration); 0 when the run ended because they all had.
+    pub fg_threads_unfinished: u64,
 }
 
 pub struct World {
@@ -762,6 +765,7 @@ impl World {
             ui,
             bg_threads,
             bg_net_wait_ns,
+            fg_threads_unfinished: if self.fg_done_at.is_some() { 0 } else { self.fg_tasks_left as u64 },
         }
     }
 
