@@ -80,12 +80,25 @@ fn parse_errors_and_lenient_mode() {
 #[test]
 fn table_output_names_the_sections() {
     let f = testdata("strace-f-tt-T.txt");
-    let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
+    let out = forefront(&["trace", "stats", f.to_str().unwrap(), "--fg", "dd"]);
     assert!(out.status.success());
     let t = String::from_utf8(out.stdout).unwrap();
-    for s in ["format          strace", "syscalls:", "request sizes", "latency", "FG", "BG"] {
+    for s in [
+        "format          strace",
+        "syscalls:",
+        "request sizes",
+        "| latency ",
+        "FG/BG split (--fg dd):",
+        "| FG ",
+        "| BG ",
+        "processes:",
+    ] {
         assert!(t.contains(s), "missing `{s}` in\n{t}");
     }
+    // Without --fg: no split, no fg column.
+    let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
+    let t = String::from_utf8(out.stdout).unwrap();
+    assert!(t.contains("(no --fg given: no FG/BG split)") && !t.contains("| FG ") && !t.contains("| fg "), "{t}");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Golden tests: every sample under testdata/traces imports to the checked-in statistics
-//! (`*.stats.json`), and bad input fails with file:line:column.
+//! (`*.stats.json`, and their `trace stats` table, `*.stats.txt`), and bad input fails with
+//! file:line:column.
 //! Regenerate the goldens with `FOREFRONT_BLESS=1 cargo test -p forefront-trace --test importers`.
 
 mod common;
@@ -7,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use forefront_record::trace::{BlockAction, SchedEvent, TraceRecord};
-use forefront_trace::stats::{FgSelector, StatsBuilder, TraceStats};
+use forefront_trace::stats::{render_table, FgSelector, StatsBuilder, TraceStats};
 use forefront_trace::{read_all, InputFormat, ReadOptions, TraceError, TraceReader};
 
 fn stats_of(paths: &[PathBuf], fg: &[&str]) -> TraceStats {
@@ -28,6 +29,13 @@ fn golden(name: &str, paths: &[PathBuf], fg: &[&str]) -> TraceStats {
     }
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with FOREFRONT_BLESS=1)", path.display()));
     assert_eq!(json, want, "{name}: stats differ from the golden file");
+    let text = render_table(&s, 15);
+    let path = common::testdata(&format!("{name}.stats.txt"));
+    if std::env::var_os("FOREFRONT_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with FOREFRONT_BLESS=1)", path.display()));
+    assert_eq!(text, want, "{name}: the stats table differs from the golden file");
     s
 }
 
