@@ -112,7 +112,7 @@ struct CaptureArgs {
 struct ConvertArgs {
     /// Input trace file(s), then the output JSON file (kept if it exists, unless --force), or
     /// `-` to write the JSON to stdout.
-    #[arg(required = true, num_args = 2.., value_name = "IN... OUT.json")]
+    #[arg(required = true, value_name = "IN... OUT.json")]
     paths: Vec<PathBuf>,
     /// Overwrite the output file if it exists.
     #[arg(long)]
@@ -236,7 +236,12 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 }
 
 fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
-    let (out_path, inputs) = a.paths.split_last().expect("clap requires two paths");
+    // Counted here, not by clap: `num_args = 2..` would make `IN --fg X OUT` two groups of
+    // positionals, each needing two values.
+    if a.paths.len() < 2 {
+        bail!("give the input trace file(s), then the output file (`-` for stdout)");
+    }
+    let (out_path, inputs) = a.paths.split_last().expect("two paths or more");
     let to_stdout = out_path.as_os_str() == "-";
     if !to_stdout {
         if inputs.iter().any(|i| same_file(i, out_path)) {

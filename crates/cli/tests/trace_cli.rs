@@ -149,6 +149,13 @@ fn convert_writes_trace_event_json() {
 #[test]
 fn convert_names_a_process_per_app_and_writes_to_stdout() {
     let input = testdata("strace-f-tt-T.txt");
+    // One input: the output is required.
+    let out = forefront(&["trace", "convert", input.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("then the output file (`-` for stdout)"));
+    // Options may come between the paths.
+    let out = forefront(&["trace", "convert", input.to_str().unwrap(), "--fg", "dd", "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = forefront(&["trace", "convert", input.to_str().unwrap(), "-"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("trace events in stdout"));
