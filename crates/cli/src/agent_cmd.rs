@@ -186,7 +186,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             } else {
                 call(&socket, Request::Fg { pid: a.pid, uid: a.uid, cgroup: a.cgroup, burst: a.burst })?
             };
-            println!("{}", r.message.unwrap_or_default());
+            writeln!(std::io::stdout(), "{}", r.message.unwrap_or_default())?;
             Ok(ExitCode::SUCCESS)
         }
         AgentCommand::Exec { burst, socket, command } => {
@@ -207,7 +207,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         }
         AgentCommand::Cell { name, burst, socket } => {
             let r = call(&socket_of(&socket)?, Request::Cell { name, burst })?;
-            println!("{}", r.message.unwrap_or_default());
+            writeln!(std::io::stdout(), "{}", r.message.unwrap_or_default())?;
             Ok(ExitCode::SUCCESS)
         }
         AgentCommand::Status { socket, format } => {
@@ -247,14 +247,20 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         AgentCommand::Restore(c) => {
             let cfg = load(&c)?;
             match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root)? {
-                None => println!("nothing to restore ({} absent)", cfg.agent.state.display()),
+                None => writeln!(std::io::stdout(), "nothing to restore ({} absent)", cfg.agent.state.display())?,
                 Some(j) => {
                     let n = j.entries().len();
                     let problems = j.restore();
                     for p in &problems {
                         eprintln!("restore: {p}");
                     }
-                    println!("restored {n} change(s), {} problem(s)", problems.len());
+                    // The restore is done: a reader gone (broken pipe) must not hide its problems' status.
+                    let said = writeln!(std::io::stdout(), "restored {n} change(s), {} problem(s)", problems.len());
+                    if let Err(e) = said {
+                        if e.kind() != std::io::ErrorKind::BrokenPipe || problems.is_empty() {
+                            return Err(e.into());
+                        }
+                    }
                     if !problems.is_empty() {
                         return Ok(ExitCode::from(1));
                     }
@@ -263,7 +269,10 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         AgentCommand::Config => {
-            print!("{}", toml::to_string(&Config::default())?);
+            // write!, not print!: a closed pipe is an error `main` turns into a quiet exit.
+            let mut out = std::io::stdout().lock();
+            out.write_all(toml::to_string(&Config::default())?.as_bytes())?;
+            out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
         AgentCommand::Watchdog { groups } => {

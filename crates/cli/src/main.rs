@@ -79,7 +79,21 @@ fn error_text(err: &anyhow::Error) -> String {
     text
 }
 
-/// A reader that closed our stdout early (`forefront sim | head`) is not an error.
+/// A reader that closed our stdout early (`forefront sim | head`) is not an error. The
+/// serialisers wrap the write error in their own type (`serde_json::Error`, `csv::Error`), whose
+/// `source()` skips the `io::Error` itself, so those are unwrapped here.
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    use std::io::ErrorKind::BrokenPipe;
+    err.chain().any(|cause| {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return io.kind() == BrokenPipe;
+        }
+        if let Some(j) = cause.downcast_ref::<serde_json::Error>() {
+            return j.io_error_kind() == Some(BrokenPipe);
+        }
+        if let Some(c) = cause.downcast_ref::<csv::Error>() {
+            return matches!(c.kind(), csv::ErrorKind::Io(io) if io.kind() == BrokenPipe);
+        }
+        false
+    })
 }

@@ -20,11 +20,16 @@ Examples:
 The page (inline CSS and SVG, no scripts, no network) has: the runs, a comparison table (FG
 mean/p50/p90/p99/max, delay against the FG-only run if one has --bg-apps 0, delay reduction
 against android, BG MB/s, device metrics, hooks fired), the FG latency CDF per run, FG/BG
-throughput over time with the headline phases shaded, and a per-layer breakdown. Output of
-`forefront sim compare --format json` is accepted too and shown as a table.")]
+throughput over time with the headline phases shaded, and a per-layer breakdown.
+
+Accepted inputs: the `--format json` output of `sim run`, `sim replay` (one run per device),
+`sim` with no subcommand (its runs), `sim compare` (shown as a table) and `sim interactivity`,
+and the JSON Lines file of `sim sweep` / `sim merge` (one run per line). JSON of other commands
+(`bench`, `trace stats`, `agent check`/`status`, `sim validate`) is refused with a message naming
+the command that wrote it.")]
 pub struct ReportArgs {
-    /// Saved results: `forefront sim run --format json` or `forefront sim compare --format
-    /// json` output, one per file (`-` reads one from stdin).
+    /// Saved results, one per file (`-` reads one from stdin): `forefront sim run|replay|compare|
+    /// interactivity --format json` output, or a `sim sweep` JSON Lines file.
     #[arg(required = true, value_name = "RUN.json")]
     inputs: Vec<PathBuf>,
     /// The HTML file to write; `-` writes the page to stdout.

@@ -89,12 +89,12 @@ struct ReplayArgs {
     /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
-    /// Foreground threads (syscall traces): a thread id, or a process name (strace traces name
-    /// processes by what they `execve`); their calls are the measured app, the others run as a
-    /// background app. A value that matches nothing is an error. Default: every thread is
-    /// foreground (a replay measures the traced app); `trace stats --fg` takes the same values
-    /// but defaults to none (it splits statistics, it does not measure an app).
-    #[arg(long, value_name = "TID|COMM")]
+    /// The foreground app (syscall traces): a process name (strace traces name processes by
+    /// what they `execve`) or a thread id; repeatable. Its threads' calls are the measured app,
+    /// the others run as a background app. A value that matches nothing is an error that lists
+    /// names the trace has (the rule of `trace stats --fg` and `trace convert --fg`). Without
+    /// --fg there is no FG/BG split: the whole trace is the measured app.
+    #[arg(long, value_name = "COMM|TID")]
     fg: Vec<String>,
     /// `trace` keeps the trace's think times; `afap` issues calls back to back.
     #[arg(long, value_parser = ["trace", "afap"], default_value = "trace")]
@@ -791,28 +791,19 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     if reader.warnings().count > 0 {
         eprintln!("warning: {} trace problem(s) skipped (--lenient)", reader.warnings().count);
     }
-    // --fg: thread ids as given, process names resolved to the threads that carry them.
+    // --fg (the rule of `trace stats` and `trace convert`): thread ids and process names,
+    // each of which must match a thread of the trace; the threads they select are the app.
+    let sel = forefront_trace::stats::FgSelector::parse(&a.fg);
     let mut fg_tids: Vec<u32> = vec![];
-    for v in &a.fg {
-        match v.parse::<u32>() {
-            Ok(t) => fg_tids.push(t),
-            Err(_) => {
-                let tids: std::collections::BTreeSet<u32> =
-                    calls.iter().filter(|c| c.comm.as_deref() == Some(v.as_str())).map(|c| c.tid).collect();
-                if tids.is_empty() {
-                    let names: std::collections::BTreeSet<&str> = calls.iter().filter_map(|c| c.comm.as_deref()).collect();
-                    anyhow::bail!(
-                        "--fg {v}: no thread of that name ({})",
-                        if names.is_empty() {
-                            "this trace names no process".to_owned()
-                        } else {
-                            format!("names: {}", names.into_iter().collect::<Vec<_>>().join(", "))
-                        }
-                    );
-                }
-                fg_tids.extend(tids);
-            }
-        }
+    if !sel.is_empty() && !calls.is_empty() {
+        let present = forefront_trace::stats::TraceNames {
+            ids: calls.iter().map(|c| c.tid).collect(),
+            comms: calls.iter().filter_map(|c| c.comm.clone()).collect(),
+        };
+        sel.check(&present)?;
+        let tids: std::collections::BTreeSet<u32> =
+            calls.iter().filter(|c| sel.matches(c.tid, c.comm.as_deref())).map(|c| c.tid).collect();
+        fg_tids.extend(tids);
     }
     let timing = if a.timing == "afap" { Timing::Afap } else { Timing::Trace };
     let name = a.files.first().and_then(|f| f.file_name()).map_or("trace".into(), |n| n.to_string_lossy().into_owned());

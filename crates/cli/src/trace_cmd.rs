@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use clap::{Subcommand, ValueEnum};
 use forefront_trace::capture::{capture, CaptureOptions};
 use forefront_trace::perfetto::PerfettoWriter;
-use forefront_trace::stats::{render_table, FgSelector, StatsBuilder};
+use forefront_trace::stats::{render_table, FgSelector, StatsBuilder, TraceNames};
 use forefront_trace::{InputFormat, ReadOptions, TraceReader};
 
 #[derive(clap::Args)]
@@ -32,11 +32,18 @@ enum TraceCommand {
     /// Record the block I/O of a workload on DEV as blkparse text (via the ftrace `blk`
     /// tracer; tracefs state is restored afterwards, also on errors and Ctrl-C).
     ///
+    /// The workload runs in a process group of its own; the whole group (whatever it started
+    /// in the background too) is ended when the workload exits, when --duration is over, and
+    /// on Ctrl-C, SIGTERM or SIGHUP.
+    ///
     /// Example: forefront trace capture --dev loop0 -o io.txt -- dd if=/dev/zero of=/dev/loop0 bs=4k count=100 oflag=direct
     Capture(CaptureArgs),
     /// Convert a trace to Chrome trace-event JSON for Perfetto (ui.perfetto.dev) or
-    /// chrome://tracing: syscall spans per thread, request spans per device queue, queue-depth
-    /// counters, task slices per CPU.
+    /// chrome://tracing: syscall spans on one process per app with a track `app/tid` per
+    /// thread, request spans per device queue, queue-depth counters, task slices per CPU. With
+    /// --fg the FG app's syscalls, requests and slices are named `FG ...` and coloured green.
+    ///
+    /// Example: forefront trace convert --fg dd trace.txt trace.json   (or `-` for stdout)
     Convert(ConvertArgs),
 }
 
@@ -55,9 +62,11 @@ struct InputArgs {
     /// stderr, instead of stopping at the first one.
     #[arg(long)]
     lenient: bool,
-    /// Foreground processes: a pid/tid (number) or a process name; repeatable. A value that
-    /// matches nothing in the trace is warned about. Default: none (everything is BG).
-    #[arg(long, value_name = "PID|COMM")]
+    /// The foreground app: a process name (strace: the file the process `execve`d; blkparse
+    /// and ftrace: the command name), or a pid/tid (a number); repeatable. A value that matches
+    /// nothing in the trace is an error that lists names the trace has. Without --fg there is
+    /// no FG/BG split. `sim replay --fg` takes the same values.
+    #[arg(long, value_name = "COMM|PID")]
     fg: Vec<String>,
 }
 
@@ -82,7 +91,7 @@ struct CaptureArgs {
     /// Block device to trace (`loop0`, `/dev/nvme0n1`, `sda1`).
     #[arg(long)]
     dev: String,
-    /// Stop after this many seconds (the workload is killed if still running).
+    /// Stop after this many seconds (the workload's process group is ended if still running).
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
     /// Output file (default: stdout). An existing file is kept unless --force.
@@ -101,8 +110,9 @@ struct CaptureArgs {
 
 #[derive(clap::Args)]
 struct ConvertArgs {
-    /// Input trace file(s), then the output JSON file (kept if it exists, unless --force).
-    #[arg(required = true, num_args = 2.., value_name = "IN... OUT.json")]
+    /// Input trace file(s), then the output JSON file (kept if it exists, unless --force), or
+    /// `-` to write the JSON to stdout.
+    #[arg(required = true, value_name = "IN... OUT.json")]
     paths: Vec<PathBuf>,
     /// Overwrite the output file if it exists.
     #[arg(long)]
@@ -144,25 +154,7 @@ fn stats(a: StatsArgs) -> anyhow::Result<ExitCode> {
     report_warnings(&reader);
     let s = b.finish(reader.format());
     // A --fg value that names nothing in the trace is a mistake the split would hide.
-    let sel = FgSelector::parse(&a.input.fg);
-    for p in &sel.pids {
-        if !s.processes.contains_key(p) {
-            eprintln!("warning: --fg {p}: no process or thread {p} in the trace");
-        }
-    }
-    for c in &sel.comms {
-        if !s.processes.values().any(|p| p.comm.as_deref() == Some(c.as_str())) {
-            let mut names: Vec<&str> = s.processes.values().filter_map(|p| p.comm.as_deref()).collect();
-            names.sort_unstable();
-            names.dedup();
-            let known = if names.is_empty() {
-                "this trace has no process names (only ids)".to_owned()
-            } else {
-                format!("names in the trace: {}", names.join(", "))
-            };
-            eprintln!("warning: --fg {c}: no process named `{c}` ({known})");
-        }
-    }
+    FgSelector::parse(&a.input.fg).check(&TraceNames::of_stats(&s))?;
     let mut out = io::stdout().lock();
     match a.format {
         OutFormat::Json => {
@@ -185,6 +177,8 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
     opts.command = a.command;
     opts.settle = Duration::from_millis(a.settle_ms);
+    // A wrong --dev (or nothing to run) fails before the output file is created or truncated.
+    forefront_trace::capture::check(&opts)?;
     if let Some(p) = &a.output {
         refuse_existing(p, a.force)?;
     }
@@ -242,14 +236,35 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 }
 
 fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
-    let (out_path, inputs) = a.paths.split_last().expect("clap requires two paths");
-    if inputs.iter().any(|i| same_file(i, out_path)) {
-        bail!("{} is both an input and the output", out_path.display());
+    // Counted here, not by clap: `num_args = 2..` would make `IN --fg X OUT` two groups of
+    // positionals, each needing two values.
+    if a.paths.len() < 2 {
+        bail!("give the input trace file(s), then the output file (`-` for stdout)");
     }
-    refuse_existing(out_path, a.force)?;
+    let (out_path, inputs) = a.paths.split_last().expect("two paths or more");
+    let to_stdout = out_path.as_os_str() == "-";
+    if !to_stdout {
+        if inputs.iter().any(|i| same_file(i, out_path)) {
+            bail!("{} is both an input and the output", out_path.display());
+        }
+        refuse_existing(out_path, a.force)?;
+    }
+    let fg = FgSelector::parse(&a.input.fg);
+    if !fg.is_empty() {
+        // Check --fg before writing anything: a pass that only collects names and ids.
+        let mut names = TraceNames::default();
+        for r in &mut open(inputs, &a.input)? {
+            names.add(&r?);
+        }
+        fg.check(&names)?;
+    }
     let mut reader = open(inputs, &a.input)?;
-    let file = File::create(out_path).with_context(|| format!("creating {}", out_path.display()))?;
-    let mut w = PerfettoWriter::new(BufWriter::new(file), FgSelector::parse(&a.input.fg))?;
+    let out: Box<dyn Write> = if to_stdout {
+        Box::new(BufWriter::new(io::stdout().lock()))
+    } else {
+        Box::new(BufWriter::new(File::create(out_path).with_context(|| format!("creating {}", out_path.display()))?))
+    };
+    let mut w = PerfettoWriter::new(out, fg)?;
     let mut n = 0u64;
     for r in &mut reader {
         w.add(&r?)?;
@@ -258,6 +273,7 @@ fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     report_warnings(&reader);
     let events = w.events;
     w.finish()?;
-    eprintln!("{n} records → {events} trace events in {}", out_path.display());
+    let dest = if to_stdout { "stdout".into() } else { out_path.display().to_string() };
+    eprintln!("{n} records → {events} trace events in {dest}");
     Ok(ExitCode::SUCCESS)
 }

@@ -244,6 +244,27 @@ fn starved_background_apps_are_warned_about() {
 }
 
 #[test]
+fn a_run_cut_off_before_the_foreground_finished_is_warned_about() {
+    // With 2 uploaders, switch-upload's 20 switches do not all fit in its 60 s.
+    let out = forefront(&["sim", "run", "switch-upload", "--format", "json"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: the run ended at the scenario's duration (60 s of simulated time) before the foreground finished"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = v["warnings"].as_array().unwrap();
+    assert!(w.iter().any(|w| w.as_str().unwrap().contains("before the foreground finished")), "{w:?}");
+    // Alone, the camera app finishes its 20 switches: no warning.
+    let out = forefront(&["sim", "run", "switch-upload", "--bg-apps", "0", "--format", "json"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["metrics"]["fg_samples_ms"].as_array().map(Vec::len), Some(20));
+    assert!(v.get("warnings").is_none());
+}
+
+#[test]
 fn trace_convert_keeps_an_existing_output_unless_forced() {
     let dir = std::env::temp_dir().join(format!("forefront-convert-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -312,13 +333,46 @@ fn a_sweep_resumes_and_its_shards_merge_into_the_same_bytes() {
 }
 
 #[test]
-fn trace_stats_warns_about_an_fg_that_matches_nothing() {
-    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt");
-    let out = forefront(&["trace", "stats", input, "--fg", "nosuch", "--fg", "fio"]);
-    assert!(out.status.success());
+fn an_fg_that_matches_nothing_is_an_error_in_stats_convert_and_replay() {
+    let blk = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt");
+    let strace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/strace-f-tt-T.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let json = json.to_str().unwrap();
+    for args in [
+        vec!["trace", "stats", blk, "--fg", "fio", "--fg", "fioo"],
+        vec!["trace", "convert", blk, json, "--fg", "fioo"],
+        vec!["sim", "replay", strace, "--fg", "dd", "--fg", "ddd"],
+    ] {
+        let out = forefront(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let bad = args.last().unwrap();
+        assert!(err.contains(&format!("--fg {bad}: matches no process or thread in the trace")), "{args:?}: {err}");
+        assert!(err.contains("did you mean `"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!std::path::Path::new(json).exists(), "convert checks --fg before creating its output");
+    // An id that matches nothing lists ids; a name in a trace without names says so.
+    let out = forefront(&["trace", "stats", blk, "--fg", "4242424"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--fg nosuch: no process named `nosuch`") && err.contains("fio"), "{err}");
-    assert!(!err.contains("--fg fio"), "fio is in the trace: {err}");
+    assert!(err.contains("--fg 4242424: matches no process or thread") && err.contains("ids in the trace: "), "{err}");
+    let mobigen = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/mobigen-facebook-cut.txt");
+    let out = forefront(&["trace", "stats", mobigen, "--fg", "facebook"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("this trace names no process; its ids: "), "{err}");
+}
+
+#[test]
+fn without_fg_trace_stats_shows_no_split() {
+    let blk = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt");
+    let out = forefront(&["trace", "stats", blk, "--format", "json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("fg").is_none() && v.get("bg").is_none(), "no --fg, no FG/BG split");
+    let out = forefront(&["trace", "stats", blk, "--format", "json", "--fg", "fio"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["fg"]["processes"].as_u64() > Some(0) && v["bg"]["processes"].as_u64() > Some(0), "{v}");
 }
 
 #[test]
@@ -330,5 +384,9 @@ fn replay_fg_takes_a_process_name_and_refuses_one_that_matches_nothing() {
     assert_eq!(v["metrics"]["fg_samples_ms"].as_array().map(Vec::len), Some(1), "one FG thread: dd");
     let bad = forefront(&["sim", "replay", t, "--fg", "nosuch"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("names: cat, dd, sh"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("names in the trace: cat, dd, sh"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
 }

@@ -110,6 +110,32 @@ fn accepts_sim_compare_output() {
     assert!(page.contains("BG loss"));
 }
 
+#[test]
+fn accepts_sim_sweep_json_lines_and_names_the_command_of_json_it_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, "scenario = \"camera-switch\"\npolicies = [\"android\", \"fasttrack\"]\nbg_apps = [1]\nseeds = 1\n")
+        .unwrap();
+    let lines = dir.path().join("sweep.jsonl");
+    let o = forefront(&["sim", "sweep", s(&spec), "-o", s(&lines)]);
+    assert!(o.status.success(), "sim sweep: {}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&lines).unwrap().lines().count(), 2);
+    let o = forefront(&["report", s(&lines), "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = String::from_utf8(o.stdout).unwrap();
+    assert!(page.contains("camera-switch") && page.contains("fasttrack"), "both runs of the sweep are in the page");
+    // JSON another command wrote: named, with what is accepted.
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/strace-f-tt-T.txt");
+    let o = forefront(&["trace", "stats", trace, "--format", "json"]);
+    let stats = dir.path().join("stats.json");
+    std::fs::write(&stats, &o.stdout).unwrap();
+    let o = forefront(&["report", s(&stats), "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("stats.json: the output of `forefront trace stats --format json`"), "{err}");
+    assert!(err.contains("it reads the `--format json` output of `forefront sim run`") && err.contains("`sim sweep`"), "{err}");
+}
+
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser"].into_iter().find(|c| {
         Command::new(c).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())

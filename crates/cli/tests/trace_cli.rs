@@ -80,18 +80,33 @@ fn parse_errors_and_lenient_mode() {
 #[test]
 fn table_output_names_the_sections() {
     let f = testdata("strace-f-tt-T.txt");
-    let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
+    let out = forefront(&["trace", "stats", f.to_str().unwrap(), "--fg", "dd"]);
     assert!(out.status.success());
     let t = String::from_utf8(out.stdout).unwrap();
-    for s in ["format          strace", "syscalls:", "request sizes", "latency", "FG", "BG"] {
+    for s in [
+        "format          strace",
+        "syscalls:",
+        "request sizes",
+        "| latency ",
+        "FG/BG split (--fg dd):",
+        "| FG ",
+        "| BG ",
+        "processes:",
+    ] {
         assert!(t.contains(s), "missing `{s}` in\n{t}");
     }
+    // Without --fg: no split, no fg column.
+    let out = forefront(&["trace", "stats", f.to_str().unwrap()]);
+    let t = String::from_utf8(out.stdout).unwrap();
+    assert!(t.contains("(no --fg given: no FG/BG split)") && !t.contains("| FG ") && !t.contains("| fg "), "{t}");
 }
 
 #[test]
 fn convert_writes_trace_event_json() {
     let dir = tempfile::tempdir().unwrap();
-    for (input, cat) in [("sample.blkparse.txt", "device"), ("strace-f-tt-T.txt", "syscall"), ("ftrace-events.txt", "sched")] {
+    for (input, cat, fg) in
+        [("sample.blkparse.txt", "device", "fio"), ("strace-f-tt-T.txt", "syscall", "dd"), ("ftrace-events.txt", "sched", "dd")]
+    {
         let out_path = dir.path().join("out.json");
         let out = forefront(&[
             "trace",
@@ -100,12 +115,15 @@ fn convert_writes_trace_event_json() {
             out_path.to_str().unwrap(),
             "--force",
             "--fg",
-            "fio",
+            fg,
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out_path).unwrap()).unwrap();
         let events = v["traceEvents"].as_array().unwrap();
         assert!(events.iter().any(|e| e["cat"] == cat && e["ph"] == "X"), "{input}: no {cat} spans");
+        let fg_spans = events.iter().filter(|e| e["cat"] == cat && e["name"].as_str().is_some_and(|n| n.starts_with("FG ")));
+        assert!(fg_spans.clone().count() > 0, "{input}: --fg {fg} marks nothing");
+        assert!(fg_spans.clone().all(|e| e["cname"] == "thread_state_running"), "{input}: FG spans are coloured");
         if cat == "device" {
             assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "queue depth"));
             assert!(events.iter().any(|e| e["name"].as_str().is_some_and(|n| n.starts_with("FG "))));
@@ -124,4 +142,48 @@ fn convert_writes_trace_event_json() {
             }
         }
     }
+}
+
+/// An imported strace trace: one Perfetto process per app (what each process `execve`d), thread
+/// tracks `app/tid`; without --fg nothing is marked FG; `-` writes to stdout.
+#[test]
+fn convert_names_a_process_per_app_and_writes_to_stdout() {
+    let input = testdata("strace-f-tt-T.txt");
+    // One input: the output is required.
+    let out = forefront(&["trace", "convert", input.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("then the output file (`-` for stdout)"));
+    // Options may come between the paths.
+    let out = forefront(&["trace", "convert", input.to_str().unwrap(), "--fg", "dd", "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = forefront(&["trace", "convert", input.to_str().unwrap(), "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("trace events in stdout"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let meta = |what: &str| -> Vec<(u64, String)> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == what)
+            .map(|e| (e["pid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let procs = meta("process_name");
+    for app in ["dd", "sh", "cat"] {
+        let apps: Vec<_> = procs.iter().filter(|(_, n)| n.rsplit('/').next() == Some(app)).collect();
+        assert_eq!(apps.len(), 1, "one process for {app}: {procs:?}");
+    }
+    let threads = meta("thread_name");
+    for (pid, name) in &threads {
+        if let Some((app, tid)) = name.split_once('/') {
+            assert!(tid.parse::<u32>().is_ok(), "track {name} is app/tid");
+            assert!(procs.contains(&(*pid, app.to_owned())), "track {name} is in its app's process");
+        }
+    }
+    assert!(threads.iter().any(|(_, n)| n.contains('/')), "{threads:?}");
+    let syscalls = events.iter().filter(|e| e["cat"] == "syscall");
+    assert!(
+        syscalls.clone().all(|e| e.get("cname").is_none() && !e["name"].as_str().unwrap().starts_with("FG ")),
+        "no --fg, no marks"
+    );
 }

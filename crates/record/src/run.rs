@@ -37,6 +37,8 @@ pub struct RunReport {
     /// ran); absent when there is nothing to say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Absent in `sim sweep` lines (they keep only what is deterministic): all zero then.
+    #[serde(default)]
     pub stats: RunStats,
 }
 
@@ -175,7 +177,7 @@ pub struct Invariants {
 }
 
 /// Wall-clock figures: the only part of a report that differs between identical runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunStats {
     pub events: u64,
     pub wall_ms: f64,

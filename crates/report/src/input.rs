@@ -7,9 +7,11 @@
 //! | `sim` (no subcommand) | `{seeds, fg_only: [...], runs: [...]}` | [`Input::Runs`] (FG-only runs first) |
 //! | `sim compare` | `{…, cells: [...]}` | [`Input::Compare`] |
 //! | `sim interactivity` | `{…, tick_sweep: [...]}` | [`Input::Interactivity`] |
+//! | `sim sweep` / `sim merge` | JSON Lines, one `{index, point, report}` per line | [`Input::Runs`] |
 //!
-//! `forefront bench --format json` is recognised and refused with a message: its results are
-//! medians of real-kernel samples, not simulator runs, and `bench` prints their table itself.
+//! The JSON of other commands — `bench`, `trace stats`, `agent check`, `agent status`, `sim
+//! validate` — is recognised and refused with a message naming the command that wrote it and
+//! the commands whose output is accepted ([`ACCEPTED`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,22 +83,84 @@ pub enum LoadError {
     NotInteractivity { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like the output of `forefront sim --format json` or `forefront sim replay --format json` (runs) but does not match it: {error}", path.display())]
     NotRuns { path: PathBuf, error: serde_json::Error },
-    #[error("{}: a `forefront bench` report (real-kernel medians, not simulator runs): `forefront report` renders simulator output; `forefront bench run --format table` prints the benchmark's table", path.display())]
-    BenchReport { path: PathBuf },
+    #[error("{}:{line}: not a `forefront sim sweep` line (`{{index, point, report}}` with a run report): {error}", path.display())]
+    NotSweepLine { path: PathBuf, line: usize, error: serde_json::Error },
+    /// JSON another command wrote: `writer` names it and what it holds.
+    #[error("{}: {writer}, which `forefront report` does not render; it reads {ACCEPTED}", path.display())]
+    OtherCommand { path: PathBuf, writer: &'static str },
+}
+
+/// The outputs `forefront report` reads (for error messages).
+pub const ACCEPTED: &str = "the `--format json` output of `forefront sim run`, `sim replay`, `sim` (no subcommand), `sim compare` and `sim interactivity`, and the JSON Lines of `sim sweep` / `sim merge`";
+
+/// The command that wrote JSON `forefront report` does not render, recognised by its keys.
+fn other_command(value: &serde_json::Value) -> Option<&'static str> {
+    let has = |k: &str| value.get(k).is_some();
+    let first = value.as_array().and_then(|a| a.first());
+    if has("modes") && has("launcher") {
+        Some("the output of `forefront bench --format json` (real-kernel medians, not simulator runs; `forefront bench run --format table` prints its table)")
+    } else if has("format") && has("records") && has("fg_selector") {
+        Some("the output of `forefront trace stats --format json` (statistics of a trace; `forefront sim replay` runs a trace in the simulator)")
+    } else if has("checks") && has("failed") {
+        Some("the output of `forefront sim validate --format json` (pass/fail checks)")
+    } else if has("watchdog_pid") || (has("foreground") && has("paused")) {
+        Some("the output of `forefront agent status --format json`")
+    } else if first.is_some_and(|f| f.get("name").is_some() && f.get("ok").is_some() && f.get("detail").is_some()) {
+        Some("the output of `forefront agent check --format json`")
+    } else {
+        None
+    }
+}
+
+/// A `sim sweep` line: the point and its run report (without `stats`).
+#[derive(Deserialize)]
+struct SweepLine {
+    #[allow(dead_code)]
+    index: usize,
+    report: RunReport,
+}
+
+/// `sim sweep` / `sim merge` output: one `{index, point, report}` object per line.
+fn parse_sweep(path: &Path, text: &str) -> Result<Input, LoadError> {
+    let mut runs = vec![];
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let l: SweepLine = serde_json::from_str(line).map_err(|error| LoadError::NotSweepLine {
+            path: path.to_path_buf(),
+            line: i + 1,
+            error,
+        })?;
+        runs.push(l.report);
+    }
+    Ok(Input::Runs(runs))
+}
+
+/// Whether `text` holds more than one JSON value (JSON Lines), and the first parses.
+fn several_values(text: &str) -> bool {
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+    matches!((values.next(), values.next()), (Some(Ok(_)), Some(_)))
 }
 
 /// Parse `text` (the contents of `path`) as a run report or a comparison.
 pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
+    if several_values(text) {
+        return parse_sweep(path, text);
+    }
     // A syntax pass first, so "not JSON at all" and "JSON of the wrong shape" read differently.
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|error| LoadError::Syntax { path: path.to_path_buf(), error })?;
+    if let Some(writer) = other_command(&value) {
+        return Err(LoadError::OtherCommand { path: path.to_path_buf(), writer });
+    }
     // Typed errors come from re-parsing the text (not the Value) so they keep line/column.
     #[derive(Deserialize)]
     struct DefaultJob {
         fg_only: Vec<RunReport>,
         runs: Vec<RunReport>,
     }
-    if value.is_array() {
+    if value.get("index").is_some() && value.get("point").is_some() && value.get("report").is_some() {
+        // A sweep of one point: one line.
+        parse_sweep(path, text)
+    } else if value.is_array() {
         serde_json::from_str::<Vec<RunReport>>(text)
             .map(Input::Runs)
             .map_err(|error| LoadError::NotRuns { path: path.to_path_buf(), error })
@@ -104,8 +168,6 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
         serde_json::from_str::<DefaultJob>(text)
             .map(|d| Input::Runs(d.fg_only.into_iter().chain(d.runs).collect()))
             .map_err(|error| LoadError::NotRuns { path: path.to_path_buf(), error })
-    } else if value.get("modes").is_some() && value.get("launcher").is_some() {
-        Err(LoadError::BenchReport { path: path.to_path_buf() })
     } else if value.get("tick_sweep").is_some() {
         serde_json::from_str::<InteractivitySummary>(text)
             .map(Input::Interactivity)
@@ -152,6 +214,34 @@ mod tests {
         // `forefront bench --format json` is named and refused.
         let bench = r#"{"fg":"launch","bg":"update","runs":3,"modes":{},"launcher":"socket"}"#;
         let err = parse(p, bench).unwrap_err().to_string();
-        assert!(err.contains("a `forefront bench` report"), "{err}");
+        assert!(
+            err.contains("`forefront bench --format json`") && err.contains("it reads the `--format json` output of"),
+            "{err}"
+        );
+        // `trace stats --format json` too, naming its command and what is accepted.
+        let stats = r#"{"format":"strace","records":3,"bytes_read":0,"fg_selector":[]}"#;
+        let err = parse(p, stats).unwrap_err().to_string();
+        assert!(err.contains("`forefront trace stats --format json`") && err.contains("`sim sweep`"), "{err}");
+    }
+
+    #[test]
+    fn sim_sweep_json_lines_load_as_runs_and_a_bad_line_is_named() {
+        let p = Path::new("sweep.jsonl");
+        let line = |i: usize, policy: &str| {
+            let mut report = serde_json::to_value(run(policy, 2, 80.0)).unwrap();
+            report.as_object_mut().unwrap().remove("stats");
+            serde_json::json!({ "index": i, "point": { "policy": policy, "bg_apps": 2, "seed": 1 }, "report": report })
+                .to_string()
+        };
+        let text = format!("{}\n{}\n", line(0, "android"), line(1, "fasttrack"));
+        match parse(p, &text) {
+            Ok(Input::Runs(v)) => assert_eq!(v.iter().map(|r| r.policy.as_str()).collect::<Vec<_>>(), ["android", "fasttrack"]),
+            other => panic!("{other:?}"),
+        }
+        // One point: one line, still a sweep.
+        assert!(matches!(parse(p, &line(0, "android")), Ok(Input::Runs(v)) if v.len() == 1));
+        let bad = format!("{}\n{{\"index\": 1, \"point\": {{}}, \"report\": {{\"scenario\": 1}}}}\n", line(0, "android"));
+        let err = parse(p, &bad).unwrap_err().to_string();
+        assert!(err.starts_with("sweep.jsonl:2: not a `forefront sim sweep` line"), "{err}");
     }
 }

@@ -129,6 +129,16 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
             bg_io_mb_s
         ));
     }
+    // A run cut off by the scenario's duration measured only part of the foreground's work:
+    // its means and percentiles cover the phases that finished, and the runtime is the limit.
+    // The text is the same for every run of a scenario, so `sim compare` and sweeps list it once
+    // with the runs it concerns.
+    if out.fg_threads_unfinished > 0 {
+        warnings.push(format!(
+            "the run ended at the scenario's duration ({} s of simulated time) before the foreground finished its program: the FG figures cover only the headline phases that completed (fg_samples_ms); raise `duration_s` in the scenario or use fewer --bg-apps",
+            cfg.scenario.duration_s
+        ));
+    }
     let report = RunReport {
         scenario: cfg.scenario.name.clone(),
         policy: cfg.policy.name.clone(),

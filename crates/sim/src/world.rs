@@ -195,6 +195,9 @@ pub struct Outcome {
     pub bg_net_wait_ns: u64,
     /// Per virtual phone (Cells), in creation order: fg, busy, idle.
     pub cells: Vec<CellOutcome>,
+    /// Foreground threads that had not finished their program when the run ended (at the
+    /// scenario's duration); 0 when the run ended because they all had.
+    pub fg_threads_unfinished: u64,
 }
 
 pub struct World {
@@ -789,6 +792,7 @@ impl World {
             bg_threads,
             bg_net_wait_ns,
             cells,
+            fg_threads_unfinished: if self.fg_done_at.is_some() { 0 } else { self.fg_tasks_left as u64 },
         }
     }
 

@@ -8,9 +8,16 @@
 //! (per-CPU sequence numbers are synthesised; the `blk` tracer has none).
 //!
 //! Every tracefs and sysfs value changed is recorded first and restored by a guard's `Drop`,
-//! also on errors and on Ctrl-C (SIGINT, SIGTERM and SIGHUP are caught while capturing; the workload, which shares
-//! the terminal, gets it too and is waited for). If tracefs was not mounted, it is mounted for
-//! the capture and unmounted afterwards. The kernel's own `/sys/class/block/DEV/stat` is read
+//! also on errors and on Ctrl-C (SIGINT, SIGTERM and SIGHUP are caught while capturing). If
+//! tracefs was not mounted, it is mounted for the capture and unmounted afterwards.
+//!
+//! The workload runs in a process group of its own ([`Workload`]), and the whole group is ended
+//! (SIGTERM, a short grace, SIGKILL) when its first process exits, when `duration` is over, on
+//! those signals and on errors: nothing it started in the background keeps doing I/O after the
+//! capture. (A process that leaves the group — `setsid`, a daemon — escapes, as it would from a
+//! shell's job control; so does everything if `forefront` itself is SIGKILLed.) Being in its
+//! own group, the workload is not in the terminal's foreground: Ctrl-C reaches `forefront`,
+//! which ends the group, and a workload that reads the terminal is stopped (SIGTTIN). The kernel's own `/sys/class/block/DEV/stat` is read
 //! when tracing starts and stops, so the caller can check the capture against it.
 
 use std::collections::VecDeque;
@@ -258,8 +265,68 @@ impl PipeReader {
     }
 }
 
-/// Runs the capture, writing blkparse text to `out`.
-pub fn capture<W: Write>(opts: &CaptureOptions, out: &mut W) -> Result<CaptureSummary, CaptureError> {
+/// The workload: the leader of a process group of its own, so that ending it ends everything
+/// it started. Dropping it ends the group (on any error path too).
+struct Workload {
+    child: std::process::Child,
+    status: Option<ExitStatus>,
+}
+
+impl Workload {
+    fn spawn(command: &[String]) -> Result<Workload, CaptureError> {
+        use std::os::unix::process::CommandExt;
+        let child = Command::new(&command[0])
+            .args(&command[1..])
+            .process_group(0)
+            .spawn()
+            .map_err(|source| CaptureError::Spawn { cmd: command.join(" "), source })?;
+        Ok(Workload { child, status: None })
+    }
+
+    /// Whether the leader has exited. It is not reaped (`WNOWAIT`): while its zombie exists
+    /// its pid stays this group's id, so `killpg` cannot reach anyone else's processes.
+    fn leader_exited(&self) -> bool {
+        // SAFETY: siginfo_t is plain data; zeroed is a valid "nothing happened" value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a siginfo_t; the pid is our own child's.
+        let rc = unsafe { libc::waitid(libc::P_PID, self.child.id(), &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+        // An error (ECHILD) means there is nothing left to wait for.
+        // SAFETY: si_pid is set by waitid (0 when no child changed state).
+        rc != 0 || unsafe { info.si_pid() } != 0
+    }
+
+    /// Ends every process of the group: SIGTERM, up to `grace` for the leader to exit, then
+    /// SIGKILL to whatever is left; then reaps the leader. Idempotent.
+    fn end(&mut self, grace: Duration) -> Option<ExitStatus> {
+        if self.status.is_some() {
+            return self.status;
+        }
+        let pgid = self.child.id() as libc::pid_t;
+        // SAFETY: signals our own workload's group (its unreaped leader keeps the id ours).
+        unsafe { libc::killpg(pgid, libc::SIGTERM) };
+        let until = Instant::now() + grace;
+        while !self.leader_exited() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Members that outlived the leader or ignore SIGTERM (the group may be empty by now:
+        // ESRCH is fine).
+        std::thread::sleep(Duration::from_millis(20));
+        // SAFETY: as above; the leader is still unreaped.
+        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        self.status = self.child.wait().ok();
+        self.status
+    }
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        self.end(Duration::from_millis(200));
+    }
+}
+
+/// Checks what can be checked before any output is created: something to do, and the device
+/// exists. Returns the device's number.
+pub fn check(opts: &CaptureOptions) -> Result<DevId, CaptureError> {
     if opts.command.is_empty() && opts.duration.is_none() {
         return Err(CaptureError::NothingToDo);
     }
@@ -270,7 +337,13 @@ pub fn capture<W: Write>(opts: &CaptureOptions, out: &mut W) -> Result<CaptureSu
     let devfile = devdir.join("dev");
     let devno = fs::read_to_string(&devfile).map_err(io_err(&devfile))?;
     let (maj, min) = devno.trim().split_once(':').ok_or_else(|| CaptureError::NoDevice(opts.dev.clone()))?;
-    let dev = DevId { major: maj.parse().unwrap_or(0), minor: min.parse().unwrap_or(0) };
+    Ok(DevId { major: maj.parse().unwrap_or(0), minor: min.parse().unwrap_or(0) })
+}
+
+/// Runs the capture, writing blkparse text to `out`.
+pub fn capture<W: Write>(opts: &CaptureOptions, out: &mut W) -> Result<CaptureSummary, CaptureError> {
+    let dev = check(opts)?;
+    let devdir = opts.sys_class_block.join(&opts.dev);
     let mut sum = CaptureSummary { backend: "ftrace-blk", device: dev, ..Default::default() };
 
     let mut restore = Restore { writes: Vec::new(), unmount: None, old_handlers: Vec::new() };
@@ -301,33 +374,23 @@ pub fn capture<W: Write>(opts: &CaptureOptions, out: &mut W) -> Result<CaptureSu
     let before = read_stat(&stat_path)?;
 
     let start = Instant::now();
-    let mut child = if opts.command.is_empty() {
-        None
-    } else {
-        Some(
-            Command::new(&opts.command[0])
-                .args(&opts.command[1..])
-                .spawn()
-                .map_err(|source| CaptureError::Spawn { cmd: opts.command.join(" "), source })?,
-        )
-    };
+    let mut workload = if opts.command.is_empty() { None } else { Some(Workload::spawn(&opts.command)?) };
     loop {
         if INTERRUPTED.load(Ordering::SeqCst) {
             sum.interrupted = true;
         }
-        if let Some(c) = child.as_mut() {
-            if let Some(status) = c.try_wait().map_err(|source| CaptureError::Spawn { cmd: opts.command.join(" "), source })? {
-                sum.exit_status = Some(status);
+        if let Some(w) = workload.as_mut() {
+            if w.leader_exited() {
+                // What it left running in the background goes with it.
+                sum.exit_status = w.end(Duration::ZERO);
                 break;
             }
         }
         let over = opts.duration.is_some_and(|d| start.elapsed() >= d);
         if over || sum.interrupted {
             sum.timed_out = over;
-            if let Some(c) = child.as_mut() {
-                // Only the workload we started, by its pid.
-                let _ = c.kill();
-                sum.exit_status = c.wait().ok();
+            if let Some(w) = workload.as_mut() {
+                sum.exit_status = w.end(Duration::from_millis(500));
             }
             break;
         }

@@ -1,13 +1,18 @@
 //! `forefront trace convert`: Chrome trace-event JSON, which Perfetto and `chrome://tracing`
 //! open.
 //!
-//! Tracks: one process "syscalls" with a thread per traced tid (syscall spans, `X` events);
-//! per block device a process with "queue" lanes (`Q`→`D` spans) and "device" lanes (`D`→`C`
-//! spans), FG requests named `FG ...` and coloured differently, and a `queue depth` counter
+//! Tracks: syscall spans (`X` events) on one Perfetto process per app (process name, e.g.
+//! what strace saw `execve`d) with a thread track per thread named `app/tid`; threads of no
+//! known name go to a process "syscalls" as `tid N`. Per block device a process with "queue"
+//! lanes (`Q`→`D` spans) and "device" lanes (`D`→`C` spans) and a `queue depth` counter
 //! (requests dispatched and not completed); a "CPUs" process with a thread per CPU (task
 //! slices from `sched_switch`); IOPro spans on their pid/tid. Overlapping request spans are put
-//! on the first free lane so every lane nests properly. Output is streamed (constant memory
-//! except for requests in flight) and deterministic.
+//! on the first free lane so every lane nests properly.
+//!
+//! With a foreground selector (`--fg`), the FG app's syscalls, requests and CPU slices are
+//! named `FG ...` and coloured `thread_state_running` (green), the others
+//! `thread_state_iowait`; with none, nothing is marked and Perfetto colours by name. Output is
+//! streamed (constant memory except for requests in flight) and deterministic.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -32,8 +37,11 @@ pub struct PerfettoWriter<W: Write> {
     lanes: HashMap<(u64, bool), Vec<u64>>,
     depth: HashMap<DevId, i64>,
     cpu_running: BTreeMap<u32, (u64, String, u32)>,
-    /// Named threads ([`PerfettoWriter::name_threads`]): tid → (process id, process, thread).
+    /// Named threads ([`PerfettoWriter::name_threads`], or a syscall's process name): tid →
+    /// (process id, process, thread). A thread keeps the track of its first name.
     names: HashMap<u32, (u64, String, String)>,
+    /// Apps (process names) → their Perfetto process id, in order of appearance.
+    apps: BTreeMap<String, u64>,
     pub events: u64,
 }
 
@@ -46,6 +54,11 @@ fn us(ns: u64) -> String {
 
 fn js(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialise")
+}
+
+/// `,"comm":"name"` for a request's args when the trace named its process.
+fn comm_arg(comm: Option<&str>) -> String {
+    comm.map(|c| format!(",\"comm\":{}", js(c))).unwrap_or_default()
 }
 
 impl<W: Write> PerfettoWriter<W> {
@@ -63,6 +76,7 @@ impl<W: Write> PerfettoWriter<W> {
             depth: HashMap::new(),
             cpu_running: BTreeMap::new(),
             names: HashMap::new(),
+            apps: BTreeMap::new(),
             events: 0,
         };
         w.meta("process_name", SYSCALL_PID, None, "syscalls")?;
@@ -76,6 +90,15 @@ impl<W: Write> PerfettoWriter<W> {
         self.first = false;
         self.events += 1;
         self.out.write_all(json.as_bytes())
+    }
+
+    /// The colour of a span: FG or not when there is a selector, Perfetto's default otherwise.
+    fn cname(&self, fg: bool) -> &'static str {
+        match (self.fg.is_empty(), fg) {
+            (true, _) => "",
+            (false, true) => ",\"cname\":\"thread_state_running\"",
+            (false, false) => ",\"cname\":\"thread_state_iowait\"",
+        }
     }
 
     fn meta(&mut self, what: &str, pid: u64, tid: Option<u64>, name: &str) -> io::Result<()> {
@@ -120,9 +143,9 @@ impl<W: Write> PerfettoWriter<W> {
         let tid = if device { 1000 + lane as u64 } else { lane as u64 + 1 };
         let tname = if device { format!("device {lane}") } else { format!("queue {lane}") };
         self.thread(pid, tid, &tname)?;
-        let cname = if fg { "thread_state_running" } else { "thread_state_iowait" };
+        let cname = self.cname(fg);
         self.raw(&format!(
-            "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{tid},\"cname\":\"{cname}\",\"args\":{args}}}",
+            "{{\"name\":{},\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{tid}{cname},\"args\":{args}}}",
             js(name),
             if device { "device" } else { "queue" },
             us(start),
@@ -145,7 +168,8 @@ impl<W: Write> PerfettoWriter<W> {
                     Some((qt, p, c)) => {
                         let fg = self.fg.matches(p, c.as_deref());
                         let name = format!("{}{} {}", if fg { "FG " } else { "" }, b.rwbs, b.bytes);
-                        let args = format!("{{\"sector\":{},\"bytes\":{},\"pid\":{p}}}", b.sector, b.bytes);
+                        let args =
+                            format!("{{\"sector\":{},\"bytes\":{},\"pid\":{p}{}}}", b.sector, b.bytes, comm_arg(c.as_deref()));
                         self.span(pid, false, qt, b.time_ns, &name, fg, &args)?;
                         (p, c)
                     }
@@ -164,7 +188,13 @@ impl<W: Write> PerfettoWriter<W> {
                 if let Some((dt, p, c)) = self.issued.remove(&key) {
                     let fg = self.fg.matches(p, c.as_deref());
                     let name = format!("{}{} {}", if fg { "FG " } else { "" }, b.rwbs, b.bytes);
-                    let args = format!("{{\"sector\":{},\"bytes\":{},\"pid\":{p},\"error\":{}}}", b.sector, b.bytes, b.error);
+                    let args = format!(
+                        "{{\"sector\":{},\"bytes\":{},\"pid\":{p}{},\"error\":{}}}",
+                        b.sector,
+                        b.bytes,
+                        comm_arg(c.as_deref()),
+                        b.error
+                    );
                     self.span(pid, true, dt, b.time_ns, &name, fg, &args)?;
                     let d = self.depth.entry(b.dev).or_insert(0);
                     *d = (*d - 1).max(0);
@@ -184,36 +214,46 @@ impl<W: Write> PerfettoWriter<W> {
     /// calls on a track "process/thread" inside one Perfetto process per distinct process name
     /// (an app), instead of "tid N" under "syscalls". Threads not named keep that default.
     pub fn name_threads(&mut self, names: impl IntoIterator<Item = (u32, String, String)>) {
-        let mut procs: Vec<String> = self.names.values().map(|n| n.1.clone()).collect();
         for (tid, process, thread) in names {
-            let idx = match procs.iter().position(|p| *p == process) {
-                Some(i) => i,
-                None => {
-                    procs.push(process.clone());
-                    procs.len() - 1
-                }
-            };
-            self.names.insert(tid, (APP_PID_BASE + idx as u64, process, thread));
+            let pid = self.app_pid(&process);
+            self.names.insert(tid, (pid, process, thread));
         }
+    }
+
+    fn app_pid(&mut self, app: &str) -> u64 {
+        if let Some(&p) = self.apps.get(app) {
+            return p;
+        }
+        let p = APP_PID_BASE + self.apps.len() as u64;
+        self.apps.insert(app.to_owned(), p);
+        p
     }
 
     pub fn add(&mut self, r: &TraceRecord) -> io::Result<()> {
         match r {
             TraceRecord::Syscall(c) => {
-                let pid = match self.names.get(&c.tid).cloned() {
-                    Some((pid, process, thread)) => {
+                // A named thread (the simulator's), else the process name an imported trace
+                // gives (strace: what was `execve`d; after an exec the thread's calls move to
+                // the new app's process), else "syscalls".
+                let (pid, process, thread) = match (self.names.get(&c.tid), &c.comm) {
+                    (Some((pid, process, thread)), _) => (*pid, process.as_str(), thread.clone()),
+                    (None, Some(app)) => (self.app_pid(app), app.as_str(), c.tid.to_string()),
+                    (None, None) => (SYSCALL_PID, "", String::new()),
+                };
+                if !self.threads.contains_key(&(pid, c.tid as u64)) {
+                    let (process, track) = if pid == SYSCALL_PID {
+                        (None, format!("tid {}", c.tid))
+                    } else {
+                        (Some(process.to_owned()), format!("{process}/{thread}"))
+                    };
+                    if let Some(process) = process {
                         if !self.threads.keys().any(|(p, _)| *p == pid) {
                             self.meta("process_name", pid, None, &process)?;
                         }
-                        self.thread(pid, c.tid as u64, &format!("{process}/{thread}"))?;
-                        pid
                     }
-                    None => {
-                        self.thread(SYSCALL_PID, c.tid as u64, &format!("tid {}", c.tid))?;
-                        SYSCALL_PID
-                    }
-                };
-                let fg = self.fg.matches(c.tid, None);
+                    self.thread(pid, c.tid as u64, &track)?;
+                }
+                let fg = self.fg.matches(c.tid, c.comm.as_deref());
                 let mut args = serde_json::Map::new();
                 if let Some(fd) = c.fd {
                     args.insert("fd".into(), fd.into());
@@ -230,13 +270,14 @@ impl<W: Write> PerfettoWriter<W> {
                 if let Some(v) = c.result {
                     args.insert("result".into(), v.into());
                 }
+                let name = if fg { format!("FG {}", c.name) } else { c.name.clone() };
                 let json = format!(
-                    "{{\"name\":{},\"cat\":\"syscall\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{},\"cname\":\"{}\",\"args\":{}}}",
-                    js(&c.name),
+                    "{{\"name\":{},\"cat\":\"syscall\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{pid},\"tid\":{}{},\"args\":{}}}",
+                    js(&name),
                     us(c.time_ns),
                     us(c.duration_ns.unwrap_or(0)),
                     c.tid,
-                    if fg { "thread_state_running" } else { "thread_state_iowait" },
+                    self.cname(fg),
                     serde_json::Value::Object(args)
                 );
                 self.raw(&json)
@@ -269,12 +310,15 @@ impl<W: Write> PerfettoWriter<W> {
                     let start = self.cpu_running.insert(s.cpu, (s.time_ns, next_comm.clone(), *next_pid));
                     let (t0, comm, pid) = start.unwrap_or((s.time_ns, prev_comm.clone(), *prev_pid));
                     if s.time_ns > t0 && pid != 0 {
+                        let fg = self.fg.matches(pid, Some(&comm));
+                        let name = if fg { format!("FG {comm}") } else { comm };
                         let json = format!(
-                            "{{\"name\":{},\"cat\":\"sched\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{CPU_PID},\"tid\":{},\"args\":{{\"pid\":{pid}}}}}",
-                            js(&comm),
+                            "{{\"name\":{},\"cat\":\"sched\",\"ph\":\"X\",\"ts\":{},\"dur\":{},\"pid\":{CPU_PID},\"tid\":{}{},\"args\":{{\"pid\":{pid}}}}}",
+                            js(&name),
                             us(t0),
                             us(s.time_ns - t0),
-                            s.cpu
+                            s.cpu,
+                            self.cname(fg)
                         );
                         self.raw(&json)?;
                     }

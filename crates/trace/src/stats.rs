@@ -52,6 +52,115 @@ impl FgSelector {
     pub fn matches(&self, pid: u32, comm: Option<&str>) -> bool {
         self.pids.contains(&pid) || comm.is_some_and(|c| self.comms.iter().any(|x| x == c))
     }
+
+    /// The `--fg` rule of `trace stats`, `trace convert` and `sim replay`: every value must
+    /// match something in the trace. The first value that matches nothing is an error naming
+    /// it, with the closest name present and a few of the names (or ids) the trace has.
+    pub fn check(&self, present: &TraceNames) -> Result<(), FgError> {
+        for c in &self.comms {
+            if present.comms.contains(c) {
+                continue;
+            }
+            let suggestion = present
+                .comms
+                .iter()
+                .map(|n| (strsim::jaro_winkler(c, n), n))
+                .filter(|(score, _)| *score >= 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, n)| n.clone());
+            let present = if present.comms.is_empty() {
+                format!("this trace names no process; its ids: {}", few(present.ids.iter()))
+            } else {
+                format!("names in the trace: {}", few(present.comms.iter()))
+            };
+            return Err(FgError { value: c.clone(), suggestion, present });
+        }
+        for p in &self.pids {
+            if !present.ids.contains(p) {
+                let present = if present.ids.is_empty() {
+                    "this trace has no process or thread ids".to_owned()
+                } else {
+                    format!("ids in the trace: {}", few(present.ids.iter()))
+                };
+                return Err(FgError { value: p.to_string(), suggestion: None, present });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Up to 8 items, then how many there are in all.
+fn few<T: std::fmt::Display>(items: impl ExactSizeIterator<Item = T>) -> String {
+    let n = items.len();
+    let mut s = items.take(8).map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    if n > 8 {
+        let _ = write!(s, ", … ({n} in all)");
+    }
+    s
+}
+
+/// An `--fg` value that matches no process or thread of the trace.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--fg {value}: matches no process or thread in the trace{}; {present}", suggestion.as_ref().map_or_else(String::new, |s| format!(" (did you mean `{s}`?)")))]
+pub struct FgError {
+    /// The value as given.
+    pub value: String,
+    /// The closest process name present, if one is close.
+    pub suggestion: Option<String>,
+    /// A few of the names or ids the trace has.
+    pub present: String,
+}
+
+/// The process ids, thread ids and process names a trace mentions, which `--fg` values are
+/// checked against ([`FgSelector::check`]).
+#[derive(Clone, Debug, Default)]
+pub struct TraceNames {
+    pub ids: std::collections::BTreeSet<u32>,
+    pub comms: std::collections::BTreeSet<String>,
+}
+
+impl TraceNames {
+    /// Adds the ids and names one record carries (those `--fg` can select it by).
+    pub fn add(&mut self, r: &TraceRecord) {
+        let mut name = |c: Option<&str>| {
+            if let Some(c) = c {
+                if !self.comms.contains(c) {
+                    self.comms.insert(c.to_owned());
+                }
+            }
+        };
+        match r {
+            TraceRecord::Block(b) => {
+                name(b.comm.as_deref());
+                self.ids.insert(b.pid);
+            }
+            TraceRecord::Syscall(c) => {
+                name(c.comm.as_deref());
+                self.ids.insert(c.tid);
+            }
+            TraceRecord::Span(s) => {
+                self.ids.insert(s.pid);
+            }
+            TraceRecord::Sched(s) => match &s.event {
+                SchedEvent::Switch { prev_pid, prev_comm, .. } => {
+                    name(Some(prev_comm));
+                    self.ids.insert(*prev_pid);
+                }
+                SchedEvent::Wakeup { pid, comm, .. } => {
+                    name(Some(comm));
+                    self.ids.insert(*pid);
+                }
+            },
+        }
+    }
+
+    /// The names and ids of a finished statistics pass.
+    pub fn of_stats(s: &TraceStats) -> TraceNames {
+        TraceNames {
+            ids: s.processes.keys().copied().collect(),
+            comms: s.processes.values().filter_map(|p| p.comm.clone()).collect(),
+        }
+    }
 }
 
 /// A latency distribution summary, nanoseconds.
@@ -190,8 +299,11 @@ pub struct TraceStats {
     pub latency: BTreeMap<String, LatencySummary>,
     pub duration_ns: u64,
     pub processes: BTreeMap<u32, ProcessStats>,
-    pub fg: SplitStats,
-    pub bg: SplitStats,
+    /// The FG/BG split: present only when `--fg` selected something (no `--fg`, no split).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fg: Option<SplitStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bg: Option<SplitStats>,
     pub fg_selector: Vec<String>,
 }
 
@@ -518,8 +630,13 @@ impl StatsBuilder {
             s.sched = Some(std::mem::take(&mut self.sched));
         }
         s.latency = self.hists.iter().map(|(k, h)| (k.clone(), h.summary())).collect();
+        if !self.fg.is_empty() {
+            s.fg = Some(SplitStats::default());
+            s.bg = Some(SplitStats::default());
+        }
         for p in s.processes.values() {
             let side = if p.fg { &mut s.fg } else { &mut s.bg };
+            let Some(side) = side else { continue };
             side.processes += 1;
             side.records += p.records;
             side.reads += p.reads;
@@ -558,6 +675,22 @@ fn human_ns(ns: u64) -> String {
     }
 }
 
+/// A table in the style of the other `forefront` tables (Markdown pipes, so it pastes into an
+/// issue), numbers right-aligned. `right` lists the right-aligned columns.
+fn table(header: &[&str], right: &[usize], rows: impl IntoIterator<Item = Vec<String>>) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::ASCII_MARKDOWN).set_header(header.iter().copied());
+    for r in rows {
+        t.add_row(r);
+    }
+    for &i in right {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    t
+}
+
 /// Renders the human-readable table (`--format table`).
 pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
     let mut o = String::new();
@@ -578,64 +711,55 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
             let _ = writeln!(o, "sequential      n/a (no classified accesses)");
         }
     }
-    let counts: [(&str, &Option<BTreeMap<String, u64>>); 5] = [
-        ("completed requests", &s.requests),
-        ("actions", &s.actions),
-        ("syscalls", &s.syscalls),
-        ("layers", &s.layers),
-        ("scheduler events", &s.sched),
+    type Counts<'a> = (&'a str, &'a str, &'a Option<BTreeMap<String, u64>>);
+    let counts: [Counts; 5] = [
+        ("completed requests", "op", &s.requests),
+        ("actions", "action", &s.actions),
+        ("syscalls", "syscall", &s.syscalls),
+        ("layers", "layer", &s.layers),
+        ("scheduler events", "event", &s.sched),
     ];
-    for (title, map) in counts {
+    for (title, what, map) in counts {
         if let Some(m) = map {
-            let _ = writeln!(o, "\n{title}:");
             let mut v: Vec<_> = m.iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            for (k, n) in v {
-                let _ = writeln!(o, "  {k:<20} {n:>10}");
-            }
+            let t = table(&[what, "count"], &[1], v.into_iter().map(|(k, n)| vec![k.clone(), n.to_string()]));
+            let _ = writeln!(o, "\n{title}:\n{t}");
         }
     }
     if !s.request_sizes.is_empty() {
-        let _ = writeln!(o, "\nrequest sizes (bytes, up to):");
         let total: u64 = s.request_sizes.iter().map(|b| b.count).sum();
-        for b in &s.request_sizes {
+        let rows = s.request_sizes.iter().map(|b| {
             let bar = "#".repeat(((b.count * 40) / total.max(1)) as usize);
-            let _ = writeln!(o, "  <= {:<10} {:>10}  {bar}", b.le, b.count);
-        }
+            vec![format!("<= {}", b.le), b.count.to_string(), bar]
+        });
+        let t = table(&["bytes", "count", "share"], &[1], rows);
+        let _ = writeln!(o, "\nrequest sizes:\n{t}");
     }
     if !s.latency.is_empty() {
-        let _ = writeln!(o, "\nlatency            count        p50        p90        p99        max");
-        for (k, l) in &s.latency {
-            let _ = writeln!(
-                o,
-                "  {k:<14} {:>8} {:>10} {:>10} {:>10} {:>10}",
-                l.count,
-                human_ns(l.p50_ns),
-                human_ns(l.p90_ns),
-                human_ns(l.p99_ns),
-                human_ns(l.max_ns)
-            );
-        }
+        let rows = s.latency.iter().map(|(k, l)| {
+            vec![k.clone(), l.count.to_string(), human_ns(l.p50_ns), human_ns(l.p90_ns), human_ns(l.p99_ns), human_ns(l.max_ns)]
+        });
+        let t = table(&["latency", "count", "p50", "p90", "p99", "max"], &[1, 2, 3, 4, 5], rows);
+        let _ = writeln!(o, "\n{t}");
     }
-    let _ = writeln!(
-        o,
-        "\n{:<4} {:>9} {:>10} {:>8} {:>8} {:>12} {:>12}",
-        "side", "processes", "records", "reads", "writes", "read", "written"
-    );
-    for (name, side) in [("FG", &s.fg), ("BG", &s.bg)] {
-        let _ = writeln!(
-            o,
-            "{name:<4} {:>9} {:>10} {:>8} {:>8} {:>12} {:>12}",
-            side.processes,
-            side.records,
-            side.reads,
-            side.writes,
-            human_bytes(side.bytes_read),
-            human_bytes(side.bytes_written)
-        );
-    }
-    if s.fg_selector.is_empty() {
-        let _ = writeln!(o, "(no --fg given: everything is BG)");
+    let split = s.fg.is_some();
+    if let (Some(fg), Some(bg)) = (&s.fg, &s.bg) {
+        let rows = [("FG", fg), ("BG", bg)].into_iter().map(|(name, side)| {
+            vec![
+                name.to_owned(),
+                side.processes.to_string(),
+                side.records.to_string(),
+                side.reads.to_string(),
+                side.writes.to_string(),
+                human_bytes(side.bytes_read),
+                human_bytes(side.bytes_written),
+            ]
+        });
+        let t = table(&["side", "processes", "records", "reads", "writes", "read", "written"], &[1, 2, 3, 4, 5, 6], rows);
+        let _ = writeln!(o, "\nFG/BG split (--fg {}):\n{t}", s.fg_selector.join(", --fg "));
+    } else {
+        let _ = writeln!(o, "\n(no --fg given: no FG/BG split)");
     }
     let mut procs: Vec<_> = s.processes.iter().collect();
     procs.sort_by(|a, b| {
@@ -643,24 +767,26 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
             .cmp(&(a.1.bytes_read + a.1.bytes_written, a.1.records))
             .then(a.0.cmp(b.0))
     });
-    let _ = writeln!(
-        o,
-        "\n{:>8} {:<16} {:>2} {:>10} {:>8} {:>8} {:>12} {:>12}",
-        "pid", "comm", "fg", "records", "reads", "writes", "read", "written"
-    );
-    for (pid, p) in procs.iter().take(max_processes) {
-        let _ = writeln!(
-            o,
-            "{pid:>8} {:<16} {:>2} {:>10} {:>8} {:>8} {:>12} {:>12}",
-            p.comm.as_deref().unwrap_or("-"),
-            if p.fg { "*" } else { "" },
-            p.records,
-            p.reads,
-            p.writes,
+    let rows = procs.iter().take(max_processes).map(|(pid, p)| {
+        let mut row = vec![pid.to_string(), p.comm.clone().unwrap_or_else(|| "-".into())];
+        if split {
+            row.push(if p.fg { "*" } else { "" }.to_owned());
+        }
+        row.extend([
+            p.records.to_string(),
+            p.reads.to_string(),
+            p.writes.to_string(),
             human_bytes(p.bytes_read),
-            human_bytes(p.bytes_written)
-        );
-    }
+            human_bytes(p.bytes_written),
+        ]);
+        row
+    });
+    let t = if split {
+        table(&["pid", "comm", "fg", "records", "reads", "writes", "read", "written"], &[0, 3, 4, 5, 6, 7], rows)
+    } else {
+        table(&["pid", "comm", "records", "reads", "writes", "read", "written"], &[0, 2, 3, 4, 5, 6], rows)
+    };
+    let _ = writeln!(o, "\nprocesses:\n{t}");
     if procs.len() > max_processes {
         let _ = writeln!(o, "  ... {} more processes (see --format json)", procs.len() - max_processes);
     }

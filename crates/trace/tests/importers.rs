@@ -1,5 +1,6 @@
 //! Golden tests: every sample under testdata/traces imports to the checked-in statistics
-//! (`*.stats.json`), and bad input fails with file:line:column.
+//! (`*.stats.json`, and their `trace stats` table, `*.stats.txt`), and bad input fails with
+//! file:line:column.
 //! Regenerate the goldens with `FOREFRONT_BLESS=1 cargo test -p forefront-trace --test importers`.
 
 mod common;
@@ -7,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use forefront_record::trace::{BlockAction, SchedEvent, TraceRecord};
-use forefront_trace::stats::{FgSelector, StatsBuilder, TraceStats};
+use forefront_trace::stats::{render_table, FgSelector, StatsBuilder, TraceStats};
 use forefront_trace::{read_all, InputFormat, ReadOptions, TraceError, TraceReader};
 
 fn stats_of(paths: &[PathBuf], fg: &[&str]) -> TraceStats {
@@ -28,6 +29,13 @@ fn golden(name: &str, paths: &[PathBuf], fg: &[&str]) -> TraceStats {
     }
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with FOREFRONT_BLESS=1)", path.display()));
     assert_eq!(json, want, "{name}: stats differ from the golden file");
+    let text = render_table(&s, 15);
+    let path = common::testdata(&format!("{name}.stats.txt"));
+    if std::env::var_os("FOREFRONT_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run with FOREFRONT_BLESS=1)", path.display()));
+    assert_eq!(text, want, "{name}: the stats table differs from the golden file");
     s
 }
 
@@ -49,7 +57,7 @@ fn facebook_mobigen_trace() {
     assert_eq!((s.bytes_read, s.bytes_written), (5_084_371, 12_307_016));
     let f = s.seq_fraction.unwrap();
     assert!((0.0..=1.0).contains(&f));
-    assert_eq!(s.fg.processes, 1);
+    assert_eq!(s.fg.as_ref().unwrap().processes, 1);
 }
 
 #[test]
@@ -62,7 +70,7 @@ fn blkparse_sample() {
         assert!(a.get(code).copied().unwrap_or(0) > 0, "no {code} events");
     }
     assert!(s.latency["d2c"].count == 40 && s.latency["q2d"].count > 0);
-    assert!(s.fg.bytes_read > 0 && s.bg.bytes_written > 0);
+    assert!(s.fg.as_ref().unwrap().bytes_read > 0 && s.bg.as_ref().unwrap().bytes_written > 0);
 }
 
 #[test]
