@@ -56,38 +56,7 @@ pub fn syscall_scenario(
     let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
     let mut threads: BTreeMap<u32, (Vec<Op>, u64)> = BTreeMap::new(); // ops, time the last call ended
     for r in &sorted {
-        let path = r.path.clone().or_else(|| r.fd.map(|fd| format!("/fd/{fd}")));
-        let len = |r: &SyscallRecord| match r.result {
-            Some(v) if v >= 0 => Some(v as u64),
-            Some(_) => None,
-            None => r.size,
-        };
-        let op = match (r.name.as_str(), path) {
-            ("read" | "pread" | "pread64" | "readv" | "preadv", Some(p)) => match len(r) {
-                Some(n) if n > 0 => {
-                    let off = r.offset.unwrap_or(0);
-                    let e = sizes.entry(p.clone()).or_insert(0);
-                    *e = (*e).max(off + n);
-                    Some(Op::Read { path: p, offset: Bytes(off), len: Bytes(n), chunk: Bytes(n) })
-                }
-                _ => None,
-            },
-            ("write" | "pwrite" | "pwrite64" | "writev" | "pwritev", Some(p)) => match len(r) {
-                Some(n) if n > 0 => Some(Op::Write { path: p, offset: r.offset.map(Bytes), len: Bytes(n), chunk: Bytes(n) }),
-                _ => None,
-            },
-            ("fsync", Some(p)) => Some(Op::Fsync { path: p }),
-            ("fdatasync", Some(p)) => Some(Op::Fdatasync { path: p }),
-            ("creat", Some(p)) => Some(Op::Creat { path: p }),
-            ("open" | "openat" | "open64", Some(p)) => Some(Op::Open { path: p }),
-            ("close", Some(p)) => Some(Op::Close { path: p }),
-            ("unlink" | "unlinkat", Some(p)) => Some(Op::Unlink { path: p }),
-            ("ftruncate" | "ftruncate64" | "truncate", Some(p)) => r.size.map(|s| Op::Truncate { path: p, size: Bytes(s) }),
-            ("stat" | "stat64" | "lstat" | "lstat64" | "fstat" | "fstat64" | "newfstatat" | "access" | "faccessat", Some(p)) => {
-                Some(Op::Stat { path: p })
-            }
-            _ => None,
-        };
+        let op = forefront_workload::trace_ops::record_op(r, &mut sizes);
         let Some(op) = op else {
             *skipped.calls.entry(r.name.clone()).or_insert(0) += 1;
             continue;

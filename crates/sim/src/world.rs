@@ -1181,6 +1181,8 @@ impl World {
                 (self.us(50.0), After::Step)
             }
             Op::SwitchCell { cell } => self.switch_cell(&cell),
+            // Expanded when the scenario is loaded (`Scenario::validate` refuses a leftover).
+            Op::Trace { .. } => (0, After::Step),
             Op::DropCaches { app } => {
                 if let Some(uid) = self.apps.iter().find(|a| a.name == app).map(|a| a.uid) {
                     let files: Vec<FileId> =

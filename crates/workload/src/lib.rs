@@ -18,6 +18,7 @@
 pub mod cells;
 mod size;
 mod spec;
+pub mod trace_ops;
 
 pub use cells::{AppInstance, CellInstance, CellRole, CellSpec, CellsParams};
 pub use size::Bytes;
@@ -148,7 +149,9 @@ pub fn builtin_device(name: &str) -> Result<FlashParams, LoadError> {
 
 impl Scenario {
     pub fn parse(file: &str, text: &str) -> Result<Scenario, LoadError> {
-        let s: Scenario = parse_toml(file, text)?;
+        let mut s: Scenario = parse_toml(file, text)?;
+        let base = Path::new(file).parent().unwrap_or(Path::new("."));
+        s.resolve_traces(base).map_err(|message| LoadError::Invalid { file: file.to_string(), message })?;
         s.validate().map_err(|message| LoadError::Invalid { file: file.to_string(), message })?;
         Ok(s)
     }

@@ -297,6 +297,18 @@ pub enum Op {
     Foreground {
         app: String,
     },
+    /// The file operations of one thread of a real trace (strace or MobiGen), expanded when the
+    /// scenario is loaded ([`crate::trace_ops`]): `path` relative to the scenario file, `tid`
+    /// the traced thread, `gaps` what the time between calls was (`none`, `sleep`, `compute`).
+    Trace {
+        path: String,
+        #[serde(default)]
+        format: Option<String>,
+        #[serde(default)]
+        tid: Option<u32>,
+        #[serde(default)]
+        gaps: crate::trace_ops::Gaps,
+    },
     /// Put virtual phone `cell` on the screen (Cells): the device mux saves the old cell's
     /// framebuffer and restores the new one's ([`crate::cells::CellsParams::switch_copy_ms`] of
     /// work), and the new cell's own foreground app becomes the phone's foreground app.
@@ -397,6 +409,11 @@ impl Scenario {
             }
         }
         self.validate_cells()?;
+        if let Some(a) = crate::trace_ops::unresolved(&self.apps) {
+            return Err(format!(
+                "app `{a}`: a `trace` op is expanded when the scenario is loaded from a file; this scenario was built in memory (call Scenario::resolve_traces first)"
+            ));
+        }
         if !has_headline {
             return Err(format!("headline phase `{}` is never begun by any thread", self.headline));
         }
