@@ -125,7 +125,7 @@ impl Spec {
 
     /// A spec from JSON text (what the Python package passes for a dict).
     pub fn parse_json(file: &str, text: &str) -> Result<Spec> {
-        let body: SpecBody = serde_json::from_str(text).map_err(|e| fail!("{file}: {e}"))?;
+        let body: SpecBody = serde_json::from_str(text).map_err(|e| fail!("{file}: {}", json_message(&e)))?;
         Spec::checked(file, body)
     }
 
@@ -223,6 +223,16 @@ impl Spec {
         let p = all.get(index).ok_or_else(|| fail!("{}: no point {index} (the sweep has {})", self.file, all.len()))?;
         let cfg = self.config(p)?;
         Ok(Line::new(index, p.clone(), &forefront_sim::run(&cfg)))
+    }
+}
+
+/// A JSON error without its position (" at line 1 column 42" of text a program wrote, which
+/// says nothing to the person who wrote the dict it came from).
+pub fn json_message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) if e.line() > 0 => s[..i].to_string(),
+        _ => s,
     }
 }
 
