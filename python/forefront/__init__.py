@@ -151,17 +151,26 @@ def _run_point(file: str, spec_json: str, index: int) -> str:
     return _core.sweep_run_point(file, spec_json, index)
 
 
-def sweep_lines(spec: Union[SweepSpec, Mapping[str, Any], str, os.PathLike], client: Any = None, max_workers: Optional[int] = None) -> list:
-    """Run every point of a sweep; its lines (JSON text, in index order) exactly as
-    ``forefront sim sweep`` writes them.
+def sweep_lines(
+    spec: Union[SweepSpec, Mapping[str, Any], str, os.PathLike],
+    client: Any = None,
+    max_workers: Optional[int] = None,
+    skip: Iterable[int] = (),
+) -> list:
+    """Run the points of a sweep (all but the indices in ``skip``); their lines (JSON text, in
+    index order) exactly as ``forefront sim sweep`` writes them.
 
     ``client`` is where the points run: ``None`` for local threads (``max_workers``, default
     every core; runs release the GIL), a ``dask.distributed.Client`` (points mapped over its
     workers, which need ``forefront`` installed), the ``ray`` module after ``ray.init()``, or
     any ``concurrent.futures.Executor``."""
     s = SweepSpec(spec)
-    n = len(s.points())
-    args = ([s.file] * n, [s.json] * n, list(range(n)))
+    skip = set(skip)
+    todo = [i for i in range(len(s.points())) if i not in skip]
+    n = len(todo)
+    args = ([s.file] * n, [s.json] * n, todo)
+    if n == 0:
+        return []
     if client is None:
         with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
             return list(pool.map(_run_point, *args))
@@ -184,14 +193,23 @@ def sweep(
     max_workers: Optional[int] = None,
 ):
     """Run a sweep (see :func:`sweep_lines` for ``client``) and return one DataFrame row per
-    run (:func:`runs_to_dataframe`). With ``output``, also write its JSON Lines file: the same
-    bytes ``forefront sim sweep SPEC -o FILE`` writes."""
-    lines = sweep_lines(spec, client=client, max_workers=max_workers)
-    if output is not None:
-        with open(output, "w", encoding="utf-8", newline="\n") as f:
-            for line in lines:
-                f.write(line + "\n")
-    return runs_to_dataframe(json.loads(line) for line in lines)
+    run (:func:`runs_to_dataframe`), in index order.
+
+    With ``output``, the sweep is resumable like ``forefront sim sweep SPEC -o FILE``: points
+    already in the file are not run again, new lines are appended in index order (the file is
+    the same bytes the CLI writes), and the frame holds every run in the file. A file with
+    lines of another sweep is an error."""
+    s = SweepSpec(spec)
+    if output is None:
+        lines = sweep_lines(s, client=client, max_workers=max_workers)
+        return runs_to_dataframe(json.loads(line) for line in lines)
+    done = _core.sweep_done(s.file, s.json, str(output))
+    lines = sweep_lines(s, client=client, max_workers=max_workers, skip=done)
+    with open(output, "a", encoding="utf-8", newline="\n") as f:
+        for line in lines:
+            f.write(line + "\n")
+    df = runs_to_dataframe(output)
+    return df.sort_values("index", kind="stable").reset_index(drop=True)
 
 
 def _flatten(report: Mapping[str, Any], row: dict) -> None:

@@ -123,6 +123,16 @@ fn sweep_points(file: &str, spec_json: &str) -> PyResult<String> {
     to_json(&points)
 }
 
+/// The indices of the points already in a sweep's JSON Lines file `output` (none if it does
+/// not exist); an error for a line of another sweep, as `forefront sim sweep` resumes.
+#[pyfunction]
+fn sweep_done(file: &str, spec_json: &str, output: &str) -> PyResult<Vec<usize>> {
+    let spec = Spec::parse_json(file, spec_json).map_err(err)?;
+    let all = spec.points().map_err(err)?;
+    let lines = forefront_sweep::read_lines(std::path::Path::new(output)).map_err(err)?;
+    Ok(forefront_sweep::done_indices(output, &all, &lines).map_err(err)?.into_iter().collect())
+}
+
 /// Run the sweep's point `index`; its line, exactly as `forefront sim sweep` writes it.
 #[pyfunction]
 fn sweep_run_point(py: Python<'_>, file: &str, spec_json: &str, index: usize) -> PyResult<String> {
@@ -141,6 +151,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_spec, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_done, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_run_point, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

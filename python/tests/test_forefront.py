@@ -190,3 +190,24 @@ def test_a_sweep_through_the_ray_api_gives_the_same_lines(cli_sweep):
 
     lines = forefront.sweep_lines(SPEC, client=FakeRay())
     assert "\n".join(lines) + "\n" == want.decode()
+
+
+def test_a_sweep_into_a_file_resumes_like_the_cli(cli_sweep, tmp_path):
+    _, want = cli_sweep
+    out = tmp_path / "runs.jsonl"
+    out.write_bytes(b"".join(want.splitlines(keepends=True)[:10]))
+    ran = []
+
+    class Counting(ProcessPoolExecutor):
+        def map(self, fn, *iterables, **kw):
+            ran.extend(iterables[2])
+            return super().map(fn, *iterables, **kw)
+
+    with Counting(max_workers=2) as pool:
+        df = forefront.sweep(SPEC, client=pool, output=out)
+    assert ran == list(range(10, 16)), "only the missing points run"
+    assert out.read_bytes() == want
+    assert list(df["index"]) == list(range(16))
+    # Lines of another sweep are refused, naming the file.
+    with pytest.raises(forefront.ForefrontError, match="runs.jsonl: line for point 0 does not belong to this sweep"):
+        forefront.sweep({**SPEC, "seeds": [7, 8]}, output=out)
