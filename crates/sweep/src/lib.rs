@@ -1,0 +1,406 @@
+//! Declarative sweeps — policies × background apps × devices × any scenario or device field ×
+//! seeds — as one implementation shared by `forefront sim sweep` / `sim merge` and the Python
+//! package (`python/`): the spec, its points in their fixed order, the run configuration of a
+//! point, the JSON line of its result, merging shards and the summary across seeds.
+//!
+//! ```toml
+//! scenario = "launch-update"                 # built-in name or a scenario file
+//! policies = ["android", "fasttrack"]
+//! bg_apps = [1, 2, 4]
+//! devices = ["galaxy-s6-ufs"]                # optional: default the scenario's device
+//! seeds = 3                                  # seeds 1..=3 (or a list: [1, 5, 9])
+//! [axes]                                     # optional: dotted paths into the scenario or,
+//! "phone.page_cache_mib" = [256, 768]        # with the `device.` prefix, into the device
+//! "device.starvation_ms" = [100.0, 500.0]
+//! ```
+//!
+//! Each result line is `{"index": N, "point": {...}, "report": {...}}`: the point's index in the
+//! sweep's fixed order, what varies, and the run's report without its wall-clock `stats` (so a
+//! file is the same bytes for the same spec, however and wherever it was computed).
+//!
+//! ```no_run
+//! let spec = forefront_sweep::Spec::parse("inline", "scenario = \"launch-update\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n").unwrap();
+//! for (i, _) in spec.points().unwrap().iter().enumerate() {
+//!     println!("{}", spec.run_point(i).unwrap().to_json());
+//! }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
+use std::path::Path;
+
+use forefront_policy::Policy;
+use forefront_record::run::RunReport;
+use forefront_sim::RunConfig;
+use serde::{Deserialize, Serialize};
+
+/// A sweep error: its text names the file (and line or field) it concerns.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SweepError(pub String);
+
+type Result<T> = std::result::Result<T, SweepError>;
+
+macro_rules! fail {
+    ($($t:tt)*) => { SweepError(format!($($t)*)) };
+}
+
+/// A sweep specification, and the file (or other source) it came from, for messages.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub file: String,
+    pub body: SpecBody,
+}
+
+/// The fields of a spec file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecBody {
+    pub scenario: String,
+    pub policies: Vec<String>,
+    pub bg_apps: Vec<u32>,
+    #[serde(default)]
+    pub devices: Vec<String>,
+    pub seeds: Seeds,
+    #[serde(default)]
+    pub axes: BTreeMap<String, Vec<toml::Value>>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Seeds {
+    /// Seeds 1..=N.
+    Count(u64),
+    List(Vec<u64>),
+}
+
+/// What varies at one point of the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub policy: String,
+    pub bg_apps: u32,
+    pub device: String,
+    pub seed: u64,
+    /// Axis path → value (JSON), in path order.
+    pub axes: BTreeMap<String, serde_json::Value>,
+}
+
+/// One result line: the point's index in the sweep's order, the point, the report without
+/// `stats`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Line {
+    pub index: usize,
+    pub point: Point,
+    pub report: serde_json::Value,
+}
+
+impl Line {
+    /// The line of a finished run: its report less the wall-clock `stats`.
+    pub fn new(index: usize, point: Point, report: &RunReport) -> Line {
+        let mut report = serde_json::to_value(report).expect("reports serialise");
+        report.as_object_mut().expect("a report is an object").remove("stats");
+        Line { index, point, report }
+    }
+
+    /// The line as written to a JSON Lines file (without the newline).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("lines serialise")
+    }
+
+    /// Parse one line of a JSON Lines file; `file` and `line` (1-based) locate it in messages.
+    pub fn parse(file: &str, line: usize, text: &str) -> Result<Line> {
+        serde_json::from_str(text).map_err(|e| fail!("{file}:{line}: not a sweep line: {e}"))
+    }
+}
+
+impl Spec {
+    /// A spec from TOML text; `file` names it in messages (`file:line: ...`).
+    pub fn parse(file: &str, text: &str) -> Result<Spec> {
+        let body: SpecBody = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            fail!("{file}:{line}: {}", e.message().trim())
+        })?;
+        Spec::checked(file, body)
+    }
+
+    /// A spec from JSON text (what the Python package passes for a dict).
+    pub fn parse_json(file: &str, text: &str) -> Result<Spec> {
+        let body: SpecBody = serde_json::from_str(text).map_err(|e| fail!("{file}: {}", json_message(&e)))?;
+        Spec::checked(file, body)
+    }
+
+    /// A spec file.
+    pub fn load(path: &Path) -> Result<Spec> {
+        let text = std::fs::read_to_string(path).map_err(|e| fail!("{}: {e}", path.display()))?;
+        Spec::parse(&path.display().to_string(), &text)
+    }
+
+    fn checked(file: &str, body: SpecBody) -> Result<Spec> {
+        let ensure = |ok: bool, what: &str| if ok { Ok(()) } else { Err(fail!("{file}: {what}")) };
+        ensure(!body.policies.is_empty(), "`policies` is empty")?;
+        ensure(!body.bg_apps.is_empty(), "`bg_apps` is empty")?;
+        for p in &body.policies {
+            Policy::by_name(p).map_err(|e| fail!("{file}: policies: {e}"))?;
+        }
+        for (k, v) in &body.axes {
+            ensure(!v.is_empty(), &format!("axes.\"{k}\" has no value"))?;
+        }
+        Ok(Spec { file: file.to_string(), body })
+    }
+
+    /// The spec as JSON (for [`Spec::parse_json`] in another process).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.body).expect("specs serialise")
+    }
+
+    /// Every point in the sweep's fixed order: devices, axes (in path order, values in order),
+    /// policies, BG apps, seeds — the last varying fastest.
+    pub fn points(&self) -> Result<Vec<Point>> {
+        let spec = &self.body;
+        let devices = if spec.devices.is_empty() {
+            let sc = forefront_workload::Scenario::load(&spec.scenario).map_err(|e| fail!("{e}"))?;
+            vec![sc.device]
+        } else {
+            spec.devices.clone()
+        };
+        let seeds: Vec<u64> = match &spec.seeds {
+            Seeds::Count(n) => (1..=*n).collect(),
+            Seeds::List(v) => v.clone(),
+        };
+        let mut combos: Vec<BTreeMap<String, serde_json::Value>> = vec![BTreeMap::new()];
+        for (k, vals) in &spec.axes {
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    vals.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.insert(k.clone(), serde_json::to_value(v).expect("TOML values are JSON"));
+                        c
+                    })
+                })
+                .collect();
+        }
+        let mut out = vec![];
+        for d in &devices {
+            for axes in &combos {
+                for p in &spec.policies {
+                    for &bg in &spec.bg_apps {
+                        for &seed in &seeds {
+                            out.push(Point { policy: p.clone(), bg_apps: bg, device: d.clone(), seed, axes: axes.clone() });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The run configuration of a point: the scenario on the point's device, with its axes set.
+    pub fn config(&self, p: &Point) -> Result<RunConfig> {
+        let file = &self.file;
+        let mut cfg = RunConfig::builtin(&self.body.scenario, &p.policy, Some(p.bg_apps), p.seed).map_err(|e| fail!("{e}"))?;
+        cfg.device = forefront_workload::load_device(&p.device).map_err(|e| fail!("{e}"))?;
+        let json = |e: serde_json::Error| fail!("{e}");
+        let (mut sc, mut dev) =
+            (serde_json::to_value(&cfg.scenario).map_err(json)?, serde_json::to_value(&cfg.device).map_err(json)?);
+        for (path, v) in &p.axes {
+            let r = match path.strip_prefix("device.") {
+                Some(rest) => set_path(&mut dev, rest, v),
+                None => set_path(&mut sc, path, v),
+            };
+            r.map_err(|e| fail!("{file}: axes.\"{path}\": {e}"))?;
+        }
+        cfg.scenario = serde_json::from_value(sc).map_err(|e| fail!("{file}: axes: the scenario does not accept them: {e}"))?;
+        cfg.scenario.validate().map_err(|e| fail!("{file}: axes: {e}"))?;
+        cfg.device = serde_json::from_value(dev).map_err(|e| fail!("{file}: axes: the device does not accept them: {e}"))?;
+        Ok(cfg)
+    }
+
+    /// Run the point at `index` (in [`Spec::points`]' order) and return its line: what one
+    /// task of a distributed sweep does.
+    pub fn run_point(&self, index: usize) -> Result<Line> {
+        let all = self.points()?;
+        let p = all.get(index).ok_or_else(|| fail!("{}: no point {index} (the sweep has {})", self.file, all.len()))?;
+        let cfg = self.config(p)?;
+        Ok(Line::new(index, p.clone(), &forefront_sim::run(&cfg)))
+    }
+}
+
+/// A JSON error without its position (" at line 1 column 42" of text a program wrote, which
+/// says nothing to the person who wrote the dict it came from).
+pub fn json_message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) if e.line() > 0 => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+/// Set `value` at the dotted `path` of `target` (which must exist).
+fn set_path(target: &mut serde_json::Value, path: &str, value: &serde_json::Value) -> std::result::Result<(), String> {
+    let mut cur = target;
+    for key in path.split('.') {
+        cur = cur.get_mut(key).ok_or_else(|| format!("no field `{key}`"))?;
+    }
+    *cur = value.clone();
+    Ok(())
+}
+
+/// `I/N` (0 ≤ I < N) as (I, N).
+pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let (i, n) = s.split_once('/').ok_or_else(|| fail!("--shard {s}: expected I/N"))?;
+    let i: usize = i.parse().map_err(|e| fail!("--shard {s}: I: {e}"))?;
+    let n: usize = n.parse().map_err(|e| fail!("--shard {s}: N: {e}"))?;
+    if n == 0 || i >= n {
+        return Err(fail!("--shard {s}: need 0 <= I < N"));
+    }
+    Ok((i, n))
+}
+
+/// The lines of a JSON Lines file (none if it does not exist).
+pub fn read_lines(path: &Path) -> Result<Vec<Line>> {
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(fail!("{}: {e}", path.display())),
+    };
+    let file = path.display().to_string();
+    let mut out = vec![];
+    for (i, l) in std::io::BufReader::new(f).lines().enumerate() {
+        let l = l.map_err(|e| fail!("{file}: {e}"))?;
+        if l.trim().is_empty() {
+            continue;
+        }
+        out.push(Line::parse(&file, i + 1, &l)?);
+    }
+    Ok(out)
+}
+
+/// The indices of `lines` that belong to `all`; an error for a line of another sweep.
+pub fn done_indices(file: &str, all: &[Point], lines: &[Line]) -> Result<BTreeSet<usize>> {
+    lines
+        .iter()
+        .map(|l| {
+            if all.get(l.index) != Some(&l.point) {
+                return Err(fail!("{file}: line for point {} does not belong to this sweep (another spec?)", l.index));
+            }
+            Ok(l.index)
+        })
+        .collect()
+}
+
+/// Shard outputs joined: each point once, in index order, as JSON text (what `sim merge`
+/// writes, one per line). A point whose lines differ between two files is an error.
+pub fn merge(inputs: &[&Path]) -> Result<Vec<String>> {
+    let mut by_index: BTreeMap<usize, (String, &Path)> = BTreeMap::new();
+    for &p in inputs {
+        for l in read_lines(p)? {
+            let text = l.to_json();
+            if let Some((other, from)) = by_index.get(&l.index) {
+                if *other != text {
+                    return Err(fail!("point {} differs between {} and {}", l.index, from.display(), p.display()));
+                }
+                continue;
+            }
+            by_index.insert(l.index, (text, p));
+        }
+    }
+    Ok(by_index.into_values().map(|(t, _)| t).collect())
+}
+
+/// One configuration (a point less its seed) summarised over its seeds.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// The point, with `seed` 0.
+    pub point: Point,
+    pub seeds: usize,
+    /// Mean FG latency (ms) over the seeds.
+    pub fg_mean_ms: f64,
+    /// Half-width of the 95 % confidence interval of the mean (Student's t); `None` with one seed.
+    pub ci95_ms: Option<f64>,
+}
+
+/// Mean FG latency per configuration over its seeds, with a 95 % confidence interval, in the
+/// sweep's order (by each configuration's first point).
+pub fn summary(all: &[Point], lines: &[Line]) -> Vec<Summary> {
+    let key = |p: &Point| {
+        let mut k = p.clone();
+        k.seed = 0;
+        (serde_json::to_string(&k).expect("points serialise"), k)
+    };
+    let mut groups: BTreeMap<String, (Point, Vec<f64>)> = BTreeMap::new();
+    for l in lines {
+        let (k, p) = key(&l.point);
+        let fg = l.report["metrics"]["fg_ms"].as_f64().unwrap_or(f64::NAN);
+        groups.entry(k).or_insert_with(|| (p, vec![])).1.push(fg);
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = vec![];
+    for p in all {
+        let (k, _) = key(p);
+        if !seen.insert(k.clone()) {
+            continue;
+        }
+        let Some((p, v)) = groups.get(&k) else { continue };
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let ci95_ms = (v.len() > 1).then(|| {
+            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            t95(v.len() - 1) * sd / n.sqrt()
+        });
+        out.push(Summary { point: p.clone(), seeds: v.len(), fg_mean_ms: mean, ci95_ms });
+    }
+    out
+}
+
+/// Student's t for a two-sided 95 % interval with `df` degrees of freedom.
+pub fn t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+        2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    T.get(df.saturating_sub(1)).copied().unwrap_or(1.960)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "scenario = \"camera-switch\"\npolicies = [\"android\", \"fasttrack\"]\nbg_apps = [0, 1]\nseeds = 2\n[axes]\n\"device.starvation_ms\" = [250.0, 500.0]\n";
+
+    #[test]
+    fn points_come_in_the_fixed_order_seeds_fastest() {
+        let s = Spec::parse("s.toml", SPEC).unwrap();
+        let p = s.points().unwrap();
+        assert_eq!(p.len(), 16);
+        assert_eq!((p[0].seed, p[1].seed, p[1].bg_apps, p[2].bg_apps), (1, 2, 0, 1));
+        assert_eq!(p[4].policy, "fasttrack");
+        assert_eq!(p[8].axes["device.starvation_ms"], serde_json::json!(500.0));
+    }
+
+    #[test]
+    fn a_json_spec_is_the_same_sweep_as_its_toml() {
+        let s = Spec::parse("s.toml", SPEC).unwrap();
+        let j = Spec::parse_json("dict", &s.to_json()).unwrap();
+        assert_eq!(s.points().unwrap(), j.points().unwrap());
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_field() {
+        let e = Spec::parse("s.toml", "scenario = \"x\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\nnope = 2\n")
+            .unwrap_err();
+        assert!(e.0.starts_with("s.toml:5: unknown field `nope`"), "{e}");
+        let e = Spec::parse("s.toml", "scenario = \"x\"\npolicies = [\"androd\"]\nbg_apps = [1]\nseeds = 1\n").unwrap_err();
+        assert!(e.0.contains("s.toml: policies:") && e.0.contains("androd"), "{e}");
+        let e = Spec::parse("s.toml", "scenario = \"nosuch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n").unwrap();
+        assert!(e.points().unwrap_err().0.contains("unknown scenario `nosuch`"));
+        assert_eq!(parse_shard("1/3").unwrap(), (1, 3));
+        assert!(parse_shard("3/3").is_err() && parse_shard("x").is_err());
+    }
+
+    #[test]
+    fn t_shrinks_towards_the_normal_quantile() {
+        assert_eq!(t95(1), 12.706);
+        assert_eq!(t95(1000), 1.960);
+    }
+}
