@@ -455,6 +455,7 @@ impl Agent {
             starts.insert(s.pid, (s.start_time, s.comm.clone()));
             procs.push(Process { pid: s.pid, ppid: s.ppid, uid: s.uid, comm: s.comm.clone(), cgroup });
         }
+        let mut rule_fired = false;
         if !self.cfg.rules.is_empty() {
             // Rules at rescan time: where exec notifications are missing (or were missed).
             // Processes already running at the first scan never fire.
@@ -475,6 +476,7 @@ impl Agent {
             if let Some((_, pid, comm)) = newest {
                 (self.log)(&format!("rule: {comm} (pid {pid}) started: foreground (found by a scan)"));
                 self.fg = Foreground::Pids(vec![pid]);
+                rule_fired = true;
             }
         }
         let mut classes = classify(&procs, &self.fg, &self.rules(peer));
@@ -512,6 +514,11 @@ impl Agent {
                 continue;
             }
             self.members.insert(pid, Member { start_time, class, comm });
+        }
+        if rule_fired && self.cfg.rules.burst {
+            if let Err(why) = self.freeze() {
+                (self.log)(&format!("rule: background not paused: {why}"));
+            }
         }
     }
 
@@ -1001,6 +1008,32 @@ mod tests {
         }
         assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
+    }
+
+    #[test]
+    fn a_rule_fires_once_for_a_new_start_found_by_a_scan() {
+        let (t, mut cfg) = fake_v2();
+        cfg.agent.rescan_ms = 10;
+        cfg.rules.fg_commands = vec!["camera".into()];
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        a.tick();
+        assert_eq!(a.fg, Foreground::None, "the camera running at start does not fire");
+        // A new camera process appears (no exec notification in a fake tree): the next scan fires.
+        let d = t.path().join("proc/400");
+        std::fs::create_dir_all(d.join("task/400")).unwrap();
+        std::fs::write(d.join("stat"), "400 (camera) S 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9999 0 0\n").unwrap();
+        std::fs::write(d.join("status"), "Uid:\t1000\t1000\t1000\t1000\n").unwrap();
+        std::fs::write(d.join("cgroup"), "0::/user.slice/app-camera\n").unwrap();
+        std::thread::sleep(Duration::from_millis(15));
+        a.tick();
+        assert_eq!(a.fg, Foreground::Pids(vec![400]));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1", "rules.burst pauses the background");
+        // It does not fire again for the same process.
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: false }, peer());
+        std::thread::sleep(Duration::from_millis(15));
+        a.tick();
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
         a.shutdown();
     }
 
