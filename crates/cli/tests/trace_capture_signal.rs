@@ -44,6 +44,10 @@ fn setup(dir: &Path) -> Result<(LoopDevice, String), String> {
     };
     let dev = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     let name = dev.file_name().unwrap().to_str().unwrap().to_string();
+    // The kernel keeps a loop device's trace switch across detach and attach: a capture killed
+    // outright on an earlier device of this number leaves it on, and the tests would then see
+    // "tracing started" before their capture is ready. The device is ours now: switch it off.
+    let _ = std::fs::write(format!("/sys/block/{name}/trace/enable"), "0");
     Ok((LoopDevice(dev), name))
 }
 
