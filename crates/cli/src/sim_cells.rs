@@ -70,7 +70,8 @@ struct OverheadRow {
     p99_ms: f64,
     /// Mean headline latency against the plain phone's.
     overhead_pct: f64,
-    /// Per-layer change of the mean headline sample against the plain phone (ms): the cause.
+    /// Mean headline sample per layer (ms), and its change against the plain phone: the cause.
+    layers_ms: BTreeMap<String, f64>,
     change_ms: BTreeMap<String, f64>,
 }
 
@@ -162,14 +163,11 @@ pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow:
         let m = mean(rs, &|r| r.metrics.fg_ms);
         let layers: BTreeMap<String, f64> = rs[0].breakdown.keys().map(|l| (l.clone(), mean(rs, &|r| r.breakdown[l]))).collect();
         let (plain_ms, plain_layers) = match overhead.first() {
-            Some(p) => (p.mean_ms, p.change_ms.clone()),
+            Some(p) => (p.mean_ms, p.layers_ms.clone()),
             None => (m, layers.clone()),
         };
-        let change_ms = if k == 0 {
-            layers
-        } else {
-            layers.iter().map(|(l, v)| (l.clone(), round3(v - plain_layers.get(l).copied().unwrap_or(0.0)))).collect()
-        };
+        let change_ms =
+            layers.iter().map(|(l, v)| (l.clone(), round3(v - plain_layers.get(l).copied().unwrap_or(0.0)))).collect();
         let cells = setups[k].1.unwrap_or(0);
         let pc = cfgs[k * n].scenario.phone.page_cache_mib;
         overhead.push(OverheadRow {
@@ -182,6 +180,7 @@ pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow:
             p50_ms: mean(rs, &|r| r.metrics.fg_p50_ms),
             p99_ms: mean(rs, &|r| r.metrics.fg_p99_ms),
             overhead_pct: round3((m / plain_ms - 1.0) * 100.0),
+            layers_ms: layers,
             change_ms,
         });
     }
