@@ -112,6 +112,9 @@ pub struct Agent {
     rule_seen: BTreeSet<(i32, u64)>,
     /// The first scan has recorded the matching processes already running.
     rules_primed: bool,
+    /// A full scan owed after the reply (the `fg PID` fast path placed only the named process
+    /// and the caller): the caller's pid, kept out of that scan's pause.
+    rescan_after_reply: Option<Option<i32>>,
     /// Scope added at run time (`scope` requests), on top of the config's `[scope]`.
     runtime_scope: crate::config::ScopeSection,
     watchdog: Option<WatchdogLink>,
@@ -202,6 +205,7 @@ impl Agent {
             exclude,
             runtime_scope: Default::default(),
             fg_io: None,
+            rescan_after_reply: None,
             rule_seen: BTreeSet::new(),
             rules_primed: false,
             watchdog: None,
@@ -522,6 +526,22 @@ impl Agent {
         }
     }
 
+    /// Classifies one process as `class` and moves it now, without a full scan (the launcher's
+    /// fast path; the next scan confirms or corrects it).
+    fn place_now(&mut self, pid: i32, class: Class) {
+        if self.exclude.contains(&pid) || self.members.get(&pid).is_some_and(|m| m.class == class) {
+            return;
+        }
+        let Ok(st) = procfs::stat(&self.root, pid) else { return };
+        match self.place(pid, st.start_time, class) {
+            Ok(()) => {
+                self.members.insert(pid, Member { start_time: st.start_time, class, comm: st.comm });
+            }
+            Err(e) if !e_is_gone(&e) => (self.log)(&format!("place pid {pid} as {class:?}: {e}")),
+            Err(_) => {}
+        }
+    }
+
     /// Moves one process into the groups of `class` and sets its threads' I/O priority.
     fn place(&mut self, pid: i32, start_time: u64, class: Class) -> Result<(), AgentError> {
         let lines = procfs::cgroups(&self.root, pid)?;
@@ -676,7 +696,21 @@ impl Agent {
                 // now, before it execs its app.
                 let names_itself = pid == Some(peer.pid);
                 self.fg = fg;
-                self.rescan((!names_itself).then_some(peer.pid));
+                let keep_out = (!names_itself).then_some(peer.pid);
+                match pid {
+                    // The launcher's fast path: place the named process (and keep a background
+                    // caller out of the pause) now, reply, and scan everything after the reply.
+                    Some(pid) => {
+                        self.place_now(pid, Class::Foreground);
+                        if let Some(p) = keep_out {
+                            if self.members.get(&p).is_some_and(|m| m.class == Class::Background) {
+                                self.place_now(p, Class::Interactive);
+                            }
+                        }
+                        self.rescan_after_reply = Some(keep_out);
+                    }
+                    None => self.rescan(keep_out),
+                }
                 self.foreground_reply(&what, burst)
             }
         }
@@ -814,6 +848,9 @@ impl Agent {
     /// Work the last reply did not wait for: wait (at most 100 ms) until a pause that was just
     /// requested has taken hold, and log how long freezing took.
     pub fn after_reply(&mut self) {
+        if let Some(peer) = self.rescan_after_reply.take() {
+            self.rescan(peer);
+        }
         let Some((t0, groups)) = self.settling.take() else { return };
         while t0.elapsed() < Duration::from_millis(100) {
             if groups.iter().all(|g| g.freeze_settled().unwrap_or(true)) {

@@ -106,6 +106,9 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         match rx.recv_timeout(agent.next_wake()) {
             Ok(Event::Request { req, peer, reply }) => {
                 let _ = reply.send(agent.handle(req, peer));
+                // Let the connection's thread write the reply before the work that follows it
+                // (a woken thread often shares this core: it would wait behind the scan).
+                std::thread::yield_now();
                 // After the reply: what a launcher need not wait for.
                 agent.after_reply();
             }

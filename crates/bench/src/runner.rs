@@ -85,6 +85,9 @@ pub struct Plan {
     pub exe: PathBuf,
     /// How the bench tells the agent about the burst.
     pub launcher: Launcher,
+    /// TOML appended to the agent's configuration in `agent` mode (any section but `[agent]`
+    /// and `[scope]`, which the bench writes): the knob under test.
+    pub agent_extra: String,
 }
 
 /// How a launcher talks to the agent in `agent` mode.
@@ -168,6 +171,9 @@ pub struct Report {
     pub bg_procs: usize,
     pub ramp_ms: u64,
     pub launcher: Launcher,
+    /// What `--agent-config` added to the agent's default configuration (empty: nothing).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub agent_extra: String,
     pub modes: BTreeMap<&'static str, ModeResult>,
 }
 
@@ -337,6 +343,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         bg_procs: if plan.bg == Bg::None { 0 } else { plan.bg_procs },
         ramp_ms: plan.ramp.as_millis() as u64,
         launcher: plan.launcher,
+        agent_extra: plan.agent_extra.clone(),
         modes,
     })
 }
@@ -417,11 +424,12 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
         let cfg = work.join("agent.toml");
         let text = format!(
             "# written by forefront bench: the default configuration, scoped to the workers\n\
-             [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n[scope]\ntrees = {:?}\n",
+             [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n[scope]\ntrees = {:?}\n{}",
             socket,
             format!("/dev/shm/forefront-bench-{}.state.json", std::process::id()),
             format!("forefront-bench-{}", std::process::id()),
-            workers
+            workers,
+            plan.agent_extra
         );
         std::fs::write(&cfg, text).map_err(|e| BenchError::Step(format!("{}: {e}", cfg.display())))?;
         let log = std::fs::OpenOptions::new()

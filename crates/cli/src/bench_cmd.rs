@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
+use forefront_agent::config::Config;
 use forefront_bench::runner::{self, Bg, Fg, Mode, Plan, Progress};
 
 #[derive(Args)]
@@ -116,6 +118,11 @@ struct RunArgs {
     /// control socket, as a resident launcher would, or by running `forefront agent fg`.
     #[arg(long, value_enum, default_value = "socket")]
     launcher: LauncherArg,
+    /// Agent mode: TOML added to the agent's default configuration — the knob under test
+    /// (e.g. `[pause]\nenabled = false`); any section but `[agent]` and `[scope]`, which the
+    /// bench writes. The report keeps it.
+    #[arg(long, value_name = "FILE")]
+    agent_config: Option<PathBuf>,
     /// Keep the work directory.
     #[arg(long)]
     keep: bool,
@@ -207,6 +214,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             LauncherArg::Socket => runner::Launcher::Socket,
             LauncherArg::Cli => runner::Launcher::Cli,
         },
+        agent_extra: match &a.agent_config {
+            None => String::new(),
+            Some(p) => agent_extra(p)?,
+        },
     };
     let tty = std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::hidden();
@@ -251,4 +262,19 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--agent-config` file: checked now (a TOML error names the file, line and field), and
+/// refused if it sets the sections the bench writes.
+fn agent_extra(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("--agent-config {}", path.display()))?;
+    let cfg = forefront_agent::config::Config::parse(path, &text)?;
+    let defaults = Config::default();
+    if cfg.agent != defaults.agent || cfg.scope != defaults.scope {
+        bail!(
+            "--agent-config {}: sets [agent] or [scope], which the bench writes itself (its socket, state, group and the workers)",
+            path.display()
+        );
+    }
+    Ok(text)
 }
