@@ -698,10 +698,16 @@ impl Agent {
                 self.fg = fg;
                 let keep_out = (!names_itself).then_some(peer.pid);
                 match pid {
-                    // The launcher's fast path: place the named process (and keep a background
-                    // caller out of the pause) now, reply, and scan everything after the reply.
+                    // The launcher's fast path: reply first, place after. Moving a process
+                    // between cgroups waits for an RCU grace period per hierarchy (~8 ms for
+                    // three here), so only what the pause would otherwise catch moves now: the
+                    // named process if it sits in the background groups, a launcher naming
+                    // itself (`agent exec`: foreground from the exec's first instruction), and
+                    // a background caller. Everything else is placed by the scan after the reply.
                     Some(pid) => {
-                        self.place_now(pid, Class::Foreground);
+                        if names_itself || self.members.get(&pid).is_some_and(|m| m.class == Class::Background) {
+                            self.place_now(pid, Class::Foreground);
+                        }
                         if let Some(p) = keep_out {
                             if self.members.get(&p).is_some_and(|m| m.class == Class::Background) {
                                 self.place_now(p, Class::Interactive);

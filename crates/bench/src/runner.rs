@@ -39,7 +39,8 @@ pub enum Mode {
     Alone,
     /// Background work, stock settings.
     Baseline,
-    /// Background work, the real `forefront agent run` managing it (default config), told by
+    /// Background work, the real `forefront agent run` managing it (default config; resident:
+    /// started before the cache drop, the workers added with `scope` requests), told by
     /// `forefront agent fg PID --burst` / `--burst-end` around the operation.
     Agent,
     /// Background work, BFQ on the disk (low_latency, its default).
@@ -213,6 +214,15 @@ impl Drop for Kids {
     }
 }
 
+/// One request to the agent's socket; an error or a refusal stops the sample.
+fn agent_request(socket: &Path, req: forefront_agent::proto::Request) -> Result<(), BenchError> {
+    let r = forefront_agent::control::request(socket, &req).map_err(|e| BenchError::Step(format!("agent: {e}")))?;
+    if !r.ok {
+        return Err(BenchError::Step(format!("agent refused {req:?}: {}", r.error.unwrap_or_default())));
+    }
+    Ok(())
+}
+
 /// The agent child: SIGTERM (so it restores everything) then, if it hangs, SIGKILL.
 struct AgentChild(Option<Child>, PathBuf);
 impl AgentChild {
@@ -373,6 +383,52 @@ fn bg_bytes(pids: &[i32], bg: Bg) -> u64 {
 }
 
 fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64, work: &Path) -> Result<Sample, BenchError> {
+    // `agent` mode: the agent is resident, as on a real machine — started and warmed up (one
+    // foreground change) before the cache drop, so its code is in memory when the launch
+    // calls it; the workers join its scope at run time (`scope` requests) once they exist.
+    let mut agent = AgentChild(None, work.join("agent.log"));
+    let socket = work.join("agent.sock");
+    let mut warm = Kids::default();
+    if mode == Mode::Agent {
+        let cfg = work.join("agent.toml");
+        let text = format!(
+            "# written by forefront bench: the default configuration; the workers join its scope at run time\n\
+             [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n{}",
+            socket,
+            format!("/dev/shm/forefront-bench-{}.state.json", std::process::id()),
+            format!("forefront-bench-{}", std::process::id()),
+            plan.agent_extra
+        );
+        std::fs::write(&cfg, text).map_err(|e| BenchError::Step(format!("{}: {e}", cfg.display())))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&agent.1)
+            .map_err(|e| BenchError::Step(format!("{}: {e}", agent.1.display())))?;
+        agent.0 = Some(spawn(
+            Command::new(&plan.exe).args(["agent", "run", "--config"]).arg(&cfg).stderr(log).stdin(Stdio::null()),
+            "agent",
+        )?);
+        let t0 = Instant::now();
+        loop {
+            let req = forefront_agent::proto::Request::Status {};
+            if forefront_agent::control::request(&socket, &req).is_ok_and(|r| r.ok) {
+                break;
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err(BenchError::Step(format!("agent not ready in 10 s; log: {}", agent.1.display())));
+            }
+            sleep_checked(Duration::from_millis(20))?;
+        }
+        // The previous app: a foreground change before the measured one.
+        let prev = spawn(Command::new("sleep").arg("60").stdin(Stdio::null()), "previous app (sleep)")?;
+        let prev_pid = prev.id() as i32;
+        warm.0.push(prev);
+        agent_request(
+            &socket,
+            forefront_agent::proto::Request::Fg { pid: Some(prev_pid), uid: None, cgroup: None, burst: false },
+        )?;
+    }
     vm::drop_caches(Path::new("/"))?;
     let mut kids = Kids::default();
     // The foreground app's process starts first and waits (as a zygote-forked app would).
@@ -418,39 +474,13 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
     }
     check_interrupt()?;
 
-    let mut agent = AgentChild(None, work.join("agent.log"));
-    let socket = work.join("agent.sock");
     if mode == Mode::Agent {
-        let cfg = work.join("agent.toml");
-        let text = format!(
-            "# written by forefront bench: the default configuration, scoped to the workers\n\
-             [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n[scope]\ntrees = {:?}\n{}",
-            socket,
-            format!("/dev/shm/forefront-bench-{}.state.json", std::process::id()),
-            format!("forefront-bench-{}", std::process::id()),
-            workers,
-            plan.agent_extra
-        );
-        std::fs::write(&cfg, text).map_err(|e| BenchError::Step(format!("{}: {e}", cfg.display())))?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&agent.1)
-            .map_err(|e| BenchError::Step(format!("{}: {e}", agent.1.display())))?;
-        agent.0 = Some(spawn(
-            Command::new(&plan.exe).args(["agent", "run", "--config"]).arg(&cfg).stderr(log).stdin(Stdio::null()),
-            "agent",
-        )?);
-        let t0 = Instant::now();
-        loop {
-            let req = forefront_agent::proto::Request::Status {};
-            if forefront_agent::control::request(&socket, &req).is_ok_and(|r| r.ok) {
-                break;
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                return Err(BenchError::Step(format!("agent not ready in 10 s; log: {}", agent.1.display())));
-            }
-            sleep_checked(Duration::from_millis(20))?;
+        // The resident agent learns of the workers as a service manager would tell it.
+        for &w in &workers {
+            agent_request(
+                &socket,
+                forefront_agent::proto::Request::Scope { pid: Some(w), uid: None, cgroup: None, remove: false },
+            )?;
         }
     }
     let ramp0 = (bg_bytes(&workers, plan.bg), Instant::now());
