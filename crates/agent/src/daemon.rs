@@ -115,6 +115,8 @@ pub struct Agent {
     /// A full scan owed after the reply (the `fg PID` fast path placed only the named process
     /// and the caller): the caller's pid, kept out of that scan's pause.
     rescan_after_reply: Option<Option<i32>>,
+    /// The same, owed when the pause in progress ends (a burst's placement waits for it).
+    rescan_at_thaw: Option<Option<i32>>,
     /// Scope added at run time (`scope` requests), on top of the config's `[scope]`.
     runtime_scope: crate::config::ScopeSection,
     watchdog: Option<WatchdogLink>,
@@ -206,6 +208,7 @@ impl Agent {
             runtime_scope: Default::default(),
             fg_io: None,
             rescan_after_reply: None,
+            rescan_at_thaw: None,
             rule_seen: BTreeSet::new(),
             rules_primed: false,
             watchdog: None,
@@ -384,12 +387,13 @@ impl Agent {
 
     /// Block I/O bytes of every foreground process so far.
     fn fg_io_bytes(&self) -> u64 {
-        self.members
-            .iter()
-            .filter(|(_, m)| m.class == Class::Foreground)
-            .filter_map(|(pid, _)| procfs::io(&self.root, *pid).ok())
-            .map(|c| c.read_bytes + c.write_bytes)
-            .sum()
+        // The named app counts before it is placed (a burst places it when the pause ends).
+        let mut pids: BTreeSet<i32> =
+            self.members.iter().filter(|(_, m)| m.class == Class::Foreground).map(|(p, _)| *p).collect();
+        if let Foreground::Pids(p) = &self.fg {
+            pids.extend(p);
+        }
+        pids.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum()
     }
 
     /// Periodic work: end an overdue pause, place new processes.
@@ -717,7 +721,13 @@ impl Agent {
                     }
                     None => self.rescan(keep_out),
                 }
-                self.foreground_reply(&what, burst)
+                let reply = self.foreground_reply(&what, burst);
+                if pid.is_some() && self.gate.deadline().is_some() {
+                    // The background is paused: placing the app (and the scan) can wait for
+                    // the pause to end, so none of the agent's work competes with the launch.
+                    self.rescan_at_thaw = self.rescan_after_reply.take().or(self.rescan_at_thaw);
+                }
+                reply
             }
         }
     }
@@ -873,6 +883,11 @@ impl Agent {
         let was = self.gate.end(self.now_ms());
         if !was {
             return false;
+        }
+        // The burst's placement, owed since the pause began: the app joins its groups before
+        // the background runs again.
+        if let Some(peer) = self.rescan_at_thaw.take() {
+            self.rescan(peer);
         }
         for g in self.freezer_groups() {
             if let Err(e) = g.set_knob(Knob::Freeze, 0) {
