@@ -169,13 +169,11 @@ pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow:
         let change_ms =
             layers.iter().map(|(l, v)| (l.clone(), round3(v - plain_layers.get(l).copied().unwrap_or(0.0)))).collect();
         let cells = setups[k].1.unwrap_or(0);
-        let pc = cfgs[k * n].scenario.phone.page_cache_mib;
+        let sc = &cfgs[k * n].scenario;
         overhead.push(OverheadRow {
             setup: setups[k].0.clone(),
             cells,
-            page_cache_mib: pc
-                .saturating_sub(u64::from(cells.saturating_sub(1)) * cfgs[k * n].scenario.cells_params.vp_memory_mib)
-                .max(16),
+            page_cache_mib: sc.cells_params.page_cache_mib(sc.phone.page_cache_mib, cells as usize),
             mean_ms: m,
             p50_ms: mean(rs, &|r| r.metrics.fg_p50_ms),
             p99_ms: mean(rs, &|r| r.metrics.fg_p99_ms),

@@ -292,7 +292,7 @@ impl World {
         let mut cpu = CpuSched::new(cpu_params, vec![1024, fg_w, bg_w]);
         cpu.set_group_cpus(BG_GROUP, phone.bg_cores.iter().fold(0u64, |m, &c| m | (1u64 << c)));
         let (cell_list, instances) = sc.instances(bg_apps, sc.bg_cells);
-        let capacity = cells::page_cache_pages(&phone, &sc.cells_params, cell_list.len());
+        let capacity = sc.cells_params.page_cache_mib(phone.page_cache_mib, cell_list.len()) * 256;
         let pc = PageCache::new(capacity);
         let fs = Fs::new(phone.fs.clone(), dev.capacity_gib << 30, streams.stream("fs.alloc"));
         let max_sectors = (phone.max_request_kib * 2) as u32;

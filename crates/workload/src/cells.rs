@@ -119,6 +119,12 @@ impl CellsParams {
         }
     }
 
+    /// Page cache (MiB) left on a phone of `phone_mib` when `cells` virtual phones run (each
+    /// beyond the first keeps `vp_memory_mib` resident), never below 16 MiB.
+    pub fn page_cache_mib(&self, phone_mib: u64, cells: usize) -> u64 {
+        phone_mib.saturating_sub(cells.saturating_sub(1) as u64 * self.vp_memory_mib).max(16)
+    }
+
     /// The framebuffer save + restore of a cell switch (ms at speed 1.0).
     pub fn switch_copy_ms(&self) -> f64 {
         let bytes = f64::from(self.screen[0]) * f64::from(self.screen[1]) * f64::from(self.bytes_per_pixel);

@@ -22,7 +22,7 @@ use forefront_engine::SimTime;
 use forefront_model::kernel::After;
 use forefront_model::prov::{Tid, Uid};
 use forefront_policy::Hook;
-use forefront_workload::{CellInstance, CellRole, CellsParams, Op, Phone, Role};
+use forefront_workload::{CellInstance, CellRole, Op, Role};
 
 use super::{App, World};
 
@@ -74,13 +74,6 @@ impl App {
     pub(super) fn new(name: &str, uid: Uid, role: Role, spec: &str, cell: Option<usize>) -> App {
         App { name: name.to_string(), uid, role, spec: spec.to_string(), cell, headline: false, read: 0, written: 0 }
     }
-}
-
-/// Page-cache pages left when `cells` virtual phones run (each beyond the first keeps
-/// `vp_memory_mib` resident), never below 16 MiB.
-pub(super) fn page_cache_pages(phone: &Phone, p: &CellsParams, cells: usize) -> u64 {
-    let taken = (cells.saturating_sub(1) as u64) * p.vp_memory_mib;
-    phone.page_cache_mib.saturating_sub(taken).max(16) * 256
 }
 
 impl World {
