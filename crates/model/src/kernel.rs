@@ -105,6 +105,15 @@ pub trait Kernel {
     /// Whether request `id` with this serial is still live (ids are reused).
     fn live(&self, r: (ReqId, u64)) -> bool;
     fn request_mut(&mut self, id: ReqId) -> &mut Request;
+    /// Make queued request `id` a journal commit record (preflush + FUA); the simulator also
+    /// marks the pieces a RAID-0 array split it into.
+    fn mark_commit_record(&mut self, id: ReqId) {
+        let req = self.request_mut(id);
+        if req.is_queued() {
+            req.fua = true;
+            req.preflush = true;
+        }
+    }
     fn journal(&mut self) -> &mut Journal;
     fn fs(&self) -> &Fs;
     fn page_cache(&mut self) -> &mut PageCache;

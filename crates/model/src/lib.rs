@@ -11,6 +11,8 @@
 //! - [`block`]: requests with provenance ([`block::Request`]), merging, the [`block::IoScheduler`]
 //!   implementations (noop, deadline, CFQ) and the [`block::BlockQueue`] that dispatches to the device.
 //! - [`flash`]: eMMC / UFS / SD timing with an internal command queue ([`flash::FlashDevice`]).
+//! - [`storage`]: the phone's block device: one device, or RAID-0 over several, each member
+//!   with its own block queue ([`storage::Storage`]).
 //! - [`kernel`]: the [`kernel::Kernel`] context through which the layer modules ([`fs::ext4`],
 //!   [`fs::jbd2`], [`mm::reclaim`], [`mm::writeback`]) act on the machine the simulator owns;
 //!   each is a plain step function with unit tests on a fake context.
@@ -31,4 +33,5 @@ pub mod kernel;
 pub mod mm;
 pub mod net;
 pub mod prov;
+pub mod storage;
 pub mod wait;

@@ -114,6 +114,13 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
     if cfg.policy.device_order == forefront_policy::DeviceOrder::ForegroundFirst {
         hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
     }
+    // Only where the scenario uses them (so other reports keep their bytes).
+    if out.nosync_fsyncs > 0 {
+        hooks.insert("fs.nosync_fsyncs".into(), out.nosync_fsyncs);
+    }
+    if out.raid_pieces > 0 {
+        hooks.insert("storage.raid0_pieces".into(), out.raid_pieces);
+    }
     let mb = |b: u64| round3(b as f64 / 1e6);
     let mut warnings = vec![];
     let net_share = out.bg_net_wait_ns as f64 / (out.bg_threads as f64 * out.sim_end.ns() as f64).max(1.0);

@@ -117,6 +117,7 @@ pub fn syscall_scenario(
         bg_cells: 0,
         cells: Vec::new(),
         cells_params: Default::default(),
+        mounts: Vec::new(),
     };
     sc.validate()?;
     Ok((sc, skipped))
@@ -181,6 +182,7 @@ pub fn block_scenario(name: &str, events: &[BlockEvent], timing: Timing, device:
         bg_cells: 0,
         cells: Vec::new(),
         cells_params: Default::default(),
+        mounts: Vec::new(),
     };
     sc.validate()?;
     Ok((sc, skipped))

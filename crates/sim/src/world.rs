@@ -14,6 +14,7 @@ use forefront_model::mm::reclaim::{self, Reclaim as ReclaimCtx, ReclaimCosts};
 use forefront_model::mm::writeback::{self, Writeback, WritebackParams};
 use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
+use forefront_model::storage::{Member, Storage};
 use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
 use forefront_policy::{device_class, request_is_fg, Boost, Dependency, Dispatch as DispatchPolicy, Hook, Policy, Reclaim};
 use forefront_record::trace::{
@@ -198,6 +199,9 @@ pub struct Outcome {
     /// Foreground threads that had not finished their program when the run ended (at the
     /// scenario's duration); 0 when the run ended because they all had.
     pub fg_threads_unfinished: u64,
+    /// fsync/fdatasync calls a `sync = false` mount made no-ops; pieces RAID-0 split requests into.
+    pub nosync_fsyncs: u64,
+    pub raid_pieces: u64,
 }
 
 pub struct World {
@@ -210,8 +214,9 @@ pub struct World {
     req_serial: Vec<u64>,
     serial: u64,
     segs: Vec<Vec<Seg>>,
-    bq: BlockQueue,
-    dev: FlashDevice,
+    /// The block device: one flash device or a RAID-0 array, with its queue(s).
+    st: Storage,
+    scratch_done: Vec<ReqId>,
     tasks: Vec<Task>,
     apps: Vec<App>,
     policy: Policy,
@@ -273,6 +278,21 @@ pub struct World {
     cells: Vec<cells::Cell>,
     fg_cell: Option<usize>,
     cells_params: forefront_workload::CellsParams,
+    /// The scenario's mounts ([`forefront_workload::Mount`]) and, per file, which it is on.
+    mounts: Vec<forefront_workload::Mount>,
+    file_mount: Vec<MountClass>,
+    /// Pages each tmpfs file holds (taken from the page cache's capacity).
+    ram_pages: Vec<u64>,
+    /// fsync/fdatasync calls a `sync = false` mount turned into no-ops.
+    nosync_fsyncs: u64,
+}
+
+/// Where a file lives: the phone's ext4 (with or without sync) or RAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MountClass {
+    Ext4,
+    Ext4NoSync,
+    Tmpfs,
 }
 
 const KERNEL_UID: Uid = 0;
@@ -294,10 +314,28 @@ impl World {
         let (cell_list, instances) = sc.instances(bg_apps, sc.bg_cells);
         let capacity = sc.cells_params.page_cache_mib(phone.page_cache_mib, cell_list.len()) * 256;
         let pc = PageCache::new(capacity);
-        let fs = Fs::new(phone.fs.clone(), dev.capacity_gib << 30, streams.stream("fs.alloc"));
         let max_sectors = (phone.max_request_kib * 2) as u32;
-        let sched = phone.scheduler.build(&[phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight]);
-        let bq = BlockQueue::new(sched, dev.queue_depth, max_sectors);
+        // The run's device first, then the RAID-0 members the scenario adds (validated at load).
+        let mut devs = vec![dev];
+        for name in &phone.storage.raid0_with {
+            devs.push(forefront_workload::load_device(name).expect("scenario validation checked the device names"));
+        }
+        let capacity_bytes = devs.iter().map(|d| d.capacity_gib).min().unwrap_or(0) * devs.len() as u64;
+        let fs = Fs::new(phone.fs.clone(), capacity_bytes << 30, streams.stream("fs.alloc"));
+        let weights = [phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight];
+        let mut members: Vec<Member> = devs
+            .into_iter()
+            .map(|d| Member {
+                bq: BlockQueue::new(phone.scheduler.build(&weights), d.queue_depth, max_sectors),
+                dev: FlashDevice::new(d),
+            })
+            .collect();
+        let st = if members.len() == 1 {
+            let m = members.pop().expect("one member");
+            Storage::single(m.bq, m.dev)
+        } else {
+            Storage::raid0(members, phone.storage.chunk_kib)
+        };
         let mut w = World {
             q: EventQueue::with_capacity(4096),
             cpu,
@@ -308,8 +346,8 @@ impl World {
             req_serial: Vec::new(),
             serial: 0,
             segs: Vec::new(),
-            bq,
-            dev: FlashDevice::new(dev),
+            st,
+            scratch_done: Vec::new(),
             tasks: Vec::new(),
             apps: Vec::new(),
             costs: phone.costs.clone(),
@@ -358,6 +396,10 @@ impl World {
             cells: cell_list.iter().map(cells::Cell::new).collect(),
             fg_cell: (!cell_list.is_empty()).then_some(0),
             cells_params: sc.cells_params.clone(),
+            mounts: sc.mounts.clone(),
+            file_mount: Vec::new(),
+            ram_pages: Vec::new(),
+            nosync_fsyncs: 0,
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
@@ -411,6 +453,10 @@ impl World {
                 }
                 let uid = w.apps[app].uid;
                 let id = w.create_file(&path, uid);
+                if w.file_mount[id as usize] == MountClass::Tmpfs {
+                    w.ram_resize(id, f.size.0);
+                    continue;
+                }
                 let blocks = f.size.0.div_ceil(BLOCK);
                 w.fs.allocate(id, 0, blocks, &mut Vec::new());
                 w.fs.inodes[id as usize].size = f.size.0;
@@ -479,7 +525,97 @@ impl World {
         let id = self.pc.add_file();
         self.fs.create(id, path, uid);
         self.paths.insert(path.to_string(), id);
+        let class = match forefront_workload::mount_of(&self.mounts, path) {
+            None => MountClass::Ext4,
+            Some(m) if m.fs == forefront_workload::MountFs::Tmpfs => MountClass::Tmpfs,
+            Some(m) if !m.sync => MountClass::Ext4NoSync,
+            Some(_) => MountClass::Ext4,
+        };
+        self.file_mount.push(class);
+        self.ram_pages.push(0);
         id
+    }
+
+    /// Set tmpfs file `file`'s size; its pages come from (or go back to) the page cache's
+    /// memory. Returns how many pages it gained.
+    fn ram_resize(&mut self, file: FileId, bytes: u64) -> u64 {
+        let want = bytes.div_ceil(PAGE_SIZE);
+        let have = std::mem::replace(&mut self.ram_pages[file as usize], want);
+        // Never below a floor the page cache needs to work at all: tmpfs beyond memory would be
+        // an out-of-memory kill on a phone, which the simulator does not model.
+        self.pc.capacity = (self.pc.capacity + have).saturating_sub(want).max(64);
+        self.fs.inodes[file as usize].size = bytes;
+        want.saturating_sub(have)
+    }
+
+    /// A file operation on a file of a mount other than the phone's synchronous ext4: on
+    /// tmpfs every operation is CPU work only (a syscall per call, a copy per page, an
+    /// allocation per new page); on an ext4 mount with `sync = false`, fsync and fdatasync
+    /// return at once. `None`: the operation takes the ordinary path.
+    fn mounted_op(&mut self, tid: Tid, op: &Op) -> Option<(u64, After)> {
+        let path = match op {
+            Op::Creat { path }
+            | Op::Unlink { path }
+            | Op::Truncate { path, .. }
+            | Op::Read { path, .. }
+            | Op::Write { path, .. }
+            | Op::Fsync { path }
+            | Op::Fdatasync { path } => path,
+            _ => return None,
+        };
+        let uid = self.tasks[tid as usize].uid;
+        let sys = self.costs.syscall_us;
+        let class = match self.paths.get(path.as_str()) {
+            Some(&f) => self.file_mount[f as usize],
+            None if matches!(op, Op::Unlink { .. }) => return None, // ENOENT
+            None => {
+                let f = self.file_of(path, uid);
+                self.file_mount[f as usize]
+            }
+        };
+        let is_sync = matches!(op, Op::Fsync { .. } | Op::Fdatasync { .. });
+        match class {
+            MountClass::Ext4 => None,
+            MountClass::Ext4NoSync if is_sync => {
+                self.nosync_fsyncs += 1;
+                Some((self.us(sys), After::Step))
+            }
+            MountClass::Ext4NoSync => None,
+            MountClass::Tmpfs => {
+                let c = self.costs.clone();
+                let calls = |len: u64, chunk: u64| len.div_ceil(chunk.max(1)).max(1) as f64;
+                let pages = |b: u64| b.div_ceil(PAGE_SIZE) as f64;
+                let file = if matches!(op, Op::Unlink { .. }) {
+                    self.paths.remove(path.as_str()).expect("looked up above")
+                } else {
+                    self.file_of(path, uid)
+                };
+                let size = self.fs.inodes[file as usize].size;
+                let us = match op {
+                    Op::Creat { .. } | Op::Unlink { .. } => {
+                        self.ram_resize(file, 0);
+                        sys + c.metadata_us
+                    }
+                    Op::Truncate { size: to, .. } => {
+                        self.ram_resize(file, to.0);
+                        sys + c.metadata_us
+                    }
+                    Op::Read { offset, len, chunk, .. } => {
+                        let n = len.0.min(size.saturating_sub(offset.0));
+                        self.count_bytes(tid, n, false);
+                        calls(n, chunk.0) * sys + pages(n) * c.copy_page_us
+                    }
+                    Op::Write { offset, len, chunk, .. } => {
+                        let start = offset.map_or(size, |o| o.0);
+                        let new = self.ram_resize(file, size.max(start + len.0));
+                        self.count_bytes(tid, len.0, true);
+                        calls(len.0, chunk.0) * sys + pages(len.0) * c.copy_page_us + new as f64 * c.alloc_page_us
+                    }
+                    _ => sys, // fsync, fdatasync: nothing to do
+                };
+                Some((self.us(us), After::Step))
+            }
+        }
     }
 
     fn group_for(&self, tid: Tid) -> GroupId {
@@ -642,7 +778,7 @@ impl World {
         tl.fg_mb_per_s.push(mb_s(self.bucket_fg));
         tl.bg_mb_per_s.push(mb_s(self.bucket_bg));
         tl.dirty_mb.push(((self.pc.nr_dirty * PAGE_SIZE) as f64 / 1e4).round() / 100.0);
-        tl.queue_depth.push((self.bq.queued() + self.dev.outstanding()) as u32);
+        tl.queue_depth.push(self.st.depth() as u32);
         self.bucket_fg = 0;
         self.bucket_bg = 0;
     }
@@ -777,15 +913,15 @@ impl World {
             events: self.q.popped(),
             pages: self.pc.inserted,
             invariants: inv,
-            dev_read: self.dev.served_bytes_read,
-            dev_written: self.dev.served_bytes_written,
-            dev_reorders: self.dev.reorders,
+            dev_read: self.st.served_bytes_read(),
+            dev_written: self.st.served_bytes_written(),
+            dev_reorders: self.st.reorders(),
             timeline: self.timeline,
             trace: self.rec.map(|mut r| {
                 r.sort_by_key(|x| x.time_ns());
                 r
             }),
-            dev_fg_behind_bg: self.dev.fg_behind_bg,
+            dev_fg_behind_bg: self.st.fg_behind_bg(),
             fg_pages_evicted: self.pc.evicted_fg,
             fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
             ui,
@@ -793,6 +929,8 @@ impl World {
             bg_net_wait_ns,
             cells,
             fg_threads_unfinished: if self.fg_done_at.is_some() { 0 } else { self.fg_tasks_left as u64 },
+            nosync_fsyncs: self.nosync_fsyncs,
+            raid_pieces: self.st.pieces,
         }
     }
 
@@ -1037,6 +1175,11 @@ impl World {
     }
 
     fn start_op(&mut self, tid: Tid, op: Op) -> (u64, After) {
+        if !self.mounts.is_empty() {
+            if let Some(step) = self.mounted_op(tid, &op) {
+                return step;
+            }
+        }
         let now = self.now();
         let uid = self.tasks[tid as usize].uid;
         let sys = self.us(self.costs.syscall_us);
@@ -1349,7 +1492,7 @@ impl World {
         } else {
             Insert::Scheduler
         };
-        let out = self.bq.submit(&mut self.reqs, req, insert, now);
+        let out = self.st.submit(&mut self.reqs, req, insert, now);
         if self.rec.is_some() {
             match out {
                 Submitted::Queued(id) => self.rec_block(id, BlockAction::Queue),
@@ -1519,14 +1662,14 @@ impl World {
     /// requests; a request already in the device's queue moves ahead of its class there.
     fn boost_request(&mut self, id: ReqId) {
         if self.reqs.get(id).is_queued() {
-            if self.bq.boost(&mut self.reqs, id) {
+            if self.st.boost(&mut self.reqs, id) {
                 self.hook(Hook::QasioBoostScheduler);
             }
         } else if self.policy.boost == Boost::SchedulerAndDevice && !self.reqs.get(id).boosted {
             let r = self.reqs.get_mut(id);
             r.boosted = true;
             let (read, fg) = (r.op.is_read(), r.prov.fg);
-            if self.dev.reclass(id, device_class(&self.policy, read, fg, true), fg) {
+            if self.st.reclass(&self.reqs, id, device_class(&self.policy, read, fg, true), fg) {
                 self.hook(Hook::QasioBoostDevice);
             }
         }
@@ -1539,13 +1682,13 @@ impl World {
         self.reqs.get_mut(id).prov.fg = true;
         self.hook(Hook::FgInherited);
         if self.reqs.get(id).is_queued() {
-            if self.policy.dispatch == DispatchPolicy::ForegroundDirect && self.bq.promote(&self.reqs, id) {
+            if self.policy.dispatch == DispatchPolicy::ForegroundDirect && self.st.promote(&self.reqs, id) {
                 self.hook(Hook::DispatchFgDirect);
             }
         } else {
             let r = self.reqs.get(id);
             let class = device_class(&self.policy, r.op.is_read(), true, r.boosted);
-            self.dev.reclass(id, class, true);
+            self.st.reclass(&self.reqs, id, class, true);
         }
     }
 
@@ -1557,7 +1700,9 @@ impl World {
         let now = self.now();
         let mut ids = std::mem::take(&mut self.scratch_ids);
         ids.clear();
-        let wake = self.bq.dispatch(&mut self.reqs, now, &mut ids);
+        let policy = &self.policy;
+        let wake =
+            self.st.dispatch(&mut self.reqs, now, |r| device_class(policy, r.op.is_read(), r.prov.fg, r.boosted), &mut ids);
         for &id in &ids {
             if !self.boost_watch.is_empty() {
                 self.watch_boosts(id);
@@ -1566,10 +1711,7 @@ impl World {
             if !r.sync {
                 self.async_queued -= 1;
             }
-            let class = device_class(&self.policy, r.op.is_read(), r.prov.fg, r.boosted);
-            let boosted_in_device = r.boosted && self.policy.boost == Boost::SchedulerAndDevice;
-            self.dev.submit(id, class, r.prov.fg, now);
-            if boosted_in_device {
+            if r.boosted && self.policy.boost == Boost::SchedulerAndDevice {
                 self.hook(Hook::QasioBoostDevice);
             }
             if self.rec.is_some() {
@@ -1579,7 +1721,7 @@ impl World {
         self.scratch_ids = ids;
         let mut started = std::mem::take(&mut self.scratch_started);
         started.clear();
-        self.dev.start(now, &mut self.reqs, &mut started);
+        self.st.start(&mut self.reqs, now, &mut started);
         for s in &started {
             self.q.schedule(s.done_at, Ev::DevDone(s.id));
         }
@@ -1592,10 +1734,22 @@ impl World {
         }
     }
 
+    /// Device request `id` finished: complete the top requests it ends (one, on a single
+    /// device; none or several, on RAID-0).
     fn device_done(&mut self, id: ReqId) {
         let now = self.now();
-        self.dev.finish(now);
-        self.bq.complete(&mut self.reqs, id, now);
+        let mut done = std::mem::take(&mut self.scratch_done);
+        done.clear();
+        self.st.complete(&mut self.reqs, id, now, &mut done);
+        for &t in &done {
+            self.request_done(t);
+        }
+        self.scratch_done = done;
+        self.dispatch();
+    }
+
+    /// Top request `id` is complete: pages, metadata buffers and waiters.
+    fn request_done(&mut self, id: ReqId) {
         if self.rec.is_some() {
             self.rec_block(id, BlockAction::Complete);
         }
@@ -1639,7 +1793,6 @@ impl World {
         if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
             self.wake_all(Blocker::Alloc);
         }
-        self.dispatch();
     }
 }
 
@@ -1770,6 +1923,9 @@ impl Kernel for World {
     }
     fn live(&self, r: (ReqId, u64)) -> bool {
         World::live(self, r)
+    }
+    fn mark_commit_record(&mut self, id: ReqId) {
+        self.st.mark_commit_record(&mut self.reqs, id);
     }
     fn request_mut(&mut self, id: ReqId) -> &mut Request {
         self.reqs.get_mut(id)

@@ -77,6 +77,7 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
         bg_cells: 0,
         cells: Vec::new(),
         cells_params: Default::default(),
+        mounts: Vec::new(),
     }
 }
 

@@ -86,6 +86,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     // Cells (SOSP'11) on its Nexus S: five virtual phones, launches and cell switches.
     ("cells-nexus-s", include_str!("../../../scenarios/cells-nexus-s.toml")),
     ("cells-switch", include_str!("../../../scenarios/cells-switch.toml")),
+    // Revisiting Storage (FAST'12) on its Nexus One: WebBench, a browser visiting 50 sites.
+    ("webbench", include_str!("../../../scenarios/webbench.toml")),
 ];
 
 const DEVICES: &[(&str, &str)] = &[
@@ -100,6 +102,9 @@ const DEVICES: &[(&str, &str)] = &[
     ("sd-patriot-c10", include_str!("../../../devices/sd-patriot-c10.toml")),
     ("sd-pny-c10", include_str!("../../../devices/sd-pny-c10.toml")),
     ("nexus-s-inand", include_str!("../../../devices/nexus-s-inand.toml")),
+    // Revisiting Storage (FAST'12): the Nexus One's internal NAND, and a RAM disk for what-ifs.
+    ("nexus-one-nand", include_str!("../../../devices/nexus-one-nand.toml")),
+    ("ramdisk", include_str!("../../../devices/ramdisk.toml")),
 ];
 
 /// The default scenario of `forefront sim`.

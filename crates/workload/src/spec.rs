@@ -36,6 +36,66 @@ pub struct Scenario {
     pub cells: Vec<crate::cells::CellSpec>,
     #[serde(default, rename = "cells")]
     pub cells_params: crate::cells::CellsParams,
+    /// File systems other than the phone's journaling one, by path prefix ([`Mount`]).
+    #[serde(default, rename = "mount")]
+    pub mounts: Vec<Mount>,
+}
+
+/// Files whose path starts with `path` (a directory: `/data/cache` covers `/data/cache/x`, not
+/// `/data/cache2`) live on this file system instead of the phone's ext4 on its device; the
+/// longest matching prefix wins. [RS]'s what-ifs and selective sync:
+///
+/// ```toml
+/// [[mount]]
+/// path = "/data/data/com.android.browser/cache"   # web cache in RAM (what-if A)
+/// fs = "tmpfs"
+/// [[mount]]
+/// path = "/data/data/com.android.browser/databases"
+/// sync = false                                    # fsync returns at once (selective sync)
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mount {
+    pub path: String,
+    #[serde(default)]
+    pub fs: MountFs,
+    /// false: fsync and fdatasync return at once (no write-back wait, no journal commit, no
+    /// cache flush); data reaches the device by ordinary write-back. Ext4 only.
+    #[serde(default = "yes")]
+    pub sync: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MountFs {
+    /// The phone's ext4 on its block device.
+    #[default]
+    Ext4,
+    /// RAM only (shmem without swap, as on Android): never written to a device, never
+    /// evicted; its pages are taken from the page cache's memory.
+    Tmpfs,
+}
+
+impl Scenario {
+    /// The mount a path is on (`None`: the phone's ext4, synchronous).
+    pub fn mount_of(&self, path: &str) -> Option<&Mount> {
+        mount_of(&self.mounts, path)
+    }
+}
+
+/// The mount of `path` among `mounts`: the longest prefix that is `path` or a parent of it.
+pub fn mount_of<'a>(mounts: &'a [Mount], path: &str) -> Option<&'a Mount> {
+    mounts
+        .iter()
+        .filter(|m| {
+            let p = m.path.trim_end_matches('/');
+            path == p || (path.starts_with(p) && path.as_bytes().get(p.len()) == Some(&b'/'))
+        })
+        .max_by_key(|m| m.path.trim_end_matches('/').len())
 }
 
 /// The phone apart from its storage device.
@@ -71,6 +131,8 @@ pub struct Phone {
     pub costs: Costs,
     /// Network link rate for `net_recv` (MB/s).
     pub net_mb_s: f64,
+    /// The block device: the run's device alone, or RAID-0 with more ([RS]'s pilot).
+    pub storage: forefront_model::storage::StorageSpec,
 }
 
 impl Default for Phone {
@@ -94,6 +156,7 @@ impl Default for Phone {
             fs: FsParams::default(),
             costs: Costs::default(),
             net_mb_s: 5.0,
+            storage: Default::default(),
         }
     }
 }
@@ -374,9 +437,6 @@ fn default_chunk() -> Bytes {
 fn one() -> u32 {
     1
 }
-fn yes() -> bool {
-    true
-}
 
 impl Scenario {
     pub fn validate(&self) -> Result<(), String> {
@@ -409,6 +469,22 @@ impl Scenario {
             }
         }
         self.validate_cells()?;
+        self.phone.storage.validate()?;
+        let mut seen = std::collections::BTreeSet::new();
+        for m in &self.mounts {
+            if !m.path.starts_with('/') {
+                return Err(format!("mount `{}`: path must be absolute", m.path));
+            }
+            if !seen.insert(m.path.trim_end_matches('/')) {
+                return Err(format!("mount `{}` is defined twice", m.path));
+            }
+            if m.fs == MountFs::Tmpfs && !m.sync {
+                return Err(format!("mount `{}`: sync = false only applies to ext4 (tmpfs has nothing to sync)", m.path));
+            }
+        }
+        for name in &self.phone.storage.raid0_with {
+            crate::load_device(name).map_err(|e| format!("phone.storage.raid0_with: {e}"))?;
+        }
         if let Some(a) = crate::trace_ops::unresolved(&self.apps) {
             return Err(format!(
                 "app `{a}`: a `trace` op is expanded when the scenario is loaded from a file; this scenario was built in memory (call Scenario::resolve_traces first)"

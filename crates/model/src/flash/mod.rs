@@ -1,4 +1,4 @@
-//! A flash storage device (eMMC, UFS, SD card): host command queue, internal order, service
+//! A flash storage device (eMMC, UFS, SD card; a RAM disk is the same model with memory speeds): host command queue, internal order, service
 //! timing with sequential/random costs, internal parallelism and a write buffer.
 //!
 //! Timing model (all from the device's data-sheet-level figures in [`FlashParams`]):
@@ -11,6 +11,10 @@
 //!   added to a backlog that drains only while no command is being served (flash programming
 //!   in idle time); when the buffer is full the write pays its program time. FUA writes bypass
 //!   the buffer. A flush costs `flush_overhead` plus draining the whole backlog.
+//! - a *persistent* write buffer (`nv_buffer_kib`, e.g. a small PCM part in front of an SD card,
+//!   [RS]'s pilot) absorbs any write, FUA included, at `nv_buffer_mb_s` while it has room; its
+//!   backlog drains to flash at program speed in idle time (after the volatile one), and a
+//!   flush leaves it alone, since it is already durable.
 //! - `channels` commands are served at once; the host may keep `queue_depth` commands in the
 //!   device. Which queued command starts next is the *command order*: each command carries a
 //!   priority class from the policy ([`FlashDevice::submit`]); the device serves the lowest
@@ -35,6 +39,8 @@ pub enum FlashKind {
     Emmc,
     Ufs,
     Sd,
+    /// A RAM disk (`brd`): memory-speed service, nothing to program.
+    Ram,
 }
 
 /// A device as described in `devices/*.toml`; every figure there cites its source.
@@ -68,6 +74,14 @@ pub struct FlashParams {
     /// next whatever its class. 0 = strict priority (writes can starve behind reads).
     #[serde(default)]
     pub starvation_ms: f64,
+    /// A persistent (non-volatile, e.g. PCM) write buffer in front of the flash (KiB); 0 = none.
+    /// Unlike `write_buffer_kib` it is durable: FUA writes are absorbed too and a flush does
+    /// not drain it. Drains to flash at program speed while the device is idle.
+    #[serde(default)]
+    pub nv_buffer_kib: u64,
+    /// Write rate into the persistent buffer (MB/s).
+    #[serde(default)]
+    pub nv_buffer_mb_s: f64,
 }
 
 impl FlashParams {
@@ -92,6 +106,9 @@ impl FlashParams {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{field} must be a non-negative number, got {v}"));
             }
+        }
+        if self.nv_buffer_kib > 0 && !(self.nv_buffer_mb_s.is_finite() && self.nv_buffer_mb_s > 0.0) {
+            return Err(format!("nv_buffer_mb_s must be a positive number with nv_buffer_kib > 0, got {}", self.nv_buffer_mb_s));
         }
         if self.queue_depth == 0 || self.queue_depth > 256 {
             return Err(format!("queue_depth must be 1..=256, got {}", self.queue_depth));
@@ -143,6 +160,9 @@ pub struct FlashDevice {
     /// Program time (ns) of data accepted into the write buffer but not yet on flash.
     backlog_ns: f64,
     backlog_bytes: f64,
+    /// The same for the persistent buffer.
+    nv_backlog_ns: f64,
+    nv_backlog_bytes: f64,
     /// When the device last became idle (backlog drains from then on).
     idle_since: Option<SimTime>,
     pub served_bytes_read: u64,
@@ -165,6 +185,8 @@ impl FlashDevice {
             last_write_end: u64::MAX,
             backlog_ns: 0.0,
             backlog_bytes: 0.0,
+            nv_backlog_ns: 0.0,
+            nv_backlog_bytes: 0.0,
             idle_since: Some(SimTime::ZERO),
             served_bytes_read: 0,
             served_bytes_written: 0,
@@ -247,12 +269,18 @@ impl FlashDevice {
     }
 
     fn drain_idle(&mut self, ns: f64) {
-        if self.backlog_ns <= 0.0 {
-            return;
+        let mut ns = ns;
+        if self.backlog_ns > 0.0 {
+            let drained = ns.min(self.backlog_ns);
+            self.backlog_bytes *= 1.0 - drained / self.backlog_ns;
+            self.backlog_ns -= drained;
+            ns -= drained;
         }
-        let drained = ns.min(self.backlog_ns);
-        self.backlog_bytes *= 1.0 - drained / self.backlog_ns;
-        self.backlog_ns -= drained;
+        if self.nv_backlog_ns > 0.0 && ns > 0.0 {
+            let drained = ns.min(self.nv_backlog_ns);
+            self.nv_backlog_bytes *= 1.0 - drained / self.nv_backlog_ns;
+            self.nv_backlog_ns -= drained;
+        }
     }
 
     fn cost_ns(&mut self, req: &Request) -> u64 {
@@ -277,8 +305,13 @@ impl FlashDevice {
                 self.last_write_end = req.end_sector();
                 let program = access_ns(bytes, seq, p.write_seq_mb_s, p.write_rand_iops);
                 let cap = (p.write_buffer_kib * 1024) as f64;
+                let nv_cap = (p.nv_buffer_kib * 1024) as f64;
                 let mut ns = overhead + flush;
-                if req.fua || cap == 0.0 {
+                if nv_cap > 0.0 && self.nv_backlog_bytes + bytes <= nv_cap {
+                    self.nv_backlog_bytes += bytes;
+                    self.nv_backlog_ns += program;
+                    ns += bytes / (p.nv_buffer_mb_s * 1e6) * 1e9;
+                } else if req.fua || cap == 0.0 {
                     ns += program;
                 } else if self.backlog_bytes + bytes <= cap {
                     self.backlog_bytes += bytes;
@@ -319,7 +352,7 @@ pub fn sectors_to_bytes(sectors: u64) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::block::ReqSlab;
     use crate::prov::Provenance;
@@ -342,6 +375,8 @@ mod tests {
             discard_us_per_mib: 10.0,
             capacity_gib: 16,
             starvation_ms: 0.0,
+            nv_buffer_kib: 0,
+            nv_buffer_mb_s: 0.0,
         }
     }
 

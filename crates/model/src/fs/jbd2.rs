@@ -113,11 +113,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
             let block = journal_start + (cx.journal().head - 1) % journal_blocks;
             let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
-            let req = cx.request_mut(r.0);
-            if req.is_queued() {
-                req.fua = true;
-                req.preflush = true;
-            }
+            cx.mark_commit_record(r.0);
             set_phase(cx, CommitPhase::CommitRecord);
             cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
             (costs.journal_block, After::Block)
