@@ -65,6 +65,12 @@ enum SimCommand {
     ///   [axes]                                # optional: dotted paths into the scenario,
     ///   "phone.page_cache_mib" = [256, 768]   # or with `device.` into the device
     ///   "device.starvation_ms" = [100.0, 500.0]
+    ///   [[variant]]                           # optional: named sets of fields (what-ifs);
+    ///   group = "net"                         # one dimension per group (default "variant")
+    ///   name = "usb"
+    ///   set = { "phone.net_mb_s" = 25.0 }
+    ///
+    /// See sweeps/revisiting-storage.toml for a sweep of devices, networks, what-ifs and pilots.
     #[command(verbatim_doc_comment)]
     Sweep(crate::sim_sweep::SweepArgs),
     /// Join the shard outputs of one sweep into the file one machine would have written.

@@ -68,15 +68,18 @@ pub fn sweep(a: SweepArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyho
 fn summary(all: &[Point], lines: &[Line]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{} of {} points done", lines.len(), all.len())?;
-    writeln!(out, "| device | axes | policy | BG apps | seeds | FG mean ms | 95 % CI ± |")?;
-    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    let variants = all.iter().any(|p| p.variant.is_some());
+    let (vh, vs) = if variants { ("variant | ", "---|") } else { ("", "") };
+    writeln!(out, "| device | {vh}axes | policy | BG apps | seeds | FG mean ms | 95 % CI ± |")?;
+    writeln!(out, "|---|{vs}---|---|---|---|---|---|")?;
     for s in forefront_sweep::summary(all, lines) {
         let p = &s.point;
         let axes: Vec<String> = p.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let ci = s.ci95_ms.map_or_else(|| "–".to_string(), |c| format!("{c:.1}"));
+        let variant = p.variant.as_ref().map_or_else(String::new, |v| format!("{v} | "));
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {:.1} | {} |",
+            "| {} | {variant}{} | {} | {} | {} | {:.1} | {} |",
             p.device,
             axes.join(" "),
             p.policy,

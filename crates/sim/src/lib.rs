@@ -121,8 +121,21 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
     if out.raid_pieces > 0 {
         hooks.insert("storage.raid0_pieces".into(), out.raid_pieces);
     }
+    if let Some(l) = &out.lfs {
+        hooks.insert("lfs.blocks_appended".into(), l.appended);
+        hooks.insert("lfs.segments_used".into(), l.segments_used);
+        hooks.insert("lfs.cleaner_passes".into(), l.cleaner_passes);
+        hooks.insert("lfs.cleaner_blocks".into(), l.cleaner_blocks);
+        hooks.insert("lfs.log_full".into(), l.full);
+    }
     let mb = |b: u64| round3(b as f64 / 1e6);
     let mut warnings = vec![];
+    if let Some(l) = out.lfs.filter(|l| l.full > 0) {
+        warnings.push(format!(
+            "the log-structured area ran out of clean segments {} times: the head reused segments without the cleaner's copying (its cost is missing); raise the lfs mount's size_mib",
+            l.full
+        ));
+    }
     let net_share = out.bg_net_wait_ns as f64 / (out.bg_threads as f64 * out.sim_end.ns() as f64).max(1.0);
     // Starved background: mostly waiting for the shared link, and doing no more I/O than what
     // trickles in through it (e.g. `--bg-apps 50` downloads on one 10 MB/s link).

@@ -26,6 +26,7 @@ use crate::program::{compile, Instr, Names};
 use crate::Cat;
 
 mod cells;
+mod lfs;
 mod ui;
 pub use cells::CellOutcome;
 pub use ui::UiOutcome;
@@ -79,6 +80,8 @@ enum Kind {
     Flusher,
     Jbd2,
     Kswapd,
+    /// The log-structured mount's cleaner ([`lfs`]).
+    Cleaner,
 }
 
 /// Progress inside a multi-step operation.
@@ -202,6 +205,19 @@ pub struct Outcome {
     /// fsync/fdatasync calls a `sync = false` mount made no-ops; pieces RAID-0 split requests into.
     pub nosync_fsyncs: u64,
     pub raid_pieces: u64,
+    /// The log-structured area, when the scenario has an lfs mount.
+    pub lfs: Option<LfsOutcome>,
+}
+
+/// What the log-structured area did over a run.
+#[derive(Clone, Copy, Debug)]
+pub struct LfsOutcome {
+    pub appended: u64,
+    pub segments_used: u64,
+    /// Times the head found no clean segment (the log was too small for the workload).
+    pub full: u64,
+    pub cleaner_passes: u64,
+    pub cleaner_blocks: u64,
 }
 
 pub struct World {
@@ -285,6 +301,9 @@ pub struct World {
     ram_pages: Vec<u64>,
     /// fsync/fdatasync calls a `sync = false` mount turned into no-ops.
     nosync_fsyncs: u64,
+    /// The log cleaner's passes and the blocks it marked for rewriting.
+    cleaner_passes: u64,
+    cleaner_blocks: u64,
 }
 
 /// Where a file lives: the phone's ext4 (with or without sync) or RAM.
@@ -293,6 +312,7 @@ enum MountClass {
     Ext4,
     Ext4NoSync,
     Tmpfs,
+    Lfs,
 }
 
 const KERNEL_UID: Uid = 0;
@@ -400,6 +420,8 @@ impl World {
             file_mount: Vec::new(),
             ram_pages: Vec::new(),
             nosync_fsyncs: 0,
+            cleaner_passes: 0,
+            cleaner_blocks: 0,
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
@@ -410,6 +432,15 @@ impl World {
         w.jbd2 = w.add_task("jbd2/sda-8", 0, Kind::Jbd2, Vec::new(), false, 0);
         w.kswapd = w.add_task("kswapd0", 0, Kind::Kswapd, Vec::new(), false, 0);
         w.wg.set_jbd2(w.jbd2);
+        // A log-structured mount: its area at the end of the device and its cleaner task.
+        let lfs: Vec<&forefront_workload::Mount> =
+            sc.mounts.iter().filter(|m| m.fs == forefront_workload::MountFs::Lfs).collect();
+        let mut cleaner = None;
+        if !lfs.is_empty() {
+            let mib = lfs.iter().filter_map(|m| m.size_mib).max().unwrap_or(forefront_workload::DEFAULT_LFS_MIB);
+            w.fs.add_log_area(mib * 256, forefront_model::fs::log::SEGMENT_BLOCKS);
+            cleaner = Some(w.add_task("nilfs_cleanerd", 0, Kind::Cleaner, Vec::new(), false, 0));
+        }
         w.tasks[w.flusher as usize].exec = Exec::Flusher;
         w.tasks[w.jbd2 as usize].exec = Exec::Jbd2;
 
@@ -458,7 +489,11 @@ impl World {
                     continue;
                 }
                 let blocks = f.size.0.div_ceil(BLOCK);
-                w.fs.allocate(id, 0, blocks, &mut Vec::new());
+                if w.fs.inodes[id as usize].log {
+                    w.fs.log_write(id, 0, blocks);
+                } else {
+                    w.fs.allocate(id, 0, blocks, &mut Vec::new());
+                }
                 w.fs.inodes[id as usize].size = f.size.0;
                 if f.cached {
                     for idx in 0..blocks.min(w.pc.free_pages()) as u32 {
@@ -473,7 +508,7 @@ impl World {
             let g = w.group_for(tid);
             w.cpu.set_group(tid, g, SimTime::ZERO);
         }
-        for (tid, at) in starts {
+        for (tid, at) in starts.into_iter().chain(cleaner.map(|t| (t, SimTime::ZERO))) {
             w.q.schedule(at, Ev::Wake(tid, 0));
             w.tasks[tid as usize].wait = Some(Wait { cat: Cat::Sleep, own: false, fg_io: false });
             w.wg.block(tid, Blocker::Timer, SimTime::ZERO);
@@ -528,11 +563,13 @@ impl World {
         let class = match forefront_workload::mount_of(&self.mounts, path) {
             None => MountClass::Ext4,
             Some(m) if m.fs == forefront_workload::MountFs::Tmpfs => MountClass::Tmpfs,
+            Some(m) if m.fs == forefront_workload::MountFs::Lfs => MountClass::Lfs,
             Some(m) if !m.sync => MountClass::Ext4NoSync,
             Some(_) => MountClass::Ext4,
         };
         self.file_mount.push(class);
         self.ram_pages.push(0);
+        self.fs.inodes[id as usize].log = class == MountClass::Lfs;
         id
     }
 
@@ -575,7 +612,7 @@ impl World {
         };
         let is_sync = matches!(op, Op::Fsync { .. } | Op::Fdatasync { .. });
         match class {
-            MountClass::Ext4 => None,
+            MountClass::Ext4 | MountClass::Lfs => None,
             MountClass::Ext4NoSync if is_sync => {
                 self.nosync_fsyncs += 1;
                 Some((self.us(sys), After::Step))
@@ -930,6 +967,13 @@ impl World {
             cells,
             fg_threads_unfinished: if self.fg_done_at.is_some() { 0 } else { self.fg_tasks_left as u64 },
             nosync_fsyncs: self.nosync_fsyncs,
+            lfs: self.fs.log.as_ref().map(|l| LfsOutcome {
+                appended: l.appended,
+                segments_used: l.segments_used,
+                full: l.full,
+                cleaner_passes: self.cleaner_passes,
+                cleaner_blocks: self.cleaner_blocks,
+            }),
             raid_pieces: self.st.pieces,
         }
     }
@@ -1113,6 +1157,7 @@ impl World {
                 let costs = self.reclaim_costs();
                 return reclaim::kswapd_step(self, tid, &costs);
             }
+            Kind::Cleaner => return self.cleaner_step(tid),
             Kind::User => {}
         }
         match self.tasks[tid as usize].exec {

@@ -12,6 +12,14 @@
 //! [axes]                                     # optional: dotted paths into the scenario or,
 //! "phone.page_cache_mib" = [256, 768]        # with the `device.` prefix, into the device
 //! "device.starvation_ms" = [100.0, 500.0]
+//!
+//! [[variant]]                                # optional: named sets of fields, one dimension
+//! group = "net"                              # per group (default "variant"); points take one
+//! name = "wifi"                              # variant of each group, named `a/b` in the point
+//! [[variant]]                                # and appended to the report's scenario name
+//! group = "net"
+//! name = "usb"
+//! set = { "phone.net_mb_s" = 25.0 }
 //! ```
 //!
 //! Each result line is `{"index": N, "point": {...}, "report": {...}}`: the point's index in the
@@ -64,6 +72,28 @@ pub struct SpecBody {
     pub seeds: Seeds,
     #[serde(default)]
     pub axes: BTreeMap<String, Vec<toml::Value>>,
+    #[serde(default, rename = "variant", skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<Variant>,
+}
+
+/// A named set of scenario (or, with `device.`, device) fields: a what-if or a configuration to
+/// compare, where a cartesian `[axes]` product would not fit. Variants of one `group` are
+/// alternatives; a point takes one variant of every group.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    #[serde(default = "default_group")]
+    pub group: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Dotted path → value, as in `[axes]` (one value each); applied before the axes.
+    #[serde(default)]
+    pub set: BTreeMap<String, toml::Value>,
+}
+
+fn default_group() -> String {
+    "variant".into()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -83,6 +113,10 @@ pub struct Point {
     pub seed: u64,
     /// Axis path → value (JSON), in path order.
     pub axes: BTreeMap<String, serde_json::Value>,
+    /// The point's variants, one per group in the order groups first appear, joined by `/`
+    /// (absent when the spec has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 /// One result line: the point's index in the sweep's order, the point, the report without
@@ -145,6 +179,12 @@ impl Spec {
         for (k, v) in &body.axes {
             ensure(!v.is_empty(), &format!("axes.\"{k}\" has no value"))?;
         }
+        let mut seen = BTreeSet::new();
+        for v in &body.variants {
+            let ok = !v.name.is_empty() && !v.name.contains('/') && !v.group.is_empty();
+            ensure(ok, &format!("variant `{}` (group `{}`): names must be non-empty, without `/`", v.name, v.group))?;
+            ensure(seen.insert((&v.group, &v.name)), &format!("variant `{}` is defined twice in group `{}`", v.name, v.group))?;
+        }
         Ok(Spec { file: file.to_string(), body })
     }
 
@@ -182,11 +222,20 @@ impl Spec {
         }
         let mut out = vec![];
         for d in &devices {
-            for axes in &combos {
-                for p in &spec.policies {
-                    for &bg in &spec.bg_apps {
-                        for &seed in &seeds {
-                            out.push(Point { policy: p.clone(), bg_apps: bg, device: d.clone(), seed, axes: axes.clone() });
+            for variant in self.variant_combos() {
+                for axes in &combos {
+                    for p in &spec.policies {
+                        for &bg in &spec.bg_apps {
+                            for &seed in &seeds {
+                                out.push(Point {
+                                    policy: p.clone(),
+                                    bg_apps: bg,
+                                    device: d.clone(),
+                                    seed,
+                                    axes: axes.clone(),
+                                    variant: variant.clone(),
+                                });
+                            }
                         }
                     }
                 }
@@ -195,7 +244,38 @@ impl Spec {
         Ok(out)
     }
 
-    /// The run configuration of a point: the scenario on the point's device, with its axes set.
+    /// Variant groups in the order they first appear, each with its variants in order.
+    fn variant_groups(&self) -> Vec<(&str, Vec<&Variant>)> {
+        let mut groups: Vec<(&str, Vec<&Variant>)> = vec![];
+        for v in &self.body.variants {
+            match groups.iter_mut().find(|g| g.0 == v.group) {
+                Some(g) => g.1.push(v),
+                None => groups.push((&v.group, vec![v])),
+            }
+        }
+        groups
+    }
+
+    /// Every combination of one variant per group (first group slowest), as `a/b` names;
+    /// `[None]` without variants.
+    fn variant_combos(&self) -> Vec<Option<String>> {
+        let groups = self.variant_groups();
+        if groups.is_empty() {
+            return vec![None];
+        }
+        let mut combos = vec![String::new()];
+        for (_, vs) in &groups {
+            combos = combos
+                .iter()
+                .flat_map(|c| vs.iter().map(move |v| if c.is_empty() { v.name.clone() } else { format!("{c}/{}", v.name) }))
+                .collect();
+        }
+        combos.into_iter().map(Some).collect()
+    }
+
+    /// The run configuration of a point: the scenario on the point's device, with its variants'
+    /// fields and then its axes set; a point with variants has them appended to its scenario's
+    /// name (`webbench/usb/ram-cache`), so reports tell its runs apart.
     pub fn config(&self, p: &Point) -> Result<RunConfig> {
         let file = &self.file;
         let mut cfg = RunConfig::builtin(&self.body.scenario, &p.policy, Some(p.bg_apps), p.seed).map_err(|e| fail!("{e}"))?;
@@ -203,12 +283,31 @@ impl Spec {
         let json = |e: serde_json::Error| fail!("{e}");
         let (mut sc, mut dev) =
             (serde_json::to_value(&cfg.scenario).map_err(json)?, serde_json::to_value(&cfg.device).map_err(json)?);
+        let mut set = |path: &str, v: &serde_json::Value| match path.strip_prefix("device.") {
+            Some(rest) => set_path(&mut dev, rest, v),
+            None => set_path(&mut sc, path, v),
+        };
+        if let Some(names) = &p.variant {
+            let groups = self.variant_groups();
+            let names: Vec<&str> = names.split('/').collect();
+            if names.len() != groups.len() {
+                return Err(fail!("{file}: point variant `{}` does not name one variant per group", names.join("/")));
+            }
+            for ((group, vs), name) in groups.iter().zip(&names) {
+                let v =
+                    vs.iter().find(|v| v.name == *name).ok_or_else(|| fail!("{file}: no variant `{name}` in group `{group}`"))?;
+                for (path, value) in &v.set {
+                    let value = serde_json::to_value(value).map_err(json)?;
+                    set(path, &value).map_err(|e| fail!("{file}: variant `{name}`: set.\"{path}\": {e}"))?;
+                }
+            }
+        }
         for (path, v) in &p.axes {
-            let r = match path.strip_prefix("device.") {
-                Some(rest) => set_path(&mut dev, rest, v),
-                None => set_path(&mut sc, path, v),
-            };
-            r.map_err(|e| fail!("{file}: axes.\"{path}\": {e}"))?;
+            set(path, v).map_err(|e| fail!("{file}: axes.\"{path}\": {e}"))?;
+        }
+        if let Some(names) = &p.variant {
+            let name = format!("{}/{names}", sc["name"].as_str().unwrap_or_default());
+            sc["name"] = serde_json::Value::String(name);
         }
         cfg.scenario = serde_json::from_value(sc).map_err(|e| fail!("{file}: axes: the scenario does not accept them: {e}"))?;
         cfg.scenario.validate().map_err(|e| fail!("{file}: axes: {e}"))?;
@@ -396,6 +495,34 @@ mod tests {
         assert!(e.points().unwrap_err().0.contains("unknown scenario `nosuch`"));
         assert_eq!(parse_shard("1/3").unwrap(), (1, 3));
         assert!(parse_shard("3/3").is_err() && parse_shard("x").is_err());
+    }
+
+    #[test]
+    fn variants_make_one_dimension_per_group_and_set_their_fields() {
+        let text = "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n\
+                    [[variant]]\ngroup = \"net\"\nname = \"slow\"\nset = { \"phone.net_mb_s\" = 1.0 }\n\
+                    [[variant]]\ngroup = \"net\"\nname = \"fast\"\nset = { \"phone.net_mb_s\" = 50.0 }\n\
+                    [[variant]]\nname = \"base\"\n\
+                    [[variant]]\nname = \"quick-card\"\nset = { \"device.write_rand_iops\" = 5000.0 }\n";
+        let s = Spec::parse("v.toml", text).unwrap();
+        let p = s.points().unwrap();
+        let names: Vec<&str> = p.iter().map(|p| p.variant.as_deref().unwrap()).collect();
+        assert_eq!(names, ["slow/base", "slow/quick-card", "fast/base", "fast/quick-card"]);
+        let c = s.config(&p[3]).unwrap();
+        assert_eq!(c.scenario.phone.net_mb_s, 50.0);
+        assert_eq!(c.device.write_rand_iops, 5000.0);
+        assert_eq!(c.scenario.name, "camera-switch/fast/quick-card");
+        let c = s.config(&p[0]).unwrap();
+        assert_eq!(c.scenario.phone.net_mb_s, 1.0);
+        assert_ne!(c.device.write_rand_iops, 5000.0);
+        // Without variants a point has none, and its JSON has no `variant` key.
+        let plain = Spec::parse("s.toml", SPEC).unwrap().points().unwrap();
+        assert!(plain[0].variant.is_none() && !serde_json::to_string(&plain[0]).unwrap().contains("variant"));
+        let dup = text.replace("name = \"fast\"", "name = \"slow\"");
+        assert!(Spec::parse("v.toml", &dup).unwrap_err().0.contains("defined twice"));
+        let bad = text.replace("phone.net_mb_s\" = 50.0", "phone.nope\" = 50.0");
+        let e = Spec::parse("v.toml", &bad).unwrap();
+        assert!(e.config(&e.points().unwrap()[2]).unwrap_err().0.contains("variant `fast`: set.\"phone.nope\": no field `nope`"));
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub struct Mount {
     /// cache flush); data reaches the device by ordinary write-back. Ext4 only.
     #[serde(default = "yes")]
     pub sync: bool,
+    /// Size of the log-structured area (MiB, `fs = "lfs"` only; every lfs mount shares one),
+    /// taken from the end of the device.
+    #[serde(default)]
+    pub size_mib: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -78,7 +82,15 @@ pub enum MountFs {
     /// RAM only (shmem without swap, as on Android): never written to a device, never
     /// evicted; its pages are taken from the page cache's memory.
     Tmpfs,
+    /// Log-structured (NILFS2-like) on the same device: every block written goes to the log's
+    /// head; fsync writes a summary block instead of committing the ext4 journal; a cleaner
+    /// task rewrites the live blocks of old segments ([RS]'s pilot for SQLite files).
+    Lfs,
 }
+
+/// The log-structured area's size when no lfs mount gives one (MiB): an assumption, 32
+/// NILFS2 segments of 8 MiB.
+pub const DEFAULT_LFS_MIB: u64 = 256;
 
 impl Scenario {
     /// The mount a path is on (`None`: the phone's ext4, synchronous).
@@ -478,8 +490,15 @@ impl Scenario {
             if !seen.insert(m.path.trim_end_matches('/')) {
                 return Err(format!("mount `{}` is defined twice", m.path));
             }
-            if m.fs == MountFs::Tmpfs && !m.sync {
-                return Err(format!("mount `{}`: sync = false only applies to ext4 (tmpfs has nothing to sync)", m.path));
+            if m.fs != MountFs::Ext4 && !m.sync {
+                return Err(format!("mount `{}`: sync = false only applies to ext4", m.path));
+            }
+            match (m.fs, m.size_mib) {
+                (MountFs::Lfs, Some(mib)) if mib < 32 => {
+                    return Err(format!("mount `{}`: size_mib must be at least 32 (four 8 MiB segments), got {mib}", m.path))
+                }
+                (MountFs::Lfs, _) | (_, None) => {}
+                (_, Some(_)) => return Err(format!("mount `{}`: size_mib only applies to fs = \"lfs\"", m.path)),
             }
         }
         for name in &self.phone.storage.raid0_with {

@@ -6,7 +6,9 @@
 //!   read's last sector, else `1 / read_rand_iops + (b - 4 KiB) / read_seq` (one random 4 KiB
 //!   access, then streaming);
 //! - a write costs its *program* time `b / write_seq` when sequential, else
-//!   `1 / write_rand_iops + (b - 4 KiB) / write_seq`. With a write buffer the command completes
+//!   `1 / write_rand_iops + (b - 4 KiB) / write_seq`. A write is sequential when it continues
+//!   one of the last `write_streams` writes (an FTL keeping that many allocation units open:
+//!   a journal's appends stay sequential between a file's writes elsewhere), else the previous. With a write buffer the command completes
 //!   after the bus transfer (`b / bus`) while the buffer has room, and the program time is
 //!   added to a backlog that drains only while no command is being served (flash programming
 //!   in idle time); when the buffer is full the write pays its program time. FUA writes bypass
@@ -82,6 +84,11 @@ pub struct FlashParams {
     /// Write rate into the persistent buffer (MB/s).
     #[serde(default)]
     pub nv_buffer_mb_s: f64,
+    /// Sequential write streams the device keeps apart (open allocation units or log blocks of
+    /// its FTL): a write that continues any of the last `write_streams` writes is sequential.
+    /// 0 or 1: only a write continuing the previous one is.
+    #[serde(default)]
+    pub write_streams: usize,
 }
 
 impl FlashParams {
@@ -157,6 +164,8 @@ pub struct FlashDevice {
     seq: u64,
     last_read_end: u64,
     last_write_end: u64,
+    /// Ends of the open write streams, least recently written first (`write_streams` > 1).
+    streams: Vec<u64>,
     /// Program time (ns) of data accepted into the write buffer but not yet on flash.
     backlog_ns: f64,
     backlog_bytes: f64,
@@ -183,6 +192,7 @@ impl FlashDevice {
             seq: 0,
             last_read_end: u64::MAX,
             last_write_end: u64::MAX,
+            streams: Vec::new(),
             backlog_ns: 0.0,
             backlog_bytes: 0.0,
             nv_backlog_ns: 0.0,
@@ -301,8 +311,8 @@ impl FlashDevice {
             }
             ReqOp::Write => {
                 self.served_bytes_written += req.bytes();
-                let seq = req.sector == self.last_write_end;
-                self.last_write_end = req.end_sector();
+                let seq = self.continues_stream(req);
+                let p = &self.params;
                 let program = access_ns(bytes, seq, p.write_seq_mb_s, p.write_rand_iops);
                 let cap = (p.write_buffer_kib * 1024) as f64;
                 let nv_cap = (p.nv_buffer_kib * 1024) as f64;
@@ -326,6 +336,30 @@ impl FlashDevice {
             ReqOp::Discard => overhead + p.discard_us_per_mib * 1e3 * bytes / (1024.0 * 1024.0),
         };
         ns.max(1.0).round() as u64
+    }
+
+    /// Whether write `req` continues an open write stream; it becomes the newest stream.
+    fn continues_stream(&mut self, req: &Request) -> bool {
+        let n = self.params.write_streams;
+        if n <= 1 {
+            let seq = req.sector == self.last_write_end;
+            self.last_write_end = req.end_sector();
+            return seq;
+        }
+        let seq = match self.streams.iter().position(|&end| end == req.sector) {
+            Some(i) => {
+                self.streams.remove(i);
+                true
+            }
+            None => {
+                if self.streams.len() == n {
+                    self.streams.remove(0);
+                }
+                false
+            }
+        };
+        self.streams.push(req.end_sector());
+        seq
     }
 
     fn flush_ns(&mut self) -> f64 {
@@ -377,6 +411,7 @@ pub(crate) mod tests {
             starvation_ms: 0.0,
             nv_buffer_kib: 0,
             nv_buffer_mb_s: 0.0,
+            write_streams: 0,
         }
     }
 
@@ -402,6 +437,73 @@ pub(crate) mod tests {
         d.start(SimTime::from_ms(10), &mut reqs, &mut out);
         let ms = out[0].done_at.since(SimTime::from_ms(10)) as f64 / 1e6;
         assert!((ms - 20.97).abs() < 0.01, "{ms}");
+    }
+
+    /// Serve `ops` one after the other on a fresh device; the service time (ms) of each.
+    fn serve(p: FlashParams, ops: &[(ReqOp, u64, u32, bool)]) -> Vec<f64> {
+        let mut d = FlashDevice::new(p);
+        let mut reqs = ReqSlab::default();
+        let mut now = SimTime::ZERO;
+        let mut ms = vec![];
+        for &(op, sector, sectors, fua) in ops {
+            let mut r = req(op, sector, sectors);
+            r.fua = fua;
+            let id = reqs.insert(r);
+            d.submit(id, 1, false, now);
+            let mut out = vec![];
+            d.start(now, &mut reqs, &mut out);
+            ms.push(out[0].done_at.since(now) as f64 / 1e6);
+            now = out[0].done_at;
+            d.finish(now);
+        }
+        ms
+    }
+
+    #[test]
+    fn a_write_continuing_an_open_stream_is_sequential() {
+        // A journal append (stream at 0), a DB page elsewhere, then the next journal append.
+        let ops = [(ReqOp::Write, 0, 8, false), (ReqOp::Write, 90_000, 8, false), (ReqOp::Write, 8, 8, false)];
+        let one = serve(params(), &ops);
+        let mut p = params();
+        p.write_streams = 2;
+        let two = serve(p, &ops);
+        assert_eq!(one[2], 10.0, "one stream: the append is random after the DB write");
+        assert!((two[2] - 4096.0 / 50e6 * 1e3).abs() < 1e-3, "two streams: the append streams: {}", two[2]);
+        // A third stream pushes the oldest out.
+        let mut p = params();
+        p.write_streams = 2;
+        let three = serve(
+            p,
+            &[
+                (ReqOp::Write, 0, 8, false),
+                (ReqOp::Write, 50_000, 8, false),
+                (ReqOp::Write, 90_000, 8, false),
+                (ReqOp::Write, 8, 8, false),
+            ],
+        );
+        assert_eq!(three[3], 10.0);
+    }
+
+    #[test]
+    fn a_persistent_buffer_absorbs_fua_writes_and_survives_flushes() {
+        let mut p = params();
+        p.nv_buffer_kib = 8;
+        p.nv_buffer_mb_s = 100.0;
+        // FUA write: absorbed at 100 MB/s (40.96 µs); a flush does not drain it (100 µs only);
+        // once full (8 KiB), a write pays its program time.
+        let ms = serve(
+            p,
+            &[
+                (ReqOp::Write, 0, 8, true),
+                (ReqOp::Flush, 0, 0, false),
+                (ReqOp::Write, 5000, 8, true),
+                (ReqOp::Write, 9000, 8, true),
+            ],
+        );
+        assert!((ms[0] - 0.04096).abs() < 1e-6, "{}", ms[0]);
+        assert!((ms[1] - 0.1).abs() < 1e-9, "{}", ms[1]);
+        assert!((ms[2] - 0.04096).abs() < 1e-6, "{}", ms[2]);
+        assert_eq!(ms[3], 10.0);
     }
 
     #[test]

@@ -20,6 +20,9 @@
 //!   page of the file under write-back (own or the flusher's: D_sync), then wait for the commit
 //!   of the transaction that holds its metadata (or data, for fdatasync) — or, with nothing to
 //!   commit, flush the device cache.
+//! - **log files** (`fs = "lfs"` mounts, [`crate::fs::log`]): write-back puts every page at
+//!   the log's head (no delayed allocation into ext4, no ordered data); fsync ends with the
+//!   log's summary block (preflush + FUA) instead of a journal commit.
 //! - **creat / truncate / unlink**: drop cached pages past the new size (waiting for pages under
 //!   I/O), then update inode, directory and bitmap blocks under a handle and free the extents
 //!   (discarded after the commit with `-o discard`).
@@ -405,6 +408,9 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
     idxs: &[u32],
     origin: Origin,
 ) -> u64 {
+    if cx.fs().inodes[file as usize].log {
+        return log_writeback_pages(cx, k, tid, file, idxs, origin);
+    }
     let mut cost = 0;
     let txn = cx.wait_graph().handle_of(tid).expect("write-back allocates under a handle");
     // Delayed allocation of unmapped pages.
@@ -475,6 +481,48 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
     cost + idxs.len() as u64 * k.writeback_page
 }
 
+/// Write-back of a log file's pages: each run of consecutive pages is written at the log's
+/// head (new blocks; the old copies die), one request per contiguous run. Nothing goes to the
+/// ext4 journal: the log's own summary block makes an fsync durable.
+fn log_writeback_pages<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    idxs: &[u32],
+    origin: Origin,
+) -> u64 {
+    let mut cost = 0;
+    let mut i = 0;
+    while i < idxs.len() {
+        let mut j = i + 1;
+        while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && j - i < (k.max_sectors / 8) as usize {
+            j += 1;
+        }
+        let fs = cx.fs_mut();
+        fs.log_write(file, u64::from(idxs[i]), (j - i) as u64);
+        // The run is contiguous unless the head crossed into another segment.
+        let mut cursor = MapCursor::default();
+        let mut run: Option<(u32, u64, u32)> = None;
+        for &idx in &idxs[i..j] {
+            let lba = cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)).expect("just written");
+            run = match run {
+                Some((f, l, c)) if l + u64::from(c) == lba => Some((f, l, c + 1)),
+                Some(r) => {
+                    cost += cx.submit_pages(tid, file, r, true, origin);
+                    Some((idx, lba, 1))
+                }
+                None => Some((idx, lba, 1)),
+            };
+        }
+        if let Some(r) = run {
+            cost += cx.submit_pages(tid, file, r, true, origin);
+        }
+        i = j;
+    }
+    cost + k.metadata + idxs.len() as u64 * k.writeback_page
+}
+
 fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqId, u64) {
     let p = cx.page_cache().lookup(file, idx).expect("page under write-back");
     let id = cx.page_cache().page(p).io.expect("request set");
@@ -538,6 +586,16 @@ pub fn fsync<K: Ext4 + ?Sized>(
             }
             set(cx, 2);
             (0, After::Step)
+        }
+        2 if cx.fs().inodes[file as usize].log => {
+            // A log file: its blocks are at the head; the segment summary and super root make
+            // them durable (written with preflush + FUA, as NILFS2 with barriers on).
+            let block = cx.fs_mut().log.as_mut().expect("log area").summary_block();
+            let id = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::Fsync);
+            cx.mark_commit_record(id.0);
+            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            set(cx, 3);
+            (k.submit_request + k.metadata, After::Block)
         }
         2 => {
             let ino = &cx.fs_mut().inodes[file as usize];

@@ -10,6 +10,7 @@
 
 pub mod ext4;
 pub mod jbd2;
+pub mod log;
 
 use std::collections::BTreeSet;
 
@@ -73,6 +74,8 @@ pub struct Inode {
     /// The task truncating it (creat with O_TRUNC, truncate, unlink) while it drops the file's
     /// pages: the inode lock (`i_rwsem`) the kernel holds there, which keeps writers out.
     pub truncating: Option<Tid>,
+    /// On a log-structured mount ([`log`]): every block written goes to the log's head.
+    pub log: bool,
 }
 
 impl Inode {
@@ -142,6 +145,8 @@ pub struct Fs {
     cursor: u64,
     rng: SimRng,
     pub allocated_blocks: u64,
+    /// The log-structured area of `fs = "lfs"` mounts, at the end of the device.
+    pub log: Option<log::LogArea>,
 }
 
 impl Fs {
@@ -161,6 +166,34 @@ impl Fs {
             cursor: data_start,
             rng,
             allocated_blocks: 0,
+            log: None,
+        }
+    }
+
+    /// Reserve the last `blocks` of the device for a log-structured area (segments of
+    /// `seg_blocks`); ext4 allocation stays below it.
+    pub fn add_log_area(&mut self, blocks: u64, seg_blocks: u64) {
+        let blocks = blocks.min(self.blocks.saturating_sub(self.data_start) / 2);
+        let start = self.blocks - blocks;
+        self.blocks = start;
+        self.cursor = self.cursor.min(start.saturating_sub(1)).max(self.data_start);
+        self.log = Some(log::LogArea::new(start, start + blocks, seg_blocks));
+    }
+
+    /// Write file blocks `fb..fb+count` of log file `ino` at the log's head: their old copies
+    /// die and the inode maps them to the new blocks.
+    pub fn log_write(&mut self, ino: FileId, fb: u64, count: u64) {
+        let log = self.log.as_mut().expect("a log file has a log area");
+        let mut cursor = MapCursor::default();
+        for b in fb..fb + count {
+            if let Some(old) = cursor.map(&self.inodes[ino as usize], b) {
+                log.kill(old);
+            } else {
+                self.allocated_blocks += 1;
+            }
+            let lba = log.append(ino, b);
+            set_extent(&mut self.inodes[ino as usize], b, lba, 1);
+            cursor = MapCursor::default();
         }
     }
 
@@ -181,6 +214,7 @@ impl Fs {
             meta_txn: None,
             datasync_txn: None,
             truncating: None,
+            log: false,
         });
     }
 
@@ -226,6 +260,20 @@ impl Fs {
 
     /// Free file blocks from `from_fb` on; returns the freed LBA ranges (start, len).
     pub fn free_from(&mut self, ino: FileId, from_fb: u64, freed: &mut Vec<(u64, u64)>) {
+        if self.inodes[ino as usize].log {
+            // A log file's freed blocks just die in their segments (no discard).
+            let mut dead = Vec::new();
+            self.inodes[ino as usize].log = false;
+            self.free_from(ino, from_fb, &mut dead);
+            self.inodes[ino as usize].log = true;
+            let log = self.log.as_mut().expect("a log file has a log area");
+            for (lba, len) in dead {
+                for b in lba..lba + len {
+                    log.kill(b);
+                }
+            }
+            return;
+        }
         let inode = &mut self.inodes[ino as usize];
         let mut kept = Vec::with_capacity(inode.extents.len());
         for &(start, lba, len) in &inode.extents {
@@ -243,6 +291,36 @@ impl Fs {
         let n: u64 = freed.iter().map(|f| f.1).sum();
         self.allocated_blocks = self.allocated_blocks.saturating_sub(n);
     }
+}
+
+/// Map file blocks `fb..fb+len` of `inode` to `lba..lba+len`, replacing what mapped them and
+/// merging with a neighbour contiguous in both spaces.
+fn set_extent(inode: &mut Inode, fb: u64, lba: u64, len: u64) {
+    let end = fb + len;
+    let mut out: Vec<(u64, u64, u64)> = Vec::with_capacity(inode.extents.len() + 2);
+    for &(s, l, n) in &inode.extents {
+        if s + n <= fb || s >= end {
+            out.push((s, l, n));
+            continue;
+        }
+        if s < fb {
+            out.push((s, l, fb - s));
+        }
+        if s + n > end {
+            out.push((end, l + (end - s), s + n - end));
+        }
+    }
+    let pos = out.partition_point(|e| e.0 < fb);
+    out.insert(pos, (fb, lba, len));
+    // Merge around the new extent.
+    let mut merged: Vec<(u64, u64, u64)> = Vec::with_capacity(out.len());
+    for e in out {
+        match merged.last_mut() {
+            Some(last) if last.0 + last.2 == e.0 && last.1 + last.2 == e.1 => last.2 += e.2,
+            _ => merged.push(e),
+        }
+    }
+    inode.extents = merged;
 }
 
 /// The state of the committing transaction, in jbd2's order.
@@ -361,7 +439,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);
@@ -385,6 +463,28 @@ mod tests {
         fs.free_from(0, 3, &mut freed);
         assert_eq!(freed, vec![(fs.data_start + 3, 7)]);
         assert_eq!(fs.inodes[0].allocated(), 3);
+    }
+
+    #[test]
+    fn a_log_file_rewrites_at_the_head_and_frees_into_dead_blocks() {
+        let p = FsParams { fragmentation: 0.0, ..Default::default() };
+        let mut fs = Fs::new(p, 1 << 34, RngStreams::new(1).stream("fs"));
+        fs.add_log_area(4 * 2048, 2048);
+        let start = fs.log.as_ref().unwrap().start;
+        assert_eq!(fs.blocks, start, "ext4 allocates below the log");
+        fs.create(0, "/db", 1);
+        fs.inodes[0].log = true;
+        fs.log_write(0, 0, 4);
+        assert_eq!(fs.inodes[0].extents, vec![(0, start, 4)]);
+        // Rewriting block 1 in place moves it to the head; the map has three extents.
+        fs.log_write(0, 1, 1);
+        assert_eq!(fs.inodes[0].extents, vec![(0, start, 1), (1, start + 4, 1), (2, start + 2, 2)]);
+        assert_eq!(fs.log.as_ref().unwrap().live_blocks(), 4);
+        let mut freed = vec![];
+        fs.free_from(0, 2, &mut freed);
+        assert!(freed.is_empty(), "log blocks are not discarded");
+        assert_eq!(fs.log.as_ref().unwrap().live_blocks(), 2);
+        assert_eq!(fs.inodes[0].allocated(), 2);
     }
 
     #[test]
