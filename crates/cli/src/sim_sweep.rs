@@ -69,24 +69,21 @@ fn summary(all: &[Point], lines: &[Line]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{} of {} points done", lines.len(), all.len())?;
     let variants = all.iter().any(|p| p.variant.is_some());
+    let has_axes = !variants || all.iter().any(|p| !p.axes.is_empty());
     let (vh, vs) = if variants { ("variant | ", "---|") } else { ("", "") };
-    writeln!(out, "| device | {vh}axes | policy | BG apps | seeds | FG mean ms | 95 % CI ± |")?;
-    writeln!(out, "|---|{vs}---|---|---|---|---|---|")?;
+    let (ah, as_) = if has_axes { ("axes | ", "---|") } else { ("", "") };
+    writeln!(out, "| device | {vh}{ah}policy | BG apps | seeds | FG mean ms | 95 % CI ± |")?;
+    writeln!(out, "|---|{vs}{as_}---|---|---|---|---|")?;
     for s in forefront_sweep::summary(all, lines) {
         let p = &s.point;
         let axes: Vec<String> = p.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let ci = s.ci95_ms.map_or_else(|| "–".to_string(), |c| format!("{c:.1}"));
         let variant = p.variant.as_ref().map_or_else(String::new, |v| format!("{v} | "));
+        let axes = if has_axes { format!("{} | ", axes.join(" ")) } else { String::new() };
         writeln!(
             out,
-            "| {} | {variant}{} | {} | {} | {} | {:.1} | {} |",
-            p.device,
-            axes.join(" "),
-            p.policy,
-            p.bg_apps,
-            s.seeds,
-            s.fg_mean_ms,
-            ci
+            "| {} | {variant}{axes}{} | {} | {} | {:.1} | {} |",
+            p.device, p.policy, p.bg_apps, s.seeds, s.fg_mean_ms, ci
         )?;
     }
     Ok(())

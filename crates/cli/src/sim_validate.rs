@@ -1,4 +1,5 @@
-//! `forefront sim validate`: the phenomena every seed paper reports, checked on the simulator
+//! `forefront sim validate`: the phenomena every seed paper reports (FastTrack, QASIO, FTC +
+//! VT-CFS, Cells, Revisiting Storage), checked on the simulator
 //! as directions and ranges with stated tolerances, so that a change to the model that breaks
 //! one fails CI (`scripts/validate`) instead of silently drifting.
 //!
@@ -57,11 +58,38 @@ struct Job {
     tick_ms: Option<f64>,
     /// Cells scenarios: run the foreground cell's apps on the plain phone (no virtualisation).
     plain: bool,
+    /// Another device than the scenario's.
+    device: Option<&'static str>,
+    /// A named change to the configuration (a what-if).
+    tweak: Option<(&'static str, fn(&mut RunConfig))>,
 }
 
 const fn job(scenario: &'static str, policy: &'static str, bg: u32) -> Job {
-    Job { scenario, policy, bg, duration_s: None, tick_ms: None, plain: false }
+    Job { scenario, policy, bg, duration_s: None, tick_ms: None, plain: false, device: None, tweak: None }
 }
+
+/// WebBench ([RS]) on `device`, optionally with a named change.
+const fn webbench(device: &'static str, tweak: Option<(&'static str, fn(&mut RunConfig))>) -> Job {
+    Job { device: Some(device), tweak, ..job("webbench", "android", 0) }
+}
+
+/// [RS]'s network what-if: USB tethering, ~10x the WiFi's rate.
+fn usb(c: &mut RunConfig) {
+    c.scenario.phone.net_mb_s *= 10.0;
+}
+
+/// [RS]'s what-if B: the SQLite databases in RAM.
+fn db_in_ram(c: &mut RunConfig) {
+    c.scenario.mounts.push(forefront_workload::Mount {
+        path: "/data/data/com.android.browser/databases".into(),
+        fs: forefront_workload::MountFs::Tmpfs,
+        sync: true,
+        size_mib: None,
+    });
+}
+
+/// The [RS] cards the suite runs WebBench on, with their random-write IOPS (device files).
+const RS_CARDS: [&str; 4] = ["sd-transcend-c2", "sd-sandisk-c4", "sd-ridata-c2", "sd-kingston-c4"];
 
 pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(a.seeds >= 1, "--seeds must be at least 1");
@@ -97,11 +125,25 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
         // Cells: five cells, none busy (`bg` is the number of busy cells here), and the plain phone.
         job("cells-nexus-s", "android", 0),
         Job { plain: true, ..job("cells-nexus-s", "android", 0) },
+        // Revisiting Storage: WebBench on the internal flash and four cards, and two what-ifs.
+        webbench("nexus-one-nand", None),
+        webbench(RS_CARDS[0], None),
+        webbench(RS_CARDS[1], None),
+        webbench(RS_CARDS[2], None),
+        webbench(RS_CARDS[3], None),
+        webbench(RS_CARDS[3], Some(("usb", usb))),
+        webbench(RS_CARDS[3], Some(("db-in-ram", db_in_ram))),
     ];
     let mut cfgs = vec![];
     for j in &jobs {
         for seed in 1..=a.seeds {
             let mut c = RunConfig::builtin(j.scenario, j.policy, Some(j.bg), seed)?;
+            if let Some(d) = j.device {
+                c.device = forefront_workload::load_device(d)?;
+            }
+            if let Some((_, f)) = j.tweak {
+                f(&mut c);
+            }
             if !c.scenario.cells.is_empty() {
                 (c.bg_apps, c.scenario.bg_cells) = (0, j.bg);
                 c.scenario.cells_params.virtualize = !j.plain;
@@ -120,7 +162,14 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
     let runs_of = |scenario: &str, policy: &str, bg: u32, tick_ms: Option<f64>, plain: bool| -> &[RunReport] {
         let i = jobs
             .iter()
-            .position(|j| j.scenario == scenario && j.policy == policy && j.bg == bg && j.tick_ms == tick_ms && j.plain == plain)
+            .position(|j| {
+                j.scenario == scenario
+                    && j.policy == policy
+                    && j.bg == bg
+                    && j.tick_ms == tick_ms
+                    && j.plain == plain
+                    && j.device.is_none()
+            })
             .expect("a job of the suite");
         &reports[i * n..(i + 1) * n]
     };
@@ -303,6 +352,54 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
         0.0,
         0.02,
     );
+    // Revisiting Storage: WebBench runtimes by device and what-if.
+    let wb = |device: &str, tweak: Option<&str>| {
+        let i = jobs
+            .iter()
+            .position(|j| j.device == Some(device) && j.tweak.map(|t| t.0) == tweak)
+            .expect("a WebBench job of the suite");
+        mean(&reports[i * n..(i + 1) * n], &|r| r.metrics.fg_ms)
+    };
+    let cards: Vec<f64> = RS_CARDS.iter().map(|d| wb(d, None)).collect();
+    let spread = cards.iter().copied().fold(0.0, f64::max) / cards.iter().copied().fold(f64::INFINITY, f64::min);
+    check(
+        "rs-card-spread",
+        "[RS]",
+        "the same app varies by 100-300 % (over 2000 % at the extreme) across SD cards",
+        "webbench, android, 4 cards [RS]: slowest / fastest − 1".into(),
+        spread - 1.0,
+        1.0,
+        50.0,
+    );
+    let iops: Vec<f64> =
+        RS_CARDS.iter().map(|d| forefront_workload::load_device(d).map_or(f64::NAN, |p| p.write_rand_iops)).collect();
+    check(
+        "rs-random-writes-predict",
+        "[RS]",
+        "random-write speed, not the speed class, predicts the app's runtime",
+        "webbench, 4 cards: Spearman rank correlation of runtime with random-write IOPS".into(),
+        spearman(&cards, &iops),
+        -1.0,
+        -0.8,
+    );
+    check(
+        "rs-network-matters-little",
+        "[RS]",
+        "a 10x faster network barely shortens a storage-bound app",
+        "webbench, Kingston: |T(USB, 10x rate) / T(WiFi) − 1|".into(),
+        (wb(RS_CARDS[3], Some("usb")) / wb(RS_CARDS[3], None) - 1.0).abs(),
+        0.0,
+        0.2,
+    );
+    check(
+        "rs-databases-are-the-cause",
+        "[RS]",
+        "the SQLite databases' synchronous random writes cause the slowdown: with them in RAM a slow card runs close to the internal flash",
+        "webbench: T(Kingston, DBs in RAM) / T(internal flash)".into(),
+        wb(RS_CARDS[3], Some("db-in-ram")) / wb("nexus-one-nand", None),
+        0.5,
+        1.5,
+    );
 
     let failed = checks.iter().filter(|c| !c.pass).count();
     let mut out = std::io::stdout().lock();
@@ -333,12 +430,36 @@ pub fn run(a: ValidateArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyh
                 )?;
             }
             writeln!(out)?;
-            writeln!(
-                out,
-                "not checked yet: the SD-card spread of WebBench [RS] (needs the Revisiting Storage workloads, issue #11)"
-            )?;
             writeln!(out, "{} of {} checks passed (seeds 1..{})", checks.len() - failed, checks.len(), a.seeds)?;
         }
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Spearman's rank correlation of `a` and `b` (average ranks for ties).
+fn spearman(a: &[f64], b: &[f64]) -> f64 {
+    fn ranks(x: &[f64]) -> Vec<f64> {
+        let mut idx: Vec<usize> = (0..x.len()).collect();
+        idx.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
+        let mut r = vec![0.0; x.len()];
+        let mut i = 0;
+        while i < idx.len() {
+            let mut j = i;
+            while j + 1 < idx.len() && x[idx[j + 1]] == x[idx[i]] {
+                j += 1;
+            }
+            for k in i..=j {
+                r[idx[k]] = (i + j) as f64 / 2.0 + 1.0;
+            }
+            i = j + 1;
+        }
+        r
+    }
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = a.len() as f64;
+    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let va: f64 = ra.iter().map(|x| (x - ma).powi(2)).sum::<f64>().sqrt();
+    let vb: f64 = rb.iter().map(|y| (y - mb).powi(2)).sum::<f64>().sqrt();
+    cov / (va * vb)
 }

@@ -88,6 +88,7 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("cells-switch", include_str!("../../../scenarios/cells-switch.toml")),
     // Revisiting Storage (FAST'12) on its Nexus One: WebBench, a browser visiting 50 sites.
     ("webbench", include_str!("../../../scenarios/webbench.toml")),
+    ("rlbench", include_str!("../../../scenarios/rlbench.toml")),
 ];
 
 const DEVICES: &[(&str, &str)] = &[
