@@ -61,15 +61,18 @@ struct Job {
     /// Another device than the scenario's.
     device: Option<&'static str>,
     /// A named change to the configuration (a what-if).
-    tweak: Option<(&'static str, fn(&mut RunConfig))>,
+    tweak: Option<Tweak>,
 }
+
+/// A named change to a run's configuration.
+type Tweak = (&'static str, fn(&mut RunConfig));
 
 const fn job(scenario: &'static str, policy: &'static str, bg: u32) -> Job {
     Job { scenario, policy, bg, duration_s: None, tick_ms: None, plain: false, device: None, tweak: None }
 }
 
 /// WebBench ([RS]) on `device`, optionally with a named change.
-const fn webbench(device: &'static str, tweak: Option<(&'static str, fn(&mut RunConfig))>) -> Job {
+const fn webbench(device: &'static str, tweak: Option<Tweak>) -> Job {
     Job { device: Some(device), tweak, ..job("webbench", "android", 0) }
 }
 
@@ -85,6 +88,7 @@ fn db_in_ram(c: &mut RunConfig) {
         fs: forefront_workload::MountFs::Tmpfs,
         sync: true,
         size_mib: None,
+        device: None,
     });
 }
 

@@ -23,6 +23,15 @@
 //! crosses a chunk boundary; a top request completes exactly once, after all of its pieces;
 //! member requests never leak (the slab is empty when nothing is in flight).
 //!
+//! A phone with a second device (a mount's, e.g. `/sdcard` on a card) is the same stack: the
+//! other device's sectors follow the main device's ([`Storage::stack`]), a request goes to the
+//! device its sectors are on, and a flush to the device it names (its first sector).
+//!
+//! One difference from a single device is visible in results: on one device a request that
+//! back-merges into a queued one becomes part of it and all its waiters wake together when it
+//! completes; in a stack the merged piece completes each top request it serves in turn (md's
+//! per-bio completion), so waiters of merged requests may wake in another order.
+//!
 //! Simplifications versus md: members must not differ in size handling (the array uses `n ×`
 //! the smallest member, no zones of unequal members); a preflush write flushes only the member
 //! its piece goes to; the md thread's CPU cost is not charged; no resync, no failure.
@@ -68,8 +77,13 @@ pub struct Member {
 /// The phone's block device (see the module docs).
 pub struct Storage {
     pub members: Vec<Member>,
-    /// RAID-0 chunk in sectors; 0 = a single device.
+    /// Members striped as the main device (RAID-0 when more than one).
+    stripe: usize,
+    /// RAID-0 chunk in sectors; 0 = a single main device.
     chunk_sectors: u64,
+    /// Devices of other mounts after the main device's sectors: (first, end) sector of each,
+    /// in member order from `members[stripe]`.
+    extra: Vec<(u64, u64)>,
     /// RAID-0 member requests.
     kids: ReqSlab,
     /// Per member request: its member and the top requests waiting for it.
@@ -84,20 +98,33 @@ pub struct Storage {
 
 impl Storage {
     pub fn single(bq: BlockQueue, dev: FlashDevice) -> Storage {
-        Storage::new(vec![Member { bq, dev }], 0)
+        Storage::stack(vec![Member { bq, dev }], 1, 64, u64::MAX)
     }
 
     /// RAID-0 over `members` (at least two) with a chunk of `chunk_kib`.
     pub fn raid0(members: Vec<Member>, chunk_kib: u64) -> Storage {
-        assert!(members.len() >= 2 && members.len() <= usize::from(u8::MAX), "RAID-0 needs 2..=255 members");
-        assert!(chunk_kib >= 4 && chunk_kib.is_power_of_two(), "chunk must be a power of two >= 4 KiB");
-        Storage::new(members, chunk_kib * 2)
+        let n = members.len();
+        Storage::stack(members, n, chunk_kib, u64::MAX)
     }
 
-    fn new(members: Vec<Member>, chunk_sectors: u64) -> Storage {
+    /// The main device — `members[..stripe]`, RAID-0 with `chunk_kib` chunks when `stripe` > 1 —
+    /// covering sectors `0..main_sectors`, then every further member as a device of its own
+    /// whose sectors follow (each its capacity long): a phone's second device for a mount.
+    pub fn stack(members: Vec<Member>, stripe: usize, chunk_kib: u64, main_sectors: u64) -> Storage {
+        assert!(stripe >= 1 && stripe <= members.len() && members.len() <= usize::from(u8::MAX), "1..=255 members");
+        assert!(stripe == 1 || (chunk_kib >= 4 && chunk_kib.is_power_of_two()), "chunk must be a power of two >= 4 KiB");
+        let mut extra = Vec::new();
+        let mut at = main_sectors;
+        for m in &members[stripe..] {
+            let len = m.dev.params.capacity_gib << 21;
+            extra.push((at, at + len));
+            at += len;
+        }
         Storage {
             members,
-            chunk_sectors,
+            stripe,
+            chunk_sectors: if stripe > 1 { chunk_kib * 2 } else { 0 },
+            extra,
             kids: ReqSlab::default(),
             kid_member: Vec::new(),
             kid_tops: Vec::new(),
@@ -107,8 +134,25 @@ impl Storage {
         }
     }
 
+    /// Whether top requests are mapped onto pieces (RAID-0 or more than one device); false:
+    /// they pass straight to the one device.
     pub fn is_raid(&self) -> bool {
-        self.chunk_sectors > 0
+        self.members.len() > 1
+    }
+
+    /// Where sector `s` lives: (member, its sector there, sectors left before the piece ends).
+    fn map(&self, s: u64) -> (usize, u64, u64) {
+        if let Some(i) = self.extra.iter().position(|&(a, b)| (a..b).contains(&s)) {
+            let (a, b) = self.extra[i];
+            return (self.stripe + i, s - a, b - s);
+        }
+        if self.stripe == 1 {
+            let end = self.extra.first().map_or(u64::MAX, |e| e.0);
+            return (0, s, end.saturating_sub(s).max(1));
+        }
+        let (n, cs) = (self.stripe as u64, self.chunk_sectors);
+        let chunk = s / cs;
+        ((chunk % n) as usize, (chunk / n) * cs + s % cs, (chunk + 1) * cs - s)
     }
 
     /// Queue top request `req` (or back-merge it, single device only).
@@ -124,19 +168,19 @@ impl Storage {
         }
         self.top_kids[t as usize].clear();
         if req.op == ReqOp::Flush {
-            for m in 0..self.members.len() {
+            // A flush of another mount's device goes to it; of the main device, to its members.
+            let (m, _, _) = self.map(req.sector);
+            let targets = if m >= self.stripe { m..m + 1 } else { 0..self.stripe };
+            for m in targets {
                 let piece = Request { sector: 0, sectors: 0, ..req.clone() };
                 self.submit_piece(t, m, piece, insert, now);
             }
         } else {
-            let n = self.members.len() as u64;
-            let cs = self.chunk_sectors;
             let (mut s, end) = (req.sector, req.end_sector());
             while s < end {
-                let chunk = s / cs;
-                let len = (end.min((chunk + 1) * cs) - s) as u32;
-                let m = (chunk % n) as usize;
-                let piece = Request { sector: (chunk / n) * cs + s % cs, sectors: len, ..req.clone() };
+                let (m, at, left) = self.map(s);
+                let len = (end - s).min(left) as u32;
+                let piece = Request { sector: at, sectors: len, ..req.clone() };
                 self.submit_piece(t, m, piece, insert, now);
                 s += u64::from(len);
             }
@@ -455,6 +499,27 @@ mod tests {
         assert_eq!(st.pieces, 0);
         let done = drain(&mut st, &mut reqs);
         assert_eq!(done.iter().map(|d| d.0).collect::<Vec<_>>(), vec![t]);
+    }
+
+    #[test]
+    fn a_second_device_gets_the_sectors_after_the_main_one_and_its_own_flushes() {
+        let a = member("main", 50.0);
+        let b = member("card", 5.0);
+        let main_sectors = 1 << 20;
+        let mut st = Storage::stack(vec![a, b], 1, 64, main_sectors);
+        let mut reqs = ReqSlab::default();
+        st.submit(&mut reqs, req(ReqOp::Write, main_sectors + 80, 16, 1), Insert::Scheduler, SimTime::ZERO);
+        st.submit(&mut reqs, req(ReqOp::Flush, main_sectors, 0, 1), Insert::Scheduler, SimTime::ZERO);
+        st.submit(&mut reqs, req(ReqOp::Write, 8, 8, 2), Insert::Scheduler, SimTime::ZERO);
+        let on = |st: &Storage, m: usize| {
+            (0..st.kid_tops.len()).filter(|&k| st.kids.try_get(k as ReqId).is_some() && st.kid_member[k] == m as u8).count()
+        };
+        assert_eq!((on(&st, 0), on(&st, 1)), (1, 2), "the card's write and flush go to the card only");
+        let card_write = (0..st.kid_tops.len())
+            .find_map(|k| st.kids.try_get(k as ReqId).filter(|r| r.op == ReqOp::Write && st.kid_member[k] == 1));
+        assert_eq!(card_write.map(|r| r.sector), Some(80));
+        assert_eq!(drain(&mut st, &mut reqs).len(), 3);
+        assert_eq!(st.members[1].dev.served_bytes_written, 16 * 512);
     }
 
     proptest! {

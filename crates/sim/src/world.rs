@@ -296,6 +296,8 @@ pub struct World {
     cells_params: forefront_workload::CellsParams,
     /// The scenario's mounts ([`forefront_workload::Mount`]) and, per file, which it is on.
     mounts: Vec<forefront_workload::Mount>,
+    /// Per mount, its FAT region in the file system (index + 1), 0 for none.
+    mount_region: Vec<u8>,
     file_mount: Vec<MountClass>,
     /// Pages each tmpfs file holds (taken from the page cache's capacity).
     ram_pages: Vec<u64>,
@@ -313,6 +315,7 @@ enum MountClass {
     Ext4NoSync,
     Tmpfs,
     Lfs,
+    Vfat,
 }
 
 const KERNEL_UID: Uid = 0;
@@ -341,7 +344,26 @@ impl World {
             devs.push(forefront_workload::load_device(name).expect("scenario validation checked the device names"));
         }
         let capacity_bytes = devs.iter().map(|d| d.capacity_gib).min().unwrap_or(0) * devs.len() as u64;
-        let fs = Fs::new(phone.fs.clone(), capacity_bytes << 30, streams.stream("fs.alloc"));
+        let mut fs = Fs::new(phone.fs.clone(), capacity_bytes << 30, streams.stream("fs.alloc"));
+        let stripe = devs.len();
+        // Devices of FAT mounts, each once, in mount order: their LBA ranges follow the main
+        // device's (validated at load).
+        let mut mount_devs: Vec<&str> = Vec::new();
+        for m in &sc.mounts {
+            if let Some(d) = m.device.as_deref().filter(|d| !mount_devs.contains(d)) {
+                mount_devs.push(d);
+            }
+        }
+        for d in &mount_devs {
+            let p = forefront_workload::load_device(d).expect("scenario validation checked the mount devices");
+            fs.add_region(p.capacity_gib << 18);
+            devs.push(p);
+        }
+        let mount_region: Vec<u8> = sc
+            .mounts
+            .iter()
+            .map(|m| m.device.as_deref().and_then(|d| mount_devs.iter().position(|x| *x == d)).map_or(0, |i| i as u8 + 1))
+            .collect();
         let weights = [phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight];
         let mut members: Vec<Member> = devs
             .into_iter()
@@ -354,7 +376,7 @@ impl World {
             let m = members.pop().expect("one member");
             Storage::single(m.bq, m.dev)
         } else {
-            Storage::raid0(members, phone.storage.chunk_kib)
+            Storage::stack(members, stripe, phone.storage.chunk_kib, capacity_bytes << 21)
         };
         let mut w = World {
             q: EventQueue::with_capacity(4096),
@@ -417,6 +439,7 @@ impl World {
             fg_cell: (!cell_list.is_empty()).then_some(0),
             cells_params: sc.cells_params.clone(),
             mounts: sc.mounts.clone(),
+            mount_region,
             file_mount: Vec::new(),
             ram_pages: Vec::new(),
             nosync_fsyncs: 0,
@@ -491,6 +514,8 @@ impl World {
                 let blocks = f.size.0.div_ceil(BLOCK);
                 if w.fs.inodes[id as usize].log {
                     w.fs.log_write(id, 0, blocks);
+                } else if w.fs.inodes[id as usize].region > 0 {
+                    w.fs.region_allocate(id, 0, blocks);
                 } else {
                     w.fs.allocate(id, 0, blocks, &mut Vec::new());
                 }
@@ -560,8 +585,11 @@ impl World {
         let id = self.pc.add_file();
         self.fs.create(id, path, uid);
         self.paths.insert(path.to_string(), id);
-        let class = match forefront_workload::mount_of(&self.mounts, path) {
+        let mount = forefront_workload::mount_of(&self.mounts, path);
+        let region = mount.and_then(|m| self.mounts.iter().position(|x| std::ptr::eq(x, m))).map_or(0, |i| self.mount_region[i]);
+        let class = match mount {
             None => MountClass::Ext4,
+            Some(m) if m.fs == forefront_workload::MountFs::Vfat => MountClass::Vfat,
             Some(m) if m.fs == forefront_workload::MountFs::Tmpfs => MountClass::Tmpfs,
             Some(m) if m.fs == forefront_workload::MountFs::Lfs => MountClass::Lfs,
             Some(m) if !m.sync => MountClass::Ext4NoSync,
@@ -570,6 +598,7 @@ impl World {
         self.file_mount.push(class);
         self.ram_pages.push(0);
         self.fs.inodes[id as usize].log = class == MountClass::Lfs;
+        self.fs.inodes[id as usize].region = region;
         id
     }
 
@@ -612,7 +641,7 @@ impl World {
         };
         let is_sync = matches!(op, Op::Fsync { .. } | Op::Fdatasync { .. });
         match class {
-            MountClass::Ext4 | MountClass::Lfs => None,
+            MountClass::Ext4 | MountClass::Lfs | MountClass::Vfat => None,
             MountClass::Ext4NoSync if is_sync => {
                 self.nosync_fsyncs += 1;
                 Some((self.us(sys), After::Step))

@@ -100,3 +100,49 @@ fn a_log_structured_mount_appends_rewrites_and_its_cleaner_keeps_up() {
     assert_eq!(r.hooks["lfs.log_full"], 0, "the cleaner kept a clean segment: {:?} {:?}", r.hooks, r.warnings);
     assert_eq!(r.invariants.tasks_blocked_without_waker, 0);
 }
+
+#[test]
+fn a_vfat_mount_lives_on_its_own_device() {
+    let card = "[[mount]]\npath = '/sdcard'\nfs = 'vfat'\ndevice = 'sd-kingston-c4'\n";
+    let write = |path: &str| {
+        format!("{{ op = 'write', path = '{path}', len = '8MiB', chunk = '512KiB' }}, {{ op = 'fsync', path = '{path}' }}")
+    };
+    let on_card = run(&cfg(scenario(&write("/sdcard/DCIM/x.jpg"), card), "galaxy-s5-emmc"));
+    let on_main = run(&cfg(scenario(&write("/data/x.jpg"), ""), "galaxy-s5-emmc"));
+    let on_main_with_card = run(&cfg(scenario(&write("/data/x.jpg"), card), "galaxy-s5-emmc"));
+    // 8 MiB at the card's 4.9 MB/s vs the eMMC's 54.5 MB/s.
+    assert!(
+        on_card.metrics.fg_ms > 5.0 * on_main.metrics.fg_ms,
+        "card {} ms vs eMMC {} ms",
+        on_card.metrics.fg_ms,
+        on_main.metrics.fg_ms
+    );
+    assert!(on_card.metrics.fg_ms > 8.0 * 1.048 / 4.9 * 1e3, "{}", on_card.metrics.fg_ms);
+    // A second device that nobody uses changes nothing.
+    assert_eq!(on_main_with_card.metrics.fg_ms, on_main.metrics.fg_ms);
+    assert_eq!(on_card.invariants.bytes_submitted, on_card.invariants.bytes_completed);
+    // The FAT fsync writes the FAT block and the directory entry: at least 8 MiB + 2 blocks.
+    assert!(on_card.metrics.device_written_mb >= (8.0 * 1048576.0 + 8192.0) / 1e6, "{}", on_card.metrics.device_written_mb);
+}
+
+#[test]
+fn bad_mounts_are_refused_with_the_mount_named() {
+    let ops = "{ op = 'compute', ms = 1.0 }";
+    let text = |extra: &str| {
+        format!(
+            "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'sd-transcend-c2'\nduration_s = 1.0\n\
+             [[app]]\nname = 'a'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\nops = [{ops}]\n{extra}"
+        )
+    };
+    for (extra, want) in [
+        ("[[mount]]\npath = '/sdcard'\nfs = 'vfat'\n", "mount `/sdcard`: fs = \"vfat\" needs a `device`"),
+        ("[[mount]]\npath = '/sdcard'\nfs = 'vfat'\ndevice = 'sd-nope'\n", "mount `/sdcard`: device: unknown device `sd-nope`"),
+        ("[[mount]]\npath = '/data'\nfs = 'tmpfs'\nsync = false\n", "sync = false only applies to ext4"),
+        ("[[mount]]\npath = '/data'\nfs = 'lfs'\nsize_mib = 8\n", "size_mib must be at least 32"),
+        ("[[mount]]\npath = 'data'\n", "path must be absolute"),
+        ("[phone.storage]\nraid0_with = ['nope']\n", "phone.storage.raid0_with: unknown device `nope`"),
+    ] {
+        let e = Scenario::parse("m.toml", &text(extra)).unwrap_err().to_string();
+        assert!(e.starts_with("m.toml: ") && e.contains(want), "{e}");
+    }
+}

@@ -67,6 +67,10 @@ pub struct Mount {
     /// taken from the end of the device.
     #[serde(default)]
     pub size_mib: Option<u64>,
+    /// The device it is on (`fs = "vfat"` only): a built-in device name or a device file, with
+    /// its own block queue, after the phone's main device in the LBA space.
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 fn yes() -> bool {
@@ -86,6 +90,9 @@ pub enum MountFs {
     /// head; fsync writes a summary block instead of committing the ext4 journal; a cleaner
     /// task rewrites the live blocks of old segments ([RS]'s pilot for SQLite files).
     Lfs,
+    /// FAT on a device of its own (Android's `/sdcard` on the SD card): no journal; fsync
+    /// writes the file's data, FAT block and directory entry in place, then flushes that device.
+    Vfat,
 }
 
 /// The log-structured area's size when no lfs mount gives one (MiB): an assumption, 32
@@ -492,6 +499,14 @@ impl Scenario {
             }
             if m.fs != MountFs::Ext4 && !m.sync {
                 return Err(format!("mount `{}`: sync = false only applies to ext4", m.path));
+            }
+            match (m.fs, &m.device) {
+                (MountFs::Vfat, None) => return Err(format!("mount `{}`: fs = \"vfat\" needs a `device`", m.path)),
+                (MountFs::Vfat, Some(d)) => {
+                    crate::load_device(d).map_err(|e| format!("mount `{}`: device: {e}", m.path))?;
+                }
+                (_, Some(_)) => return Err(format!("mount `{}`: `device` only applies to fs = \"vfat\"", m.path)),
+                (_, None) => {}
             }
             match (m.fs, m.size_mib) {
                 (MountFs::Lfs, Some(mib)) if mib < 32 => {

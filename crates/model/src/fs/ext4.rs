@@ -23,6 +23,10 @@
 //! - **log files** (`fs = "lfs"` mounts, [`crate::fs::log`]): write-back puts every page at
 //!   the log's head (no delayed allocation into ext4, no ordered data); fsync ends with the
 //!   log's summary block (preflush + FUA) instead of a journal commit.
+//! - **FAT files** (`fs = "vfat"` mounts on another device, [`crate::fs::Region`]): clusters
+//!   allocated at write-back from the region's cursor; fsync writes the file's FAT block and
+//!   directory entry in place and flushes that device. Neither log nor FAT files journal their
+//!   inode: write(), creat, truncate and unlink only change the inode (written at fsync).
 //! - **creat / truncate / unlink**: drop cached pages past the new size (waiting for pages under
 //!   I/O), then update inode, directory and bitmap blocks under a handle and free the extents
 //!   (discarded after the commit with `-o discard`).
@@ -309,8 +313,12 @@ pub fn write<K: Ext4 + ?Sized>(
         cx.count_bytes(tid, page_end - pos, true);
         pos = page_end;
     }
-    // End of one write() call: i_size/mtime under a journal handle (ext4_dirty_inode).
-    if !meta_done {
+    // End of one write() call: i_size/mtime under a journal handle (ext4_dirty_inode); a log
+    // or FAT file's inode is written with its data instead.
+    if !meta_done && !cx.fs().inodes[file as usize].journaled() {
+        let ino = &mut cx.fs_mut().inodes[file as usize];
+        ino.size = ino.size.max(call_end);
+    } else if !meta_done {
         let blk = cx.fs_mut().inodes[file as usize].itable_block;
         match journal_update(cx, k, tid, &[blk], &mut cost) {
             Some(txn) => {
@@ -410,6 +418,9 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
 ) -> u64 {
     if cx.fs().inodes[file as usize].log {
         return log_writeback_pages(cx, k, tid, file, idxs, origin);
+    }
+    if cx.fs().inodes[file as usize].region > 0 {
+        return fat_writeback_pages(cx, k, tid, file, idxs, origin);
     }
     let mut cost = 0;
     let txn = cx.wait_graph().handle_of(tid).expect("write-back allocates under a handle");
@@ -523,6 +534,54 @@ fn log_writeback_pages<K: Ext4 + ?Sized>(
     cost + k.metadata + idxs.len() as u64 * k.writeback_page
 }
 
+/// Write-back of a FAT file's pages: unmapped pages get clusters from the region's cursor,
+/// then one request per contiguous run; no journal.
+fn fat_writeback_pages<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    idxs: &[u32],
+    origin: Origin,
+) -> u64 {
+    let mut cost = 0;
+    let mut i = 0;
+    let mut cursor = MapCursor::default();
+    while i < idxs.len() {
+        if cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[i])).is_some() {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < idxs.len()
+            && idxs[j] == idxs[j - 1] + 1
+            && cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[j])).is_none()
+        {
+            j += 1;
+        }
+        cx.fs_mut().region_allocate(file, u64::from(idxs[i]), (j - i) as u64);
+        cursor = MapCursor::default();
+        cost += k.metadata;
+        i = j;
+    }
+    let mut run: Option<(u32, u64, u32)> = None;
+    for &idx in idxs {
+        let lba = cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)).expect("allocated above");
+        run = match run {
+            Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
+            Some(r) => {
+                cost += cx.submit_pages(tid, file, r, true, origin);
+                Some((idx, lba, 1))
+            }
+            None => Some((idx, lba, 1)),
+        };
+    }
+    if let Some(r) = run {
+        cost += cx.submit_pages(tid, file, r, true, origin);
+    }
+    cost + idxs.len() as u64 * k.writeback_page
+}
+
 fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqId, u64) {
     let p = cx.page_cache().lookup(file, idx).expect("page under write-back");
     let id = cx.page_cache().page(p).io.expect("request set");
@@ -586,6 +645,27 @@ pub fn fsync<K: Ext4 + ?Sized>(
             }
             set(cx, 2);
             (0, After::Step)
+        }
+        2 if cx.fs().inodes[file as usize].region > 0 => {
+            // FAT (fat_file_fsync): the file's FAT block and directory entry in place, then a
+            // cache flush of its device.
+            let fs = cx.fs();
+            let ino = &fs.inodes[file as usize];
+            let r = &fs.regions[usize::from(ino.region) - 1];
+            let fat = r.fat_block(ino.extents.first().map_or(r.start + r.fat_blocks, |e| e.1));
+            let dir = r.dir_block(file);
+            cx.submit_control(tid, ReqOp::Write, fat, 1, Origin::Metadata);
+            let id = cx.submit_control(tid, ReqOp::Write, dir, 1, Origin::Metadata);
+            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            set(cx, 10);
+            (2 * k.submit_request + k.metadata, After::Block)
+        }
+        10 => {
+            let start = cx.fs().regions[usize::from(cx.fs().inodes[file as usize].region) - 1].start;
+            let id = cx.submit_control(tid, ReqOp::Flush, start, 0, Origin::Fsync);
+            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            set(cx, 3);
+            (k.submit_request, After::Block)
         }
         2 if cx.fs().inodes[file as usize].log => {
             // A log file: its blocks are at the head; the segment summary and super root make
@@ -666,6 +746,17 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
         cx.wake_all(Blocker::Inode { file });
         set(cx, 1);
         return (cost.max(1), After::Step);
+    }
+    if !cx.fs().inodes[file as usize].journaled() {
+        // A log or FAT file: its directory and allocation changes are written with the next
+        // fsync's summary or FAT blocks (not journaled by ext4).
+        let mut freed = Vec::new();
+        cx.fs_mut().free_from(file, new_size.div_ceil(BLOCK), &mut freed);
+        let ino = &mut cx.fs_mut().inodes[file as usize];
+        ino.size = new_size;
+        ino.unlinked |= matches!(kind, MetaKind::Unlink);
+        cx.set_file_op(tid, None);
+        return (k.metadata.max(1), After::Step);
     }
     let fs = cx.fs_mut();
     let ino = &fs.inodes[file as usize];

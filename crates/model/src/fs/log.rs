@@ -25,6 +25,9 @@ use std::collections::HashMap;
 
 use crate::mm::FileId;
 
+/// A live block of the log: (LBA, file, file block).
+pub type LiveBlock = (u64, FileId, u64);
+
 /// NILFS2's default segment size (`mkfs.nilfs2 -B 2048` with 4 KiB blocks: 8 MiB).
 pub const SEGMENT_BLOCKS: u64 = 2048;
 
@@ -141,7 +144,7 @@ impl LogArea {
     /// The segment the cleaner should clean next and its live blocks (in LBA order), when
     /// fewer than `min_clean` segments are clean: the oldest in log order after the head (the
     /// timestamp policy, nilfs_cleanerd's default), skipping the head's own.
-    pub fn victim(&self, min_clean: usize) -> Option<(usize, Vec<(u64, FileId, u64)>)> {
+    pub fn victim(&self, min_clean: usize) -> Option<(usize, Vec<LiveBlock>)> {
         if self.clean_segments() >= min_clean {
             return None;
         }

@@ -76,6 +76,15 @@ pub struct Inode {
     pub truncating: Option<Tid>,
     /// On a log-structured mount ([`log`]): every block written goes to the log's head.
     pub log: bool,
+    /// On a FAT (vfat) mount of another device: its [`Region`] (index + 1); 0 = ext4.
+    pub region: u8,
+}
+
+impl Inode {
+    /// Whether its metadata goes through the ext4 journal (not a log or FAT file).
+    pub fn journaled(&self) -> bool {
+        !self.log && self.region == 0
+    }
 }
 
 impl Inode {
@@ -147,6 +156,35 @@ pub struct Fs {
     pub allocated_blocks: u64,
     /// The log-structured area of `fs = "lfs"` mounts, at the end of the device.
     pub log: Option<log::LogArea>,
+    /// FAT file systems on other devices, each a run of LBA blocks after the main device's.
+    pub regions: Vec<Region>,
+    /// End of the LBA space (the main device, then each region).
+    pub device_end: u64,
+}
+
+/// A FAT (vfat) file system on a device of its own (Android's `/sdcard`): blocks
+/// `start..end` of the LBA space; the first `fat_blocks` hold the FAT and the root directory,
+/// data clusters (one 4 KiB block each) follow, allocated contiguously from a cursor when
+/// pages are written back. No journal: an fsync writes the file's data, its FAT block and its
+/// directory entry in place, then flushes the device (`fat_file_fsync`).
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub start: u64,
+    pub end: u64,
+    pub fat_blocks: u64,
+    cursor: u64,
+}
+
+impl Region {
+    /// The FAT block holding the entry of cluster `lba`.
+    pub fn fat_block(&self, lba: u64) -> u64 {
+        // 1,024 four-byte entries per 4 KiB FAT block.
+        self.start + ((lba - self.start) / 1024) % (self.fat_blocks / 2).max(1)
+    }
+    /// The directory block holding file `ino`'s entry (128 entries of 32 bytes per block).
+    pub fn dir_block(&self, ino: FileId) -> u64 {
+        self.start + self.fat_blocks / 2 + (u64::from(ino) / 128) % (self.fat_blocks / 2).max(1)
+    }
 }
 
 impl Fs {
@@ -167,7 +205,33 @@ impl Fs {
             rng,
             allocated_blocks: 0,
             log: None,
+            regions: Vec::new(),
+            device_end: blocks,
         }
+    }
+
+    /// Add a FAT region of `blocks` blocks after everything so far (another device's LBA
+    /// space); returns its index + 1 for [`Inode::region`].
+    pub fn add_region(&mut self, blocks: u64) -> u8 {
+        let start = self.device_end;
+        // mkfs.vfat on a 16 GB card: two FATs of ~16 MB; 1 % of the region, at least 64 blocks.
+        let fat_blocks = (blocks / 100).max(64);
+        self.regions.push(Region { start, end: start + blocks, fat_blocks, cursor: start + fat_blocks });
+        self.device_end += blocks;
+        self.regions.len() as u8
+    }
+
+    /// Allocate blocks `fb..fb+count` of FAT file `ino` contiguously from its region's cursor
+    /// (wrapping to the start of the data area when the region is full).
+    pub fn region_allocate(&mut self, ino: FileId, fb: u64, count: u64) {
+        let r = &mut self.regions[usize::from(self.inodes[ino as usize].region) - 1];
+        if r.cursor + count > r.end {
+            r.cursor = r.start + r.fat_blocks;
+        }
+        let lba = r.cursor;
+        r.cursor += count;
+        set_extent(&mut self.inodes[ino as usize], fb, lba, count);
+        self.allocated_blocks += count;
     }
 
     /// Reserve the last `blocks` of the device for a log-structured area (segments of
@@ -215,6 +279,7 @@ impl Fs {
             datasync_txn: None,
             truncating: None,
             log: false,
+            region: 0,
         });
     }
 
@@ -439,7 +504,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0 };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);
