@@ -16,8 +16,8 @@
 //! - [`kernel`]: the [`kernel::Kernel`] context through which the layer modules ([`fs::ext4`],
 //!   [`fs::jbd2`], [`mm::reclaim`], [`mm::writeback`]) act on the machine the simulator owns;
 //!   each is a plain step function with unit tests on a fake context.
-//! - [`net`]: a network link shared by every app ([`net::Link`]: a round trip, then fair
-//!   shares); not yet used by the simulator (see its doc).
+//! - [`net`]: the network link shared by every app ([`net::Link`]: a round trip, then fair
+//!   shares).
 //! - [`wait`]: the [`wait::WaitGraph`] — what every blocked task waits for, and which I/O that is,
 //!   directly or through the journal (QASIO's dependencies).
 //!

@@ -14,12 +14,10 @@
 //! runs at its fair share from its first byte), no loss, no per-flow RTT difference, no uplink
 //! (sends are not modelled), one bottleneck.
 //!
-//! **Not wired into the simulator yet** (issue 11): `forefront-sim` still serves `net_recv`
-//! first-come first-served at the full rate. Switching it to this model moves launch-update's
-//! results at 2–6 background apps materially (concurrent downloads end together, so the
-//! updaters' write phases line up): FastTrack's launch-delay reduction at 3–4 updaters fell from
-//! 43–50 % to −6 % over 3 seeds. That needs its own analysis (does the store download updates
-//! concurrently? how many seeds resolve the phase alignment?) before the reproductions change.
+//! The simulator (`forefront-sim`) drives it: a `net_recv` registers its transfer
+//! ([`Link::request`]) and blocks; after the round trip its bytes join the link ([`Link::join`]);
+//! each completion event ([`Link::complete`]) wakes the transfers it finished. A scenario sets
+//! the link in `[phone]`: `net_mb_s` and `net_rtt_ms`, or `net_link = "wifi-bg"` / `"usb-tether"`.
 
 use forefront_engine::SimTime;
 

@@ -42,6 +42,10 @@ pub enum Ev {
     Wake(Tid, u32),
     FlusherTimer,
     CommitTimer,
+    /// A `net_recv`'s round trip is over: its bytes start to flow.
+    NetJoin(Tid),
+    /// The link's next transfer completion (generation: stale ones are ignored).
+    NetDone(u64),
     /// Close a timeline bucket.
     Sample,
 }
@@ -258,7 +262,8 @@ pub struct World {
     scratch_behind: Vec<(ReqId, Why, Via)>,
     /// Meta block → (request, serial) while a checkpoint write holds it.
     meta_io: HashMap<u64, (ReqId, u64)>,
-    net_free_at: SimTime,
+    /// The network link every `net_recv` shares.
+    link: forefront_model::net::Link,
     async_queued: usize,
     /// Foreground tasks waiting for I/O right now (FastTrack's Page Allocator gate).
     fg_io_waiting: u32,
@@ -411,7 +416,7 @@ impl World {
             boost_watch: Vec::new(),
             scratch_behind: Vec::new(),
             meta_io: HashMap::new(),
-            net_free_at: SimTime::ZERO,
+            link: forefront_model::net::Link::new(sc.phone.link()),
             async_queued: 0,
             fg_io_waiting: 0,
             pending_release: false,
@@ -897,6 +902,20 @@ impl World {
                         self.wake(tid);
                     }
                 }
+                Ev::NetJoin(tid) => {
+                    if let Some((t, gen)) = self.link.join(now, tid) {
+                        self.q.schedule(t, Ev::NetDone(gen));
+                    }
+                }
+                Ev::NetDone(gen) => {
+                    let (done, next) = self.link.complete(now, gen);
+                    if let Some((t, gen)) = next {
+                        self.q.schedule(t, Ev::NetDone(gen));
+                    }
+                    for tid in done {
+                        self.wake(tid);
+                    }
+                }
                 Ev::FlusherTimer => {
                     self.wake_flusher();
                     let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);
@@ -1317,14 +1336,12 @@ impl World {
                 (0, After::Sleep(now.after(((ms + extra) * 1e6) as u64)))
             }
             Op::NetRecv { bytes } => {
-                let ns = (bytes.0 as f64 / (self.phone.net_mb_s * 1e6) * 1e9) as u64;
-                let done = self.net_free_at.max(now).after(ns);
-                self.net_free_at = done;
+                // One round trip, then a fair share of the link until the bytes are in.
+                self.link.request(tid, bytes.0);
                 self.tasks[tid as usize].wait = None;
                 self.wg.unblock(tid);
                 self.block_on(tid, Blocker::Timer, Cat::Net);
-                let token = self.tasks[tid as usize].token;
-                self.q.schedule(done, Ev::Wake(tid, token));
+                self.q.schedule(now.after(self.link.rtt_ns()), Ev::NetJoin(tid));
                 (sys, After::Block)
             }
             Op::Wait { chan } => {

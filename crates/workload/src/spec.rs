@@ -148,10 +148,24 @@ pub struct Phone {
     pub scheduler: SchedulerConfig,
     pub fs: FsParams,
     pub costs: Costs,
-    /// Network link rate for `net_recv` (MB/s).
+    /// The network link every `net_recv` shares ([`forefront_model::net::Link`]): its rate
+    /// (MB/s) and round-trip time (ms), or a named preset that sets both (`wifi-bg`,
+    /// `usb-tether`: [`forefront_model::net::PRESETS`]).
     pub net_mb_s: f64,
+    pub net_rtt_ms: f64,
+    pub net_link: Option<String>,
     /// The block device: the run's device alone, or RAID-0 with more ([RS]'s pilot).
     pub storage: forefront_model::storage::StorageSpec,
+}
+
+impl Phone {
+    /// The link's rate and round trip: the preset's when `net_link` names one (validated).
+    pub fn link(&self) -> forefront_model::net::LinkParams {
+        self.net_link
+            .as_deref()
+            .and_then(forefront_model::net::preset)
+            .unwrap_or(forefront_model::net::LinkParams { mb_s: self.net_mb_s, rtt_ms: self.net_rtt_ms })
+    }
 }
 
 impl Default for Phone {
@@ -175,6 +189,8 @@ impl Default for Phone {
             fs: FsParams::default(),
             costs: Costs::default(),
             net_mb_s: 5.0,
+            net_rtt_ms: 0.0,
+            net_link: None,
             storage: Default::default(),
         }
     }
@@ -543,8 +559,21 @@ impl Scenario {
         if p.page_cache_mib < 16 {
             return Err("phone.page_cache_mib must be at least 16".into());
         }
-        if p.net_mb_s <= 0.0 || p.fg_cpu_shares == 0 || p.bg_cpu_shares == 0 {
+        if !(p.net_mb_s.is_finite() && p.net_mb_s > 0.0) || p.fg_cpu_shares == 0 || p.bg_cpu_shares == 0 {
             return Err("phone.net_mb_s and cpu shares must be positive".into());
+        }
+        if !(p.net_rtt_ms.is_finite() && (0.0..=10_000.0).contains(&p.net_rtt_ms)) {
+            return Err(format!("phone.net_rtt_ms must be in [0, 10000], got {}", p.net_rtt_ms));
+        }
+        if let Some(name) = &p.net_link {
+            if forefront_model::net::preset(name).is_none() {
+                let known: Vec<&str> = forefront_model::net::PRESETS.iter().map(|p| p.0).collect();
+                return Err(format!(
+                    "phone.net_link: unknown link `{name}` (known: {}){}",
+                    known.join(", "),
+                    crate::did_you_mean(name, known.iter().copied())
+                ));
+            }
         }
         Ok(())
     }
