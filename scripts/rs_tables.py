@@ -80,15 +80,20 @@ for net, title in (("wifi", "WiFi"), ("usb", "USB tethering")):
         print(f"| {d} | " + " | ".join(cells) + " |")
     print()
 
-for name, title in (("rlbench", "RLBench (SQLite speed tests)"), ("rs-facebook", "Facebook (MobiGen trace, storage only)")):
+for name, title, unit in (
+    ("rlbench", "RLBench (SQLite speed tests): runtime", "runtime s"),
+    ("appinstall", "App Install (top 10 apps): runtime", "runtime s"),
+    ("applaunch", "App Launch (9 cold launches): mean launch", "launch s"),
+    ("rs-facebook", "Facebook (MobiGen trace, storage only): runtime", "runtime s"),
+):
     ls = lines(name)
     rt = {l["point"]["device"]: l["report"]["metrics"]["fg_ms"] / 1e3 for l in ls}
-    print(f"## {title}: runtime on each device (stock)")
+    print(f"## {title} on each device (stock, WiFi)")
     print()
-    print("| device | runtime s | against internal |")
+    print(f"| device | {unit} | against internal |")
     print("|---|---|---|")
     for d in devices:
-        print(f"| {d} | {rt[d]:.1f} | {rt[d] / rt['nexus-one-nand']:.1f}x |")
+        print(f"| {d} | {rt[d]:.2f} | {rt[d] / rt['nexus-one-nand']:.1f}x |")
     cr = [rt[d] for d in cards]
     print()
     print(f"- slowest card / fastest card = {max(cr) / min(cr):.1f}x; rank correlation with random-write IOPS "

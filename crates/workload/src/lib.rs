@@ -89,6 +89,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     // Revisiting Storage (FAST'12) on its Nexus One: WebBench, a browser visiting 50 sites.
     ("webbench", include_str!("../../../scenarios/webbench.toml")),
     ("rlbench", include_str!("../../../scenarios/rlbench.toml")),
+    ("appinstall", include_str!("../../../scenarios/appinstall.toml")),
+    ("applaunch", include_str!("../../../scenarios/applaunch.toml")),
 ];
 
 const DEVICES: &[(&str, &str)] = &[
