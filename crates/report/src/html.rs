@@ -85,6 +85,7 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
 
     if !runs.is_empty() {
         runs_table(&mut h, &runs, &labels, &styles);
+        grid_section(&mut h, &reports);
         comparison_table(&mut h, &reports, &labels, &styles, &rows);
         cdf_section(&mut h, &reports, &labels, &styles);
         timeline_section(&mut h, &reports, &labels, &styles);
@@ -133,6 +134,64 @@ fn runs_table(h: &mut String, runs: &[(&str, &RunReport)], labels: &[String], st
         );
     }
     h.push_str("</table></div>\n");
+}
+
+/// Runs of several scenarios (or scenario variants, `webbench/usb/lfs-for-sqlite` from a sweep)
+/// on several devices: a heat map of the FG mean, devices down, scenarios across, shaded on a
+/// log scale from the fastest (white) to the slowest (red) cell, one table per policy and BG-app
+/// count. Several seeds of a cell are averaged. Nothing when there is only one of either.
+fn grid_section(h: &mut String, reports: &[&RunReport]) {
+    let mut devices: Vec<&str> = vec![];
+    let mut scenarios: Vec<&str> = vec![];
+    let mut groups: Vec<(&str, u32)> = vec![];
+    for r in reports {
+        for (v, x) in [(&mut devices, r.device.as_str()), (&mut scenarios, r.scenario.as_str())] {
+            if !v.contains(&x) {
+                v.push(x);
+            }
+        }
+        if !groups.contains(&(r.policy.as_str(), r.bg_apps)) {
+            groups.push((r.policy.as_str(), r.bg_apps));
+        }
+    }
+    if devices.len() < 2 || scenarios.len() < 2 {
+        return;
+    }
+    h.push_str("<h2 id=\"grid\">FG latency by device and scenario</h2>\n<p class=\"note\">Mean headline latency (ms) of each device (rows) and scenario or sweep variant (columns); the shade runs on a log scale from the fastest cell (white) to the slowest (red).</p>\n");
+    for (policy, bg) in groups {
+        let cell = |d: &str, s: &str| {
+            let v: Vec<f64> = reports
+                .iter()
+                .filter(|r| r.device == d && r.scenario == s && r.policy == policy && r.bg_apps == bg)
+                .map(|r| r.metrics.fg_ms)
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let all: Vec<f64> =
+            devices.iter().flat_map(|d| scenarios.iter().filter_map(move |s| cell(d, s))).filter(|v| *v > 0.0).collect();
+        let (lo, hi) = all.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+        let _ = writeln!(h, "<h3>{} · {} BG apps</h3>\n<div class=\"wrap\"><table class=\"grid\">", escape(policy), bg);
+        h.push_str("<tr><th class=\"l\">device</th>");
+        for s in &scenarios {
+            let _ = write!(h, "<th>{}</th>", escape(s));
+        }
+        h.push_str("</tr>\n");
+        for d in &devices {
+            let _ = write!(h, "<tr><td class=\"l\">{}</td>", escape(d));
+            for s in &scenarios {
+                match cell(d, s) {
+                    Some(v) => {
+                        let t = if hi > lo && v > 0.0 { (v / lo).ln() / (hi / lo).ln() } else { 0.0 };
+                        let g = (255.0 - 155.0 * t.clamp(0.0, 1.0)).round() as u8;
+                        let _ = write!(h, "<td style=\"background:rgb(255,{g},{g})\">{v:.1}</td>");
+                    }
+                    None => h.push_str("<td>–</td>"),
+                }
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table></div>\n");
+    }
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -397,6 +456,26 @@ mod tests {
         assert!(page.contains("id=\"interactivity\""));
         assert!(page.contains("<td>101.3</td>") && page.contains("<td>6.670</td>"), "response and preemption p99");
         assert!(page.contains("&lt;AsyncTask&gt;"), "chain names are escaped");
+    }
+
+    #[test]
+    fn devices_by_scenarios_get_a_shaded_grid() {
+        let mut inputs = vec![];
+        for (d, sc, ms) in
+            [("card", "web/stock", 500.0), ("card", "web/lfs", 20.0), ("nand", "web/stock", 20.0), ("nand", "web/lfs", 18.0)]
+        {
+            let mut r = run("android", 0, ms);
+            (r.device, r.scenario) = (d.into(), sc.into());
+            inputs.push(named(r, "s.jsonl"));
+        }
+        let page = render(&inputs, &Options::default());
+        assert!(page.contains("id=\"grid\""));
+        // The slowest cell is the reddest, the fastest white.
+        assert!(page.contains("<td style=\"background:rgb(255,100,100)\">500.0</td>"), "{page}");
+        assert!(page.contains("<td style=\"background:rgb(255,255,255)\">18.0</td>"));
+        // One scenario or one device: no grid.
+        let single = render(&inputs[..2], &Options::default());
+        assert!(!single.contains("id=\"grid\""));
     }
 
     #[test]
