@@ -234,7 +234,8 @@ pub struct World {
     req_serial: Vec<u64>,
     serial: u64,
     segs: Vec<Vec<Seg>>,
-    /// The block device: one flash device or a RAID-0 array, with its queue(s).
+    /// The block devices: one flash device or a RAID-0 array, then the devices of FAT mounts,
+    /// each with its own block queue.
     st: Storage,
     scratch_done: Vec<ReqId>,
     tasks: Vec<Task>,
@@ -348,8 +349,9 @@ impl World {
         for name in &phone.storage.raid0_with {
             devs.push(forefront_workload::load_device(name).expect("scenario validation checked the device names"));
         }
-        let capacity_bytes = devs.iter().map(|d| d.capacity_gib).min().unwrap_or(0) * devs.len() as u64;
-        let mut fs = Fs::new(phone.fs.clone(), capacity_bytes << 30, streams.stream("fs.alloc"));
+        // RAID-0 uses each member up to the smallest one's capacity.
+        let capacity_gib = devs.iter().map(|d| d.capacity_gib).min().unwrap_or(0) * devs.len() as u64;
+        let mut fs = Fs::new(phone.fs.clone(), capacity_gib << 30, streams.stream("fs.alloc"));
         let stripe = devs.len();
         // Devices of FAT mounts, each once, in mount order: their LBA ranges follow the main
         // device's (validated at load).
@@ -381,7 +383,7 @@ impl World {
             let m = members.pop().expect("one member");
             Storage::single(m.bq, m.dev)
         } else {
-            Storage::stack(members, stripe, phone.storage.chunk_kib, capacity_bytes << 21)
+            Storage::stack(members, stripe, phone.storage.chunk_kib, capacity_gib << 21)
         };
         let mut w = World {
             q: EventQueue::with_capacity(4096),
