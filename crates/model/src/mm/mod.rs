@@ -339,7 +339,17 @@ impl PageCache {
             self.link(id, List::Active);
         } else {
             p.referenced = true;
-            let list = p.list;
+            let (list, app) = (p.list, p.app);
+            if list != List::None && self.lru_mut(app, list).head == id {
+                // Already the most recent: moving it to the head changes nothing but the tail
+                // stamp of a one-page list.
+                let stamp = self.clock;
+                let lru = self.lru_mut(app, list);
+                if lru.tail == id {
+                    lru.tail_stamp = stamp;
+                }
+                return;
+            }
             self.unlink(id);
             self.link(id, list);
         }
