@@ -426,26 +426,7 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
     let txn = cx.wait_graph().handle_of(tid).expect("write-back allocates under a handle");
     // Delayed allocation of unmapped pages.
     let mut touched = Vec::new();
-    let mut i = 0;
-    let mut allocated = false;
-    let mut cursor = MapCursor::default();
-    while i < idxs.len() {
-        if cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[i])).is_some() {
-            i += 1;
-            continue;
-        }
-        let mut j = i + 1;
-        while j < idxs.len()
-            && idxs[j] == idxs[j - 1] + 1
-            && cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idxs[j])).is_none()
-        {
-            j += 1;
-        }
-        cx.fs_mut().allocate(file, u64::from(idxs[i]), (j - i) as u64, &mut touched);
-        cursor = MapCursor::default(); // the map changed
-        allocated = true;
-        i = j;
-    }
+    let allocated = allocate_unmapped(cx, file, idxs, |fs, fb, n| fs.allocate(file, fb, n, &mut touched)) > 0;
     if allocated {
         touched.push(cx.fs_mut().inodes[file as usize].itable_block);
         let t = if cx.journal().running.id == txn {
@@ -459,24 +440,8 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
         ino.datasync_txn = Some(txn);
         cost += k.metadata;
     }
-    let mut run: Option<(u32, u64, u32)> = None;
     let mut ordered = Vec::new();
-    for &idx in idxs {
-        let lba = cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)).expect("allocated above");
-        run = match run {
-            Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
-            Some(r) => {
-                cost += cx.submit_pages(tid, file, r, true, origin);
-                ordered.push(last_submitted(cx, file, r.0));
-                Some((idx, lba, 1))
-            }
-            None => Some((idx, lba, 1)),
-        };
-    }
-    if let Some(r) = run {
-        cost += cx.submit_pages(tid, file, r, true, origin);
-        ordered.push(last_submitted(cx, file, r.0));
-    }
+    cost += submit_runs(cx, k, tid, file, idxs, origin, |cx, first| ordered.push(last_submitted(cx, file, first)));
     if allocated {
         // data=ordered: this transaction's commit waits for these writes.
         let t = if cx.journal().running.id == txn {
@@ -510,25 +475,9 @@ fn log_writeback_pages<K: Ext4 + ?Sized>(
         while j < idxs.len() && idxs[j] == idxs[j - 1] + 1 && j - i < (k.max_sectors / 8) as usize {
             j += 1;
         }
-        let fs = cx.fs_mut();
-        fs.log_write(file, u64::from(idxs[i]), (j - i) as u64);
-        // The run is contiguous unless the head crossed into another segment.
-        let mut cursor = MapCursor::default();
-        let mut run: Option<(u32, u64, u32)> = None;
-        for &idx in &idxs[i..j] {
-            let lba = cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)).expect("just written");
-            run = match run {
-                Some((f, l, c)) if l + u64::from(c) == lba => Some((f, l, c + 1)),
-                Some(r) => {
-                    cost += cx.submit_pages(tid, file, r, true, origin);
-                    Some((idx, lba, 1))
-                }
-                None => Some((idx, lba, 1)),
-            };
-        }
-        if let Some(r) = run {
-            cost += cx.submit_pages(tid, file, r, true, origin);
-        }
+        cx.fs_mut().log_write(file, u64::from(idxs[i]), (j - i) as u64);
+        // One request, unless the head crossed into another segment.
+        cost += submit_runs(cx, k, tid, file, &idxs[i..j], origin, |_, _| {});
         i = j;
     }
     cost + k.metadata + idxs.len() as u64 * k.writeback_page
@@ -544,7 +493,15 @@ fn fat_writeback_pages<K: Ext4 + ?Sized>(
     idxs: &[u32],
     origin: Origin,
 ) -> u64 {
-    let mut cost = 0;
+    let allocations = allocate_unmapped(cx, file, idxs, |fs, fb, n| fs.region_allocate(file, fb, n));
+    let cost = allocations * k.metadata + submit_runs(cx, k, tid, file, idxs, origin, |_, _| {});
+    cost + idxs.len() as u64 * k.writeback_page
+}
+
+/// Allocate every run of consecutive unmapped pages among `idxs` with `alloc(fs, first file
+/// block, count)`; returns how many runs were allocated.
+fn allocate_unmapped<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idxs: &[u32], mut alloc: impl FnMut(&mut Fs, u64, u64)) -> u64 {
+    let mut runs = 0;
     let mut i = 0;
     let mut cursor = MapCursor::default();
     while i < idxs.len() {
@@ -559,11 +516,28 @@ fn fat_writeback_pages<K: Ext4 + ?Sized>(
         {
             j += 1;
         }
-        cx.fs_mut().region_allocate(file, u64::from(idxs[i]), (j - i) as u64);
-        cursor = MapCursor::default();
-        cost += k.metadata;
+        alloc(cx.fs_mut(), u64::from(idxs[i]), (j - i) as u64);
+        cursor = MapCursor::default(); // the map changed
+        runs += 1;
         i = j;
     }
+    runs
+}
+
+/// Submit the (mapped) pages `idxs` as write-back, one request per run contiguous in the file
+/// and on the device (up to `max_sectors`); `submitted(cx, first page)` after each request.
+/// Returns the CPU cost.
+fn submit_runs<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    idxs: &[u32],
+    origin: Origin,
+    mut submitted: impl FnMut(&mut K, u32),
+) -> u64 {
+    let mut cost = 0;
+    let mut cursor = MapCursor::default();
     let mut run: Option<(u32, u64, u32)> = None;
     for &idx in idxs {
         let lba = cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)).expect("allocated above");
@@ -571,6 +545,7 @@ fn fat_writeback_pages<K: Ext4 + ?Sized>(
             Some((f, l, c)) if f + c == idx && l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
             Some(r) => {
                 cost += cx.submit_pages(tid, file, r, true, origin);
+                submitted(cx, r.0);
                 Some((idx, lba, 1))
             }
             None => Some((idx, lba, 1)),
@@ -578,8 +553,9 @@ fn fat_writeback_pages<K: Ext4 + ?Sized>(
     }
     if let Some(r) = run {
         cost += cx.submit_pages(tid, file, r, true, origin);
+        submitted(cx, r.0);
     }
-    cost + idxs.len() as u64 * k.writeback_page
+    cost
 }
 
 fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqId, u64) {

@@ -95,6 +95,18 @@ impl LogArea {
 
     /// The next block at the head for (`file`, `fb`); the caller kills the block's old copy.
     pub fn append(&mut self, file: FileId, fb: u64) -> u64 {
+        let lba = self.take_head();
+        // A block still live there (only when the log was full) loses its owner's copy; the
+        // segment's live count stays.
+        if self.rmap.insert(lba, (file, fb)).is_none() {
+            let s = self.seg_of(lba);
+            self.live[s] += 1;
+        }
+        lba
+    }
+
+    /// The block at the head, which moves on (to the next clean segment at a boundary).
+    fn take_head(&mut self) -> u64 {
         if self.head % self.seg_blocks == 0 && self.appended > 0 {
             self.enter_next_segment();
         }
@@ -102,13 +114,6 @@ impl LogArea {
         self.head += 1;
         if self.head == self.end {
             self.head = self.start;
-        }
-        if let Some(old) = self.rmap.insert(lba, (file, fb)) {
-            // Only when the log was full: the overwritten block's owner loses its copy.
-            let _ = old;
-        } else {
-            let s = self.seg_of(lba);
-            self.live[s] += 1;
         }
         self.appended += 1;
         lba
@@ -129,16 +134,7 @@ impl LogArea {
 
     /// Where an fsync's segment summary (and super root) goes: the head.
     pub fn summary_block(&mut self) -> u64 {
-        if self.head % self.seg_blocks == 0 && self.appended > 0 {
-            self.enter_next_segment();
-        }
-        let lba = self.head;
-        self.head += 1;
-        if self.head == self.end {
-            self.head = self.start;
-        }
-        self.appended += 1;
-        lba
+        self.take_head()
     }
 
     /// The segment the cleaner should clean next and its live blocks (in LBA order), when
