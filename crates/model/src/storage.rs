@@ -19,9 +19,10 @@
 //! (md forwards `REQ_PREFLUSH` to each). A top request's times are its pieces': dispatched and
 //! in service when its first piece is, completed when its last piece is.
 //!
-//! Invariants (tested below): every byte of a top request is in exactly one piece; no piece
-//! crosses a chunk boundary; a top request completes exactly once, after all of its pieces;
-//! member requests never leak (the slab is empty when nothing is in flight).
+//! Invariants (tested below): every byte of a top request is in exactly one piece; a piece as
+//! split lies inside one chunk (merging may then join pieces that are contiguous on their
+//! member); a top request completes exactly once, after all of its pieces; member requests
+//! never leak (the slab is empty when nothing is in flight).
 //!
 //! A phone with a second device (a mount's, e.g. `/sdcard` on a card) is the same stack: the
 //! other device's sectors follow the main device's ([`Storage::stack`]), a request goes to the
@@ -32,8 +33,8 @@
 //! completes; in a stack the merged piece completes each top request it serves in turn (md's
 //! per-bio completion), so waiters of merged requests may wake in another order.
 //!
-//! Simplifications versus md: members must not differ in size handling (the array uses `n ×`
-//! the smallest member, no zones of unequal members); a preflush write flushes only the member
+//! Simplifications versus md: members of different sizes are used up to the smallest one's
+//! size (`n ×` the smallest; md builds zones of unequal members); a preflush write flushes only the member
 //! its piece goes to; the md thread's CPU cost is not charged; no resync, no failure.
 
 use forefront_engine::SimTime;
