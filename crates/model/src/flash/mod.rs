@@ -1,5 +1,6 @@
-//! A flash storage device (eMMC, UFS, SD card; a RAM disk is the same model with memory speeds): host command queue, internal order, service
-//! timing with sequential/random costs, internal parallelism and a write buffer.
+//! A flash storage device (eMMC, UFS, SD card; a RAM disk is the same model with memory
+//! speeds): host command queue, internal order, service timing with sequential/random costs,
+//! internal parallelism and a write buffer.
 //!
 //! Timing model (all from the device's data-sheet-level figures in [`FlashParams`]):
 //! - a read of `b` bytes costs `cmd_overhead + b / read_seq` when it continues the previous
@@ -8,8 +9,9 @@
 //! - a write costs its *program* time `b / write_seq` when sequential, else
 //!   `1 / write_rand_iops + (b - 4 KiB) / write_seq`. A write is sequential when it continues
 //!   one of the last `write_streams` writes (an FTL keeping that many allocation units open:
-//!   a journal's appends stay sequential between a file's writes elsewhere), else the previous. With a write buffer the command completes
-//!   after the bus transfer (`b / bus`) while the buffer has room, and the program time is
+//!   a journal's appends stay sequential between a file's writes elsewhere), or with fewer
+//!   than two streams when it continues the previous write. With a write buffer the command
+//!   completes after the bus transfer (`b / bus`) while the buffer has room, and the program time is
 //!   added to a backlog that drains only while no command is being served (flash programming
 //!   in idle time); when the buffer is full the write pays its program time. FUA writes bypass
 //!   the buffer. A flush costs `flush_overhead` plus draining the whole backlog.
