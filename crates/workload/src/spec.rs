@@ -99,14 +99,8 @@ pub enum MountFs {
 /// NILFS2 segments of 8 MiB.
 pub const DEFAULT_LFS_MIB: u64 = 256;
 
-impl Scenario {
-    /// The mount a path is on (`None`: the phone's ext4, synchronous).
-    pub fn mount_of(&self, path: &str) -> Option<&Mount> {
-        mount_of(&self.mounts, path)
-    }
-}
-
-/// The mount of `path` among `mounts`: the longest prefix that is `path` or a parent of it.
+/// The mount of `path` among `mounts` (`None`: the phone's ext4, synchronous): the longest
+/// prefix that is `path` or a parent of it.
 pub fn mount_of<'a>(mounts: &'a [Mount], path: &str) -> Option<&'a Mount> {
     mounts
         .iter()
