@@ -90,6 +90,28 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
     }
     if cfg.pause.enabled {
         need(Controller::Freezer, "background pause", &mut out);
+        if cfg.pause.hold_writeback {
+            out.push(match crate::writeback::plan_now(root, cfg.pause.max_ms) {
+                Err(e) => cap("write-back hold", false, e.to_string()),
+                Ok(held) if held.is_empty() => {
+                    let mut c = cap(
+                        "write-back hold",
+                        true,
+                        "periodic write-back is off (dirty_writeback_centisecs = 0): nothing is held during a pause",
+                    );
+                    c.warn = true;
+                    c
+                }
+                Ok(held) => cap(
+                    "write-back hold",
+                    true,
+                    format!(
+                        "a pause holds {}",
+                        held.iter().map(|h| format!("{} = {}", h.set.display(), h.value)).collect::<Vec<_>>().join(", ")
+                    ),
+                ),
+            });
+        }
     }
     if cfg.memory.enabled {
         need(Controller::Memory, "memory protection", &mut out);
@@ -129,7 +151,11 @@ mod tests {
             Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
         let caps = check(&cfg);
         let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
-        for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler"] {
+        let mut cfg = cfg;
+        cfg.pause.hold_writeback = true;
+        let caps = check(&cfg);
+        let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
+        for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler", "write-back hold"] {
             assert!(missing.contains(&want), "{want} not reported: {missing:?}");
         }
     }
@@ -143,6 +169,19 @@ mod tests {
         for f in ["cpu.idle", "io.bfq.weight"] {
             std::fs::write(cg.join("system.slice").join(f), "0").unwrap();
         }
+        let vm = t.path().join("proc/sys/vm");
+        std::fs::create_dir_all(&vm).unwrap();
+        for (f, v) in [
+            ("dirty_background_bytes", "0"),
+            ("dirty_background_ratio", "10"),
+            ("dirty_bytes", "0"),
+            ("dirty_ratio", "20"),
+            ("dirty_writeback_centisecs", "500"),
+            ("dirty_expire_centisecs", "3000"),
+        ] {
+            std::fs::write(vm.join(f), v).unwrap();
+        }
+        std::fs::write(t.path().join("proc/meminfo"), "MemFree: 1000 kB\nActive(file): 0 kB\nInactive(file): 0 kB\n").unwrap();
         std::fs::create_dir_all(t.path().join("sys/block/sda/queue")).unwrap();
         std::fs::write(t.path().join("sys/block/sda/queue/scheduler"), "none [bfq]").unwrap();
         std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
@@ -159,6 +198,8 @@ mod tests {
         let caps = check(&cfg);
         let bad: Vec<_> = caps.iter().filter(|c| !c.ok && c.name != "root").collect();
         assert!(bad.is_empty(), "{bad:?}");
+        let wb = caps.iter().find(|c| c.name == "write-back hold").expect("reported");
+        assert!(wb.detail.contains("dirty_writeback_centisecs = 0"), "{wb:?}");
     }
 
     #[test]

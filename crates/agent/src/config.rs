@@ -152,6 +152,12 @@ pub struct PauseSection {
     /// `write_bytes` of `/proc/PID/io`, over every foreground process) for this long (ms):
     /// its start-up I/O is over. 0 = off (a pause ends on `burst_end` or at `max_ms`).
     pub idle_end_ms: u64,
+    /// Hold buffered write-back for the pause: the flusher threads, which no v1 group reaches,
+    /// do not start writing the background's dirty pages while it is frozen (raised
+    /// `/proc/sys/vm` thresholds, journaled and restored; see [`crate::writeback`]). On by
+    /// default: it halved the start-up under buffered copies and changed nothing measurable
+    /// under fsyncing writers (`scripts/writeback-study`, docs/agent.md).
+    pub hold_writeback: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -215,7 +221,7 @@ impl Default for IoSection {
 
 impl Default for PauseSection {
     fn default() -> Self {
-        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 0 }
+        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 0, hold_writeback: true }
     }
 }
 

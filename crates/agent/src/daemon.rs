@@ -128,6 +128,8 @@ pub struct Agent {
     applied: Vec<(PathBuf, String)>,
     /// A freeze just requested, not yet confirmed by the kernel: (when, groups).
     settling: Option<(Instant, Vec<forefront_sysfs::Cgroup>)>,
+    /// The write-back settings held by the pause in progress (`pause.hold_writeback`).
+    held: Vec<crate::writeback::Held>,
     log: fn(&str),
 }
 
@@ -197,6 +199,7 @@ impl Agent {
         let mut agent = Agent {
             gate: PauseGate::new(cfg.pause.enabled, cfg.pause.max_ms, cfg.pause.min_gap_ms),
             settling: None,
+            held: vec![],
             cfg,
             root,
             placements,
@@ -838,19 +841,38 @@ impl Agent {
             return Ok(0.0);
         }
         let t0 = Instant::now();
-        let entries: Vec<Entry> = groups.iter().map(|g| Entry::Frozen { dir: g.dir.clone(), version: g.version }).collect();
+        let held = if self.cfg.pause.hold_writeback {
+            crate::writeback::plan_now(&self.root, self.cfg.pause.max_ms).unwrap_or_else(|e| {
+                (self.log)(&format!("write-back not held: {e}"));
+                vec![]
+            })
+        } else {
+            vec![]
+        };
+        let mut entries: Vec<Entry> = groups.iter().map(|g| Entry::Frozen { dir: g.dir.clone(), version: g.version }).collect();
+        entries.extend(held.iter().map(|h| Entry::Knob { path: h.path.clone(), original: h.original.clone() }));
         if let Err(e) = self.journal.record(entries) {
             self.gate.end(now);
             return Err(e.to_string());
+        }
+        for h in held.iter().rev() {
+            // In release order: the watchdog restores them as listed.
+            self.tell_watchdog(&format!("K {} {}", h.path.display(), h.original));
         }
         self.tell_watchdog(&format!("F {}", deadline - now));
         for g in &groups {
             if let Err(e) = g.set_knob(Knob::Freeze, 1) {
                 (self.log)(&e.to_string());
+                self.held = held;
                 self.thaw();
                 return Err(e.to_string());
             }
         }
+        // After the freeze requests: the launch waits for those, not for these.
+        for e in crate::writeback::apply(&held) {
+            (self.log)(&format!("write-back: {e}"));
+        }
+        self.held = held;
         // The kernel stops the tasks asynchronously (v1 FREEZING, v2 `frozen 0` in
         // cgroup.events). The reply does not wait for it: the launch it unblocks runs while the
         // background freezes, not after ([`Agent::after_reply`] waits, off the launcher's path).
@@ -894,8 +916,16 @@ impl Agent {
                 (self.log)(&e.to_string());
             }
         }
+        let held = std::mem::take(&mut self.held);
+        for e in crate::writeback::release(&held) {
+            (self.log)(&format!("write-back: {e}"));
+        }
         self.tell_watchdog("T");
-        let _ = self.journal.forget(|e| !matches!(e, Entry::Frozen { .. }));
+        let _ = self.journal.forget(|e| match e {
+            Entry::Frozen { .. } => false,
+            Entry::Knob { path, .. } => !held.iter().any(|h| &h.path == path),
+            _ => true,
+        });
         true
     }
 
@@ -918,7 +948,10 @@ impl Agent {
             "pid": std::process::id(),
             "foreground": self.fg,
             "runtime_scope": {"trees": self.runtime_scope.trees, "uids": self.runtime_scope.uids, "cgroups": self.runtime_scope.cgroups},
-            "paused": self.gate.deadline().map(|d| json!({"ms_left": d.saturating_sub(self.now_ms())})),
+            "paused": self.gate.deadline().map(|d| json!({
+                "ms_left": d.saturating_sub(self.now_ms()),
+                "writeback_held": self.held.iter().map(|h| json!({"path": h.set, "value": h.value})).collect::<Vec<_>>(),
+            })),
             "classes": classes,
             "groups": groups,
             "actions": self.notes,
@@ -931,6 +964,7 @@ impl Agent {
     /// Restores everything and stops the watchdog. Safe to call more than once.
     pub fn shutdown(&mut self) {
         self.gate.end(self.now_ms());
+        self.held.clear(); // journaled: restored below
         let journal = std::mem::replace(&mut self.journal, Journal::detached(&self.cfg.agent.state, &self.root));
         let problems = journal.restore();
         for p in &problems {
@@ -992,6 +1026,23 @@ mod tests {
                 std::fs::write(d.join(f), v).unwrap();
             }
         }
+        let vm = r.join("proc/sys/vm");
+        std::fs::create_dir_all(&vm).unwrap();
+        for (f, v) in [
+            ("dirty_background_bytes", "0"),
+            ("dirty_background_ratio", "10"),
+            ("dirty_bytes", "0"),
+            ("dirty_ratio", "20"),
+            ("dirty_writeback_centisecs", "500"),
+            ("dirty_expire_centisecs", "3000"),
+        ] {
+            std::fs::write(vm.join(f), v).unwrap();
+        }
+        std::fs::write(
+            r.join("proc/meminfo"),
+            "MemTotal: 2000000 kB\nMemFree: 900000 kB\nActive(file): 60000 kB\nInactive(file): 40000 kB\n",
+        )
+        .unwrap();
         std::fs::create_dir_all(r.join("proc/self")).unwrap();
         std::fs::write(r.join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
         for (pid, ppid, uid, comm, cgroup) in [
@@ -1220,5 +1271,42 @@ mod tests {
         assert_eq!(read(&t, "forefront/bg/cpu.weight"), "4", "applied again: 50 shares");
         b.shutdown();
         assert_eq!(read(&t, "forefront/bg/cpu.weight"), "100", "original, not the crashed run's value");
+    }
+
+    #[test]
+    fn a_pause_holds_write_back_and_restores_it_at_its_end_and_after_a_crash() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.hold_writeback = true;
+        cfg.pause.min_gap_ms = 0;
+        let vm = |f: &str| std::fs::read_to_string(t.path().join("proc/sys/vm").join(f)).unwrap();
+        let limit = (1_000_000u64 * 1024 / 100 * 20).to_string();
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!(vm("dirty_writeback_centisecs"), "500", "nothing held outside a pause");
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert_eq!(vm("dirty_bytes"), limit);
+        assert_eq!(vm("dirty_background_bytes"), (1_000_000u64 * 1024 / 100 * 20 - 4096).to_string());
+        assert_eq!(vm("dirty_writeback_centisecs"), "0");
+        assert_eq!(vm("dirty_expire_centisecs"), "3300", "3 s pause: 300 cs more");
+        assert_eq!(a.status()["paused"]["writeback_held"].as_array().unwrap().len(), 4);
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(vm("dirty_background_ratio"), "10", "restored through the file in use");
+        assert_eq!(vm("dirty_ratio"), "20");
+        assert_eq!(vm("dirty_writeback_centisecs"), "500");
+        assert_eq!(vm("dirty_expire_centisecs"), "3000");
+        assert!(a
+            .journal
+            .entries()
+            .iter()
+            .all(|e| !matches!(e, Entry::Knob { path, .. } if path.starts_with(t.path().join("proc")))));
+        // A crash mid-pause: the next start restores the journal first.
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert_eq!(vm("dirty_writeback_centisecs"), "0");
+        std::mem::forget(a);
+        cfg.pause.enabled = false;
+        let mut b = Agent::start(cfg, None, |_| {}).unwrap();
+        assert_eq!(vm("dirty_writeback_centisecs"), "500");
+        assert_eq!(vm("dirty_expire_centisecs"), "3000");
+        assert_eq!(vm("dirty_background_ratio"), "10");
+        b.shutdown();
     }
 }

@@ -13,6 +13,7 @@
 //! - [`control`] and [`proto`]: the Unix socket and its JSON-lines protocol.
 //! - [`pause`]: the pure rule bounding pauses ([`pause::PauseGate`]).
 //! - [`check`]: which kernel capabilities are missing.
+//! - [`writeback`]: the write-back settings held during a pause.
 //!
 //! ```no_run
 //! use forefront_agent::{config::Config, control, proto::Request};
@@ -34,6 +35,7 @@ pub mod procevents;
 pub mod proto;
 pub mod state;
 pub mod watchdog;
+pub mod writeback;
 
 use std::path::Path;
 use std::sync::mpsc;

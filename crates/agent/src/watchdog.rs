@@ -2,8 +2,11 @@
 //! when the agent dies (EOF on its stdin pipe) or when a pause outlives its deadline.
 //!
 //! The agent tells it, over the pipe, `F <ms>` when it freezes (deadline in ms from now) and
-//! `T` when it thaws. Whatever happens to the agent — SIGKILL, a panic, a hang — background
-//! work is frozen for at most the deadline, and at most a few ms after the agent's death.
+//! `T` when it thaws. Before `F`, a line `K <path> <text>` names a setting the pause holds
+//! (`pause.hold_writeback`) and the text that restores it; the watchdog writes it back when it
+//! thaws, and forgets it at `T` (the agent restored it). Whatever happens to the agent —
+//! SIGKILL, a panic, a hang — background work is frozen, and write-back held, for at most the
+//! deadline, and at most a few ms after the agent's death.
 
 use std::io::Read;
 use std::os::fd::AsFd;
@@ -15,7 +18,7 @@ use forefront_sysfs::{Cgroup, Knob};
 /// `log` receives one line per action.
 pub fn run(mut input: impl Read + AsFd, groups: &[Cgroup], mut log: impl FnMut(&str)) {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-    let thaw = |why: &str, log: &mut dyn FnMut(&str)| {
+    let thaw = |why: &str, held: &mut Vec<(String, String)>, log: &mut dyn FnMut(&str)| {
         for g in groups.iter().filter(|g| g.exists()) {
             match g.set_knob(Knob::Freeze, 0) {
                 Ok(_) => log(&format!("watchdog: thawed {} ({why})", g.dir.display())),
@@ -23,7 +26,14 @@ pub fn run(mut input: impl Read + AsFd, groups: &[Cgroup], mut log: impl FnMut(&
                 Err(e) => log(&format!("watchdog: {e}")),
             }
         }
+        for (path, text) in held.drain(..) {
+            match forefront_sysfs::write_value(std::path::Path::new(&path), &text) {
+                Ok(_) => log(&format!("watchdog: restored {path} = {text} ({why})")),
+                Err(e) => log(&format!("watchdog: {e}")),
+            }
+        }
     };
+    let mut held: Vec<(String, String)> = vec![];
     let mut deadline: Option<Instant> = None;
     let mut pending = Vec::new();
     let mut buf = [0u8; 256];
@@ -42,14 +52,14 @@ pub fn run(mut input: impl Read + AsFd, groups: &[Cgroup], mut log: impl FnMut(&
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => {
                     log(&format!("watchdog: poll failed ({e}); thawing and exiting"));
-                    thaw("poll error", &mut log);
+                    thaw("poll error", &mut held, &mut log);
                     return;
                 }
             }
         };
         if !ready {
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                thaw("pause deadline passed", &mut log);
+                thaw("pause deadline passed", &mut held, &mut log);
                 deadline = None;
             }
             continue;
@@ -60,17 +70,24 @@ pub fn run(mut input: impl Read + AsFd, groups: &[Cgroup], mut log: impl FnMut(&
             Err(_) => 0,
         };
         if n == 0 {
-            thaw("agent gone", &mut log);
+            thaw("agent gone", &mut held, &mut log);
             return;
         }
         pending.extend_from_slice(&buf[..n]);
         while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=nl).collect();
             let line = String::from_utf8_lossy(&line);
+            if let Some((path, text)) = line.trim().strip_prefix("K ").and_then(|rest| rest.rsplit_once(' ')) {
+                held.push((path.to_owned(), text.to_owned()));
+                continue;
+            }
             let mut words = line.split_whitespace();
             match (words.next(), words.next().and_then(|w| w.parse::<u64>().ok())) {
                 (Some("F"), Some(ms)) => deadline = Some(Instant::now() + Duration::from_millis(ms)),
-                (Some("T"), _) => deadline = None,
+                (Some("T"), _) => {
+                    deadline = None;
+                    held.clear();
+                }
                 _ => log(&format!("watchdog: ignoring {:?}", line.trim())),
             }
         }
@@ -124,6 +141,29 @@ mod tests {
         assert!(g.is_frozen().unwrap());
         drop(w);
         h.join().unwrap();
+        assert!(!g.is_frozen().unwrap());
+    }
+
+    #[test]
+    fn restores_held_settings_when_the_agent_dies_but_not_after_a_thaw() {
+        let (t, g) = frozen_fake_group();
+        let (a, b) = (t.path().join("dirty_writeback_centisecs"), t.path().join("dirty_expire_centisecs"));
+        std::fs::write(&a, "0").unwrap();
+        std::fs::write(&b, "3300").unwrap();
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let (r, mut w) = (std::fs::File::from(r), std::fs::File::from(w));
+        let g2 = g.clone();
+        let h = std::thread::spawn(move || run(r, &[g2], |_| {}));
+        // A pause the agent ended (and restored) itself: T forgets its setting...
+        writeln!(w, "K {} 500\nF 60000\nT", a.display()).unwrap();
+        // ...and one it does not end: the agent's death restores that one only.
+        writeln!(w, "K {} 3000\nF 60000", b.display()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "3300", "held while the agent lives");
+        drop(w);
+        h.join().unwrap();
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "3000");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "0", "forgotten at T");
         assert!(!g.is_frozen().unwrap());
     }
 }

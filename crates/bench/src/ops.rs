@@ -81,6 +81,16 @@ pub fn switch(app: &App, seq: u64) -> Result<u64, FixtureError> {
 /// Background update: large sequential overwrites of a fully written file in 1 MiB writes,
 /// fsync every 32 MiB, wrapping around. Never returns.
 pub fn update_forever(path: &Path) -> Result<(), FixtureError> {
+    write_forever(path, Some(32 << 20))
+}
+
+/// Background copy: the same writes with no fsync (a file copy, an unpacked update): the data
+/// is written back by the kernel's flusher threads, which belong to no cgroup. Never returns.
+pub fn copy_forever(path: &Path) -> Result<(), FixtureError> {
+    write_forever(path, None)
+}
+
+fn write_forever(path: &Path, fsync_every: Option<u64>) -> Result<(), FixtureError> {
     let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err(path))?;
     let len = f.metadata().map_err(io_err(path))?.len().max(1 << 20);
     let mut buf = vec![0u8; 1 << 20];
@@ -91,7 +101,7 @@ pub fn update_forever(path: &Path) -> Result<(), FixtureError> {
         p.fill(&mut buf[..4096]); // fresh bytes per chunk without paying to regenerate 1 MiB
         f.write_all(&buf).map_err(io_err(path))?;
         off += buf.len() as u64;
-        if off % (32 << 20) == 0 {
+        if fsync_every.is_some_and(|n| off % n == 0) {
             f.sync_data().map_err(io_err(path))?;
         }
         if off >= len {

@@ -24,6 +24,8 @@ pub enum Fg {
 #[serde(rename_all = "lowercase")]
 pub enum Bg {
     Update,
+    /// Writes with no fsync: write-back is the flusher's.
+    Copy,
     Upload,
     /// Half the background processes update (write), half upload (read): the S suite's
     /// mixed readers + writers cell.
@@ -375,7 +377,7 @@ fn bg_bytes(pids: &[i32], bg: Bg) -> u64 {
     pids.iter()
         .filter_map(|p| procfs::io(Path::new("/"), *p).ok())
         .map(|c| match bg {
-            Bg::Update => c.wchar,
+            Bg::Update | Bg::Copy => c.wchar,
             Bg::Mixed => c.wchar + c.rchar,
             _ => c.rchar,
         })
@@ -459,6 +461,7 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
         for (i, f) in bg_files.iter().enumerate() {
             let kind = match plan.bg {
                 Bg::Update => "update",
+                Bg::Copy => "copy",
                 Bg::Mixed if i % 2 == 0 => "update",
                 _ => "upload",
             };

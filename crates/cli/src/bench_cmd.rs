@@ -61,6 +61,9 @@ enum FgArg {
 enum BgArg {
     /// Large sequential overwrites with an fsync every 32 MiB.
     Update,
+    /// The same writes with no fsync (a copy, an unpacked update): written back by the
+    /// kernel's flusher threads, which no cgroup v1 knob reaches.
+    Copy,
     /// Large sequential reads (dropped from the cache as they go).
     Upload,
     /// Half the processes update, half upload (readers + writers).
@@ -158,8 +161,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             }
             match bg {
                 BgArg::Update => forefront_bench::ops::update_forever(&file)?,
+                BgArg::Copy => forefront_bench::ops::copy_forever(&file)?,
                 BgArg::Upload => forefront_bench::ops::upload_forever(&file)?,
-                BgArg::Mixed | BgArg::None => anyhow::bail!("a worker is an update or an upload"),
+                BgArg::Mixed | BgArg::None => anyhow::bail!("a worker is an update, a copy or an upload"),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -197,6 +201,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         },
         bg: match a.bg {
             BgArg::Update => Bg::Update,
+            BgArg::Copy => Bg::Copy,
             BgArg::Upload => Bg::Upload,
             BgArg::Mixed => Bg::Mixed,
             BgArg::None => Bg::None,

@@ -80,6 +80,15 @@ impl Rig {
 
     fn config(&self, trees: &[i32], extra: &str) -> PathBuf {
         let p = self.dir.path().join("agent.toml");
+        // Write-back settings are system-wide and these tests run at once: only the test about
+        // them holds them, so no test sees another's held values.
+        let extra = if extra.contains("hold_writeback") {
+            extra.to_string()
+        } else if extra.contains("[pause]\n") {
+            extra.replacen("[pause]\n", "[pause]\nhold_writeback = false\n", 1)
+        } else {
+            format!("{extra}[pause]\nhold_writeback = false\n")
+        };
         std::fs::write(
             &p,
             format!(
@@ -580,4 +589,73 @@ fn a_rule_makes_a_program_foreground_the_moment_it_starts() {
     assert!(log.contains("rule: ffruleprobe (pid"), "{log}");
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");
+}
+
+/// Puts `/proc/sys/vm`'s write-back settings back as they were, whatever the test did.
+struct VmGuard(Vec<(PathBuf, String)>);
+
+impl VmGuard {
+    fn take() -> VmGuard {
+        let names = [
+            "dirty_bytes",
+            "dirty_ratio",
+            "dirty_background_bytes",
+            "dirty_background_ratio",
+            "dirty_writeback_centisecs",
+            "dirty_expire_centisecs",
+        ];
+        VmGuard(names.iter().map(|n| (Path::new("/proc/sys/vm").join(n), read(Path::new("/proc/sys/vm").join(n)))).collect())
+    }
+}
+
+impl Drop for VmGuard {
+    fn drop(&mut self) {
+        // Of the background pair, the one not 0 restores both.
+        for (p, v) in &self.0 {
+            if v != "0" || p.ends_with("dirty_writeback_centisecs") {
+                let _ = std::fs::write(p, v);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pause_holds_write_back_and_the_watchdog_restores_it_when_the_agent_is_killed() {
+    real_kernel_or_skip!("a_pause_holds_write_back_and_the_watchdog_restores_it_when_the_agent_is_killed");
+    let before = VmGuard::take();
+    let writeback = || read(PathBuf::from("/proc/sys/vm/dirty_writeback_centisecs"));
+    if writeback() == "0" {
+        skip_note("SKIP: periodic write-back is off on this system: nothing to hold");
+        return;
+    }
+    let mut rig = Rig::new("wb");
+    let (bg, _) = rig.spawn_ticker();
+    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 20000\nhold_writeback = true\n");
+    rig.start_agent(&cfg);
+    let app = Command::new("sleep").arg("30").spawn().unwrap();
+    let app_pid = app.id().to_string();
+    rig.children.push(app);
+    let out = rig.cli(&["fg", &app_pid, "--burst"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(writeback(), "0", "periodic write-back off during the pause");
+    let held = rig.status()["paused"]["writeback_held"].as_array().unwrap().len();
+    assert!(held >= 2, "{held} settings held");
+    let bytes = |n: &str| read(Path::new("/proc/sys/vm").join(n)).parse::<u64>().unwrap();
+    if held == 4 {
+        assert_eq!(bytes("dirty_background_bytes"), bytes("dirty_bytes") - 4096, "background write-back held to the limit");
+    }
+    // The agent ends the pause: every setting is back.
+    assert!(rig.cli(&["fg", "--burst-end"]).status.success());
+    assert_eq!(VmGuard::take().0, before.0, "restored at the pause's end");
+    // A pause whose agent is SIGKILLed: its watchdog restores them within moments.
+    std::thread::sleep(Duration::from_millis(1100)); // min_gap_ms
+    let out = rig.cli(&["fg", &app_pid, "--burst"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("paused"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(writeback(), "0");
+    rig.signal_agent(nix::sys::signal::Signal::SIGKILL);
+    let t0 = Instant::now();
+    while VmGuard::take().0 != before.0 {
+        assert!(t0.elapsed() < Duration::from_secs(2), "not restored 2 s after the agent died: {:?}", VmGuard::take().0);
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

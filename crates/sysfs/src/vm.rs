@@ -1,8 +1,8 @@
 //! Page cache control (`/proc/sys/vm`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::error::{write_str, Result};
+use crate::error::{read_to_string, write_str, Error, Result};
 
 /// `sync` then `echo 3 > /proc/sys/vm/drop_caches`: clean page cache, dentries and inodes go,
 /// so the next read of a file comes from the device (needs root).
@@ -10,6 +10,70 @@ pub fn drop_caches(root: &Path) -> Result<()> {
     // SAFETY: sync(2) takes no arguments and cannot fail.
     unsafe { libc::sync() };
     write_str(&root.join("proc/sys/vm/drop_caches"), "3")
+}
+
+/// The write-back settings of `/proc/sys/vm` (the kernel's
+/// `Documentation/admin-guide/sysctl/vm.rst`). Of each bytes/ratio pair the kernel uses the one
+/// that is not 0; writing one zeroes the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Writeback {
+    /// `dirty_background_bytes` / `_ratio`: dirty memory at which the flusher threads start
+    /// writing back in the background.
+    pub background_bytes: u64,
+    pub background_ratio: u64,
+    /// `dirty_bytes` / `_ratio`: dirty memory at which a writing process is throttled.
+    pub dirty_bytes: u64,
+    pub dirty_ratio: u64,
+    /// `dirty_writeback_centisecs`: period of the flusher's wake-ups (0 = none).
+    pub writeback_centisecs: u64,
+    /// `dirty_expire_centisecs`: age at which dirty data is written back by those wake-ups.
+    pub expire_centisecs: u64,
+}
+
+/// The file of write-back setting `name` (e.g. `dirty_expire_centisecs`).
+pub fn vm_path(root: &Path, name: &str) -> PathBuf {
+    root.join("proc/sys/vm").join(name)
+}
+
+fn read_u64(path: &Path) -> Result<u64> {
+    let text = read_to_string(path)?;
+    text.trim().parse().map_err(|e| Error::Parse { path: path.to_owned(), line: 1, message: format!("{:?}: {e}", text.trim()) })
+}
+
+/// Reads the write-back settings.
+pub fn writeback(root: &Path) -> Result<Writeback> {
+    let r = |name| read_u64(&vm_path(root, name));
+    Ok(Writeback {
+        background_bytes: r("dirty_background_bytes")?,
+        background_ratio: r("dirty_background_ratio")?,
+        dirty_bytes: r("dirty_bytes")?,
+        dirty_ratio: r("dirty_ratio")?,
+        writeback_centisecs: r("dirty_writeback_centisecs")?,
+        expire_centisecs: r("dirty_expire_centisecs")?,
+    })
+}
+
+/// Memory the kernel counts as dirtyable, in bytes: `MemFree + Active(file) + Inactive(file)`
+/// of `/proc/meminfo` (the kernel's `global_dirtyable_memory`, less its small reserves).
+/// `dirty_ratio` and `dirty_background_ratio` are percentages of it.
+pub fn dirtyable_bytes(root: &Path) -> Result<u64> {
+    let path = root.join("proc/meminfo");
+    let text = read_to_string(&path)?;
+    let mut sum = 0;
+    for field in ["MemFree:", "Active(file):", "Inactive(file):"] {
+        let (i, line) = text.lines().enumerate().find(|(_, l)| l.starts_with(field)).ok_or_else(|| Error::Parse {
+            path: path.clone(),
+            line: 0,
+            message: format!("no {field} line"),
+        })?;
+        let kib = line[field.len()..].trim().trim_end_matches("kB").trim();
+        sum += kib.parse::<u64>().map_err(|e| Error::Parse {
+            path: path.clone(),
+            line: i + 1,
+            message: format!("{field} {kib:?}: {e}"),
+        })? * 1024;
+    }
+    Ok(sum)
 }
 
 #[cfg(test)]
@@ -21,5 +85,33 @@ mod tests {
         std::fs::write(t.path().join("proc/sys/vm/drop_caches"), "0").unwrap();
         super::drop_caches(t.path()).unwrap();
         assert_eq!(std::fs::read_to_string(t.path().join("proc/sys/vm/drop_caches")).unwrap(), "3");
+    }
+
+    #[test]
+    fn reads_write_back_settings_and_names_a_bad_file() {
+        let t = tempfile::tempdir().unwrap();
+        let vm = t.path().join("proc/sys/vm");
+        std::fs::create_dir_all(&vm).unwrap();
+        for (f, v) in [
+            ("dirty_background_bytes", "0\n"),
+            ("dirty_background_ratio", "10\n"),
+            ("dirty_bytes", "0\n"),
+            ("dirty_ratio", "20\n"),
+            ("dirty_writeback_centisecs", "500\n"),
+            ("dirty_expire_centisecs", "3000\n"),
+        ] {
+            std::fs::write(vm.join(f), v).unwrap();
+        }
+        let w = super::writeback(t.path()).unwrap();
+        assert_eq!((w.background_ratio, w.dirty_ratio, w.writeback_centisecs, w.expire_centisecs), (10, 20, 500, 3000));
+        let meminfo = t.path().join("proc/meminfo");
+        std::fs::write(&meminfo, "MemTotal: 2000 kB\nMemFree: 100 kB\nActive(file): 20 kB\nInactive(file): 3 kB\n").unwrap();
+        assert_eq!(super::dirtyable_bytes(t.path()).unwrap(), 123 * 1024);
+        std::fs::write(&meminfo, "MemTotal: 2000 kB\nMemFree: 100 kB\nActive(file): lots\nInactive(file): 3 kB\n").unwrap();
+        let e = super::dirtyable_bytes(t.path()).unwrap_err().to_string();
+        assert!(e.contains("meminfo:3") && e.contains("Active(file)"), "{e}");
+        std::fs::write(vm.join("dirty_ratio"), "twenty").unwrap();
+        let e = super::writeback(t.path()).unwrap_err().to_string();
+        assert!(e.contains("dirty_ratio") && e.contains("twenty"), "{e}");
     }
 }
