@@ -149,10 +149,7 @@ mod tests {
         std::fs::write(t.path().join("proc/self/mountinfo"), "").unwrap();
         let cfg =
             Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
-        let caps = check(&cfg);
-        let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
-        let mut cfg = cfg;
-        cfg.pause.hold_writeback = true;
+        assert!(cfg.pause.hold_writeback, "on by default");
         let caps = check(&cfg);
         let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
         for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler", "write-back hold"] {

@@ -7,6 +7,7 @@
 //!   storage is reused, so scheduling does not allocate once it has grown.
 //! - [`RngStreams`]: independent, seeded random streams, one per component, so adding a random
 //!   draw in one layer does not shift the numbers another layer sees.
+//! - [`Spread`]: a log-normal factor of mean 1 around a nominal time (device service, compute).
 //!
 //! ```
 //! use forefront_engine::{EventQueue, SimTime};
@@ -190,10 +191,56 @@ impl RngStreams {
 /// The random-number generator type handed out by [`RngStreams`].
 pub type SimRng = Pcg64Mcg;
 
+/// A multiplicative spread around a nominal time: log-normal with mean 1 and coefficient of
+/// variation `cv` (how service and compute times of real hardware scatter around their
+/// data-sheet value: never negative, a long right tail). `cv = 0` draws nothing and is exactly
+/// 1, so a model without spread consumes no random numbers.
+#[derive(Clone, Debug)]
+pub struct Spread {
+    dist: Option<rand_distr::LogNormal<f64>>,
+}
+
+impl Spread {
+    /// `cv` must be finite and >= 0 (callers validate their inputs).
+    pub fn new(cv: f64) -> Self {
+        if !(cv > 0.0 && cv.is_finite()) {
+            return Spread { dist: None };
+        }
+        // Mean 1: sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2.
+        let sigma2 = (1.0 + cv * cv).ln();
+        Spread { dist: Some(rand_distr::LogNormal::new(-sigma2 / 2.0, sigma2.sqrt()).expect("finite sigma")) }
+    }
+
+    /// One factor.
+    pub fn sample(&self, rng: &mut SimRng) -> f64 {
+        use rand_distr::Distribution;
+        match &self.dist {
+            Some(d) => d.sample(rng),
+            None => 1.0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{EventQueue, Rng, RngStreams, SimTime};
+    use super::{EventQueue, Rng, RngStreams, SimTime, Spread};
     use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
+
+    #[test]
+    fn a_spread_has_mean_one_and_the_asked_variation() {
+        let mut rng = RngStreams::new(7).stream("t");
+        let s = Spread::new(0.3);
+        let xs: Vec<f64> = (0..200_000).map(|_| s.sample(&mut rng)).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+        assert!((mean - 1.0).abs() < 0.005, "mean {mean}");
+        assert!((sd - 0.3).abs() < 0.01, "sd {sd}");
+        assert!(xs.iter().all(|&x| x > 0.0));
+        let mut r2 = RngStreams::new(7).stream("u");
+        let next = r2.clone().gen::<u64>();
+        assert_eq!(Spread::new(0.0).sample(&mut r2), 1.0);
+        assert_eq!(r2.gen::<u64>(), next, "cv 0 draws nothing");
+    }
 
     proptest! {
         #[test]

@@ -66,6 +66,9 @@ pub fn compile(ops: &[Op], names: Names, out: &mut Vec<Instr>) {
                 out.push(Instr::LoopEnd { start });
             }
             Op::Sqlite { db, mode, pages } => expand_sqlite(&names.expand(Kind::Path, db), *mode, *pages, out),
+            Op::ReadRandom { path, count, size, size_max, offset, span, seed } => {
+                expand_read_random(&names.expand(Kind::Path, path), *count, *size, *size_max, *offset, *span, *seed, out)
+            }
             other => {
                 let mut op = other.clone();
                 map_names(&mut op, |kind, s| names.expand(kind, s));
@@ -104,6 +107,31 @@ fn map_names(op: &mut Op, f: impl Fn(Kind, &str) -> String) {
         Op::Foreground { app } | Op::DropCaches { app } => *app = f(Kind::App, app),
         Op::BinderCall { service, .. } | Op::BinderServe { service } => *service = f(Kind::Ipc, service),
         _ => {}
+    }
+}
+
+/// `read_random` as the reads it stands for: offsets and sizes drawn from a stream named by
+/// the path and the op's seed (not the run's seed: the same pages every start-up and run).
+#[allow(clippy::too_many_arguments)]
+fn expand_read_random(
+    path: &str,
+    count: u32,
+    size: Bytes,
+    size_max: Option<Bytes>,
+    offset: Bytes,
+    span: Bytes,
+    seed: u64,
+    out: &mut Vec<Instr>,
+) {
+    use forefront_engine::Rng;
+    const PAGE: u64 = 4096;
+    let mut rng = forefront_engine::RngStreams::new(seed).stream(&format!("read_random:{path}"));
+    let (lo, hi) = (size.0, size_max.unwrap_or(size).0);
+    for _ in 0..count {
+        let len = if hi > lo { lo + rng.gen_range(0..=(hi - lo) / PAGE) * PAGE } else { lo };
+        let slots = (span.0 - len) / PAGE + 1;
+        let at = offset.0 + rng.gen_range(0..slots) * PAGE;
+        out.push(Instr::Op(Op::Read { path: path.to_string(), offset: Bytes(at), len: Bytes(len), chunk: Bytes(len) }));
     }
 }
 

@@ -296,6 +296,9 @@ pub struct World {
     ui: ui::Ui,
     /// Users' think times (`think` ops).
     think_rng: forefront_engine::SimRng,
+    /// `[phone.cpu] compute_cv` and its stream.
+    compute_spread: forefront_engine::Spread,
+    compute_rng: forefront_engine::SimRng,
     /// Virtual phones (empty outside Cells scenarios) and the one on the screen.
     cells: Vec<cells::Cell>,
     fg_cell: Option<usize>,
@@ -374,9 +377,10 @@ impl World {
         let weights = [phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight];
         let mut members: Vec<Member> = devs
             .into_iter()
-            .map(|d| Member {
+            .enumerate()
+            .map(|(i, d)| Member {
                 bq: BlockQueue::new(phone.scheduler.build(&weights), d.queue_depth, max_sectors),
-                dev: FlashDevice::new(d),
+                dev: FlashDevice::new(d).seeded(streams.stream(&format!("flash.service.{i}"))),
             })
             .collect();
         let st = if members.len() == 1 {
@@ -442,6 +446,8 @@ impl World {
             max_sectors,
             ui: ui::Ui::new(has_input(sc)),
             think_rng: streams.stream("workload.think"),
+            compute_spread: forefront_engine::Spread::new(sc.phone.cpu.compute_cv),
+            compute_rng: streams.stream("cpu.compute"),
             cells: cell_list.iter().map(cells::Cell::new).collect(),
             fg_cell: (!cell_list.is_empty()).then_some(0),
             cells_params: sc.cells_params.clone(),
@@ -1331,7 +1337,10 @@ impl World {
                 set(self, Exec::File(FileOp::Fsync { file, stage: 0, datasync, from: 0, to: 0 }));
                 (sys, After::Step)
             }
-            Op::Compute { ms } => (((ms * 1e6) as u64).max(1), After::Step),
+            Op::Compute { ms } => {
+                let ms = ms * self.compute_spread.sample(&mut self.compute_rng);
+                (((ms * 1e6) as u64).max(1), After::Step)
+            }
             Op::Sleep { ms } => (0, After::Sleep(now.after((ms * 1e6) as u64))),
             Op::Think { ms, jitter_ms } => {
                 let extra = if jitter_ms > 0.0 { self.think_rng.gen_range(0.0..jitter_ms) } else { 0.0 };
@@ -1459,7 +1468,7 @@ impl World {
                     (cost, After::Step)
                 }
             }
-            Op::Repeat { .. } | Op::Sqlite { .. } => unreachable!("expanded by the compiler"),
+            Op::Repeat { .. } | Op::Sqlite { .. } | Op::ReadRandom { .. } => unreachable!("expanded by the compiler"),
         }
     }
 

@@ -316,6 +316,24 @@ pub enum Op {
         #[serde(default = "default_chunk")]
         chunk: Bytes,
     },
+    /// `count` small reads at page-aligned offsets spread uniformly over `offset..offset +
+    /// span`, each `size` long (or, with `size_max`, uniformly `size..=size_max` in 4 KiB
+    /// steps): the page faults into code and resources, resource lookups and SQLite pages of an
+    /// app start-up. The offsets and sizes are a fixed function of the path and `seed` (a
+    /// start-up reads the same pages each time); each read is one `pread()`, and the kernel
+    /// reads ahead only for a miss that continues cached pages.
+    ReadRandom {
+        path: String,
+        count: u32,
+        size: Bytes,
+        #[serde(default)]
+        size_max: Option<Bytes>,
+        #[serde(default)]
+        offset: Bytes,
+        span: Bytes,
+        #[serde(default)]
+        seed: u64,
+    },
     /// Write `len` bytes at `offset` (default: append at the end) in `chunk`-sized calls.
     Write {
         path: String,
@@ -547,6 +565,9 @@ impl Scenario {
         if let Some(&c) = p.bg_cores.iter().find(|&&c| c >= p.cpu.cores.len()) {
             return Err(format!("phone.bg_cores names core {c}, but the phone has {} cores", p.cpu.cores.len()));
         }
+        if !(p.cpu.compute_cv.is_finite() && (0.0..=3.0).contains(&p.cpu.compute_cv)) {
+            return Err(format!("phone.cpu.compute_cv must be in 0..=3, got {}", p.cpu.compute_cv));
+        }
         if !(p.cpu.tick_ms.is_finite() && p.cpu.tick_ms >= 0.01 && p.cpu.tick_ms <= 1000.0) {
             return Err(format!("phone.cpu.tick_ms must be in [0.01, 1000], got {}", p.cpu.tick_ms));
         }
@@ -585,6 +606,15 @@ fn check_ops(ops: &[Op], apps: &std::collections::BTreeSet<&str>, headline: &str
             }
             Op::Read { chunk, .. } | Op::Write { chunk, .. } if chunk.0 == 0 => {
                 return Err("chunk must be > 0".into());
+            }
+            Op::ReadRandom { count, size, size_max, span, .. } => {
+                let max = size_max.unwrap_or(*size);
+                if *count == 0 || size.0 == 0 || max.0 < size.0 || span.0 < max.0 {
+                    return Err(format!(
+                        "read_random needs count > 0 and 0 < size <= size_max <= span, got count {count}, size {}, size_max {}, span {}",
+                        size.0, max.0, span.0
+                    ));
+                }
             }
             Op::Compute { ms } | Op::Sleep { ms } | Op::BinderCall { ms, .. } | Op::Compose { ms }
                 if !(ms.is_finite() && *ms >= 0.0) =>

@@ -81,6 +81,10 @@ pub struct CpuParams {
     /// VT-CFS's preemption tick λ (ms). Not published in [VT]: an assumption, swept in
     /// `docs/reproductions/vtcfs.md`. Unused by CFS.
     pub tick_ms: f64,
+    /// Spread of `compute` work: each burst is its nominal time times a log-normal factor of
+    /// mean 1 and this coefficient of variation (frequency scaling, cache and memory state);
+    /// 0 = exactly nominal.
+    pub compute_cv: f64,
 }
 
 /// Which CFS-family discipline decides slices, wake-up preemption and interactive placement.
@@ -124,6 +128,7 @@ impl Default for CpuParams {
             context_switch_us: 5.0,
             scheduler: SchedKind::Cfs,
             tick_ms: 4.0,
+            compute_cv: 0.0,
         }
     }
 }

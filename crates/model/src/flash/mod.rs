@@ -91,6 +91,12 @@ pub struct FlashParams {
     /// 0 or 1: only a write continuing the previous one is.
     #[serde(default)]
     pub write_streams: usize,
+    /// Spread of a command's flash time: each read's access time and each write's program time
+    /// is its data-sheet time times a log-normal factor of mean 1 and this coefficient of
+    /// variation (0 = exactly the data-sheet time). Command overhead and bus transfers do not
+    /// vary.
+    #[serde(default)]
+    pub service_cv: f64,
 }
 
 impl FlashParams {
@@ -118,6 +124,9 @@ impl FlashParams {
         }
         if self.nv_buffer_kib > 0 && !(self.nv_buffer_mb_s.is_finite() && self.nv_buffer_mb_s > 0.0) {
             return Err(format!("nv_buffer_mb_s must be a positive number with nv_buffer_kib > 0, got {}", self.nv_buffer_mb_s));
+        }
+        if !(self.service_cv.is_finite() && (0.0..=3.0).contains(&self.service_cv)) {
+            return Err(format!("service_cv must be in 0..=3, got {}", self.service_cv));
         }
         if self.queue_depth == 0 || self.queue_depth > 256 {
             return Err(format!("queue_depth must be 1..=256, got {}", self.queue_depth));
@@ -160,6 +169,9 @@ pub struct Started {
 /// The device: internal queue, channels in service, write-buffer backlog.
 pub struct FlashDevice {
     pub params: FlashParams,
+    /// `service_cv` as a distribution, and the device's own random stream.
+    spread: forefront_engine::Spread,
+    rng: forefront_engine::SimRng,
     queue: VecDeque<Cmd>,
     /// Commands in service (≤ channels).
     busy: usize,
@@ -186,8 +198,12 @@ pub struct FlashDevice {
 }
 
 impl FlashDevice {
+    /// A device with its own random stream seeded 0; [`FlashDevice::seeded`] gives it the
+    /// run's.
     pub fn new(params: FlashParams) -> Self {
         FlashDevice {
+            spread: forefront_engine::Spread::new(params.service_cv),
+            rng: forefront_engine::RngStreams::new(0).stream("flash"),
             params,
             queue: VecDeque::new(),
             busy: 0,
@@ -206,6 +222,12 @@ impl FlashDevice {
             reorders: 0,
             fg_behind_bg: 0,
         }
+    }
+
+    /// The same device drawing its service-time spread from `rng`.
+    pub fn seeded(mut self, rng: forefront_engine::SimRng) -> Self {
+        self.rng = rng;
+        self
     }
 
     /// Commands in the device (queued + in service).
@@ -309,13 +331,14 @@ impl FlashDevice {
                 self.served_bytes_read += req.bytes();
                 let seq = req.sector == self.last_read_end;
                 self.last_read_end = req.end_sector();
-                overhead + access_ns(bytes, seq, p.read_seq_mb_s, p.read_rand_iops)
+                let access = access_ns(bytes, seq, p.read_seq_mb_s, p.read_rand_iops);
+                overhead + access * self.spread.sample(&mut self.rng)
             }
             ReqOp::Write => {
                 self.served_bytes_written += req.bytes();
                 let seq = self.continues_stream(req);
                 let p = &self.params;
-                let program = access_ns(bytes, seq, p.write_seq_mb_s, p.write_rand_iops);
+                let program = access_ns(bytes, seq, p.write_seq_mb_s, p.write_rand_iops) * self.spread.sample(&mut self.rng);
                 let cap = (p.write_buffer_kib * 1024) as f64;
                 let nv_cap = (p.nv_buffer_kib * 1024) as f64;
                 let mut ns = overhead + flush;
@@ -414,7 +437,32 @@ pub(crate) mod tests {
             nv_buffer_kib: 0,
             nv_buffer_mb_s: 0.0,
             write_streams: 0,
+            service_cv: 0.0,
         }
+    }
+
+    #[test]
+    fn service_spread_scatters_flash_time_around_the_data_sheet_value() {
+        let p = FlashParams { service_cv: 0.3, ..params() };
+        let nominal = serve(params(), &[(ReqOp::Read, 0, 8, false)])[0];
+        let mut d = FlashDevice::new(p).seeded(forefront_engine::RngStreams::new(3).stream("flash.service.0"));
+        let mut reqs = ReqSlab::default();
+        let mut out = vec![];
+        let mut t = SimTime::ZERO;
+        let mut costs = vec![];
+        for k in 0..2000u64 {
+            let id = reqs.insert(req(ReqOp::Read, k * 64 + 1000, 8));
+            d.submit(id, 0, false, t);
+            out.clear();
+            d.start(t, &mut reqs, &mut out);
+            costs.push(out[0].done_at.since(t) as f64 / 1e6);
+            t = out[0].done_at;
+            d.finish(t);
+        }
+        let mean = costs.iter().sum::<f64>() / costs.len() as f64;
+        let (lo, hi) = costs.iter().fold((f64::MAX, 0f64), |(a, b), &c| (a.min(c), b.max(c)));
+        assert!((mean / nominal - 1.0).abs() < 0.03, "mean {mean} ms vs nominal {nominal} ms");
+        assert!(lo < 0.8 * nominal && hi > 1.5 * nominal, "{lo}..{hi} around {nominal}");
     }
 
     fn req(op: ReqOp, sector: u64, sectors: u32) -> Request {

@@ -6,8 +6,15 @@
 //! wait and returns `After::Block`; the task runs the next step when woken.
 //!
 //! - **read** (`generic_file_read`): copy cached, uptodate pages; a missing page starts a
-//!   readahead of up to `read_ahead_kib` (contiguous runs become one request each); a locked page
-//!   is waited for. One `read()` call per `chunk`.
+//!   readahead of up to `read_ahead_kib` (contiguous runs become one request each) when the read
+//!   looks sequential — it starts the file, or more pages than it asks for are cached just before
+//!   it (`page_cache_sync_ra`'s history test) — and otherwise reads only the pages asked for (a
+//!   random read). A locked page is waited for. One `read()` call per `chunk`.
+//!   Simplification: the kernel also calls a read sequential when it continues the previous
+//!   read on the same open file (`ra->prev_pos`); here a read that continues its own op is
+//!   recognised by the pages it just cached, so only a continuation whose pages were evicted
+//!   in between reads without readahead. The initial window is always the whole
+//!   `read_ahead_kib` (the kernel starts smaller and ramps up).
 //! - **write** (`generic_perform_write` + `ext4_da_write_end`): pages are dirtied in the page
 //!   cache (delayed allocation: no block yet); a page under write-back is waited for when stable
 //!   pages are on (QASIO's D_data); a partial page that exists on flash is read first. Each call
@@ -176,8 +183,12 @@ pub fn read<K: Ext4 + ?Sized>(
             }
             None => {
                 let last_page = ((end - 1) / PAGE_SIZE) as u32;
-                let ra = (k.read_ahead_kib / 4).max(1) as u32;
-                let want_end = last_page.min(idx + ra.max((call_end - pos).div_ceil(PAGE_SIZE) as u32) - 1);
+                let asked = (call_end - pos).div_ceil(PAGE_SIZE) as u32;
+                // Sequential: the file's start, or more cached pages right before than asked for.
+                let sequential =
+                    idx == 0 || (idx > asked && (1..=asked + 1).all(|d| cx.page_cache().lookup(file, idx - d).is_some()));
+                let ra = if sequential { (k.read_ahead_kib / 4).max(1) as u32 } else { 1 };
+                let want_end = last_page.min(idx + ra.max(asked) - 1);
                 let mut n = 0;
                 while idx + n <= want_end && cx.page_cache().lookup(file, idx + n).is_none() && n < 256 {
                     n += 1;
