@@ -166,19 +166,7 @@ mod tests {
         for f in ["cpu.idle", "io.bfq.weight"] {
             std::fs::write(cg.join("system.slice").join(f), "0").unwrap();
         }
-        let vm = t.path().join("proc/sys/vm");
-        std::fs::create_dir_all(&vm).unwrap();
-        for (f, v) in [
-            ("dirty_background_bytes", "0"),
-            ("dirty_background_ratio", "10"),
-            ("dirty_bytes", "0"),
-            ("dirty_ratio", "20"),
-            ("dirty_writeback_centisecs", "500"),
-            ("dirty_expire_centisecs", "3000"),
-        ] {
-            std::fs::write(vm.join(f), v).unwrap();
-        }
-        std::fs::write(t.path().join("proc/meminfo"), "MemFree: 1000 kB\nActive(file): 0 kB\nInactive(file): 0 kB\n").unwrap();
+        crate::writeback::fake_vm(t.path(), 1000);
         std::fs::create_dir_all(t.path().join("sys/block/sda/queue")).unwrap();
         std::fs::write(t.path().join("sys/block/sda/queue/scheduler"), "none [bfq]").unwrap();
         std::fs::create_dir_all(t.path().join("proc/self")).unwrap();

@@ -1026,23 +1026,7 @@ mod tests {
                 std::fs::write(d.join(f), v).unwrap();
             }
         }
-        let vm = r.join("proc/sys/vm");
-        std::fs::create_dir_all(&vm).unwrap();
-        for (f, v) in [
-            ("dirty_background_bytes", "0"),
-            ("dirty_background_ratio", "10"),
-            ("dirty_bytes", "0"),
-            ("dirty_ratio", "20"),
-            ("dirty_writeback_centisecs", "500"),
-            ("dirty_expire_centisecs", "3000"),
-        ] {
-            std::fs::write(vm.join(f), v).unwrap();
-        }
-        std::fs::write(
-            r.join("proc/meminfo"),
-            "MemTotal: 2000000 kB\nMemFree: 900000 kB\nActive(file): 60000 kB\nInactive(file): 40000 kB\n",
-        )
-        .unwrap();
+        crate::writeback::fake_vm(r, 1_000_000);
         std::fs::create_dir_all(r.join("proc/self")).unwrap();
         std::fs::write(r.join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
         for (pid, ppid, uid, comm, cgroup) in [

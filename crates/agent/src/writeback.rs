@@ -106,6 +106,26 @@ pub fn release(held: &[Held]) -> Vec<forefront_sysfs::Error> {
     held.iter().rev().filter_map(|h| forefront_sysfs::write_value(&h.path, &h.original).err()).collect()
 }
 
+/// A fake `/proc/sys/vm` with the kernel's default write-back settings and a `/proc/meminfo`
+/// with `dirtyable_kib` of dirtyable memory, under `root` (for tests of the agent).
+#[cfg(test)]
+pub(crate) fn fake_vm(root: &Path, dirtyable_kib: u64) {
+    let vm = root.join("proc/sys/vm");
+    std::fs::create_dir_all(&vm).unwrap();
+    for (f, v) in [
+        ("dirty_background_bytes", 0),
+        ("dirty_background_ratio", 10),
+        ("dirty_bytes", 0),
+        ("dirty_ratio", 20),
+        ("dirty_writeback_centisecs", 500),
+        ("dirty_expire_centisecs", 3000),
+    ] {
+        std::fs::write(vm.join(f), v.to_string()).unwrap();
+    }
+    std::fs::write(root.join("proc/meminfo"), format!("MemFree: {dirtyable_kib} kB\nActive(file): 0 kB\nInactive(file): 0 kB\n"))
+        .unwrap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,21 +188,8 @@ mod tests {
     #[test]
     fn apply_then_release_on_a_fake_tree() {
         let t = tempfile::tempdir().unwrap();
+        fake_vm(t.path(), 1_024_000);
         let vm = t.path().join("proc/sys/vm");
-        std::fs::create_dir_all(&vm).unwrap();
-        let w = stock();
-        for (f, v) in [
-            ("dirty_background_bytes", 0),
-            ("dirty_background_ratio", w.background_ratio),
-            ("dirty_bytes", 0),
-            ("dirty_ratio", w.dirty_ratio),
-            ("dirty_writeback_centisecs", w.writeback_centisecs),
-            ("dirty_expire_centisecs", w.expire_centisecs),
-        ] {
-            std::fs::write(vm.join(f), v.to_string()).unwrap();
-        }
-        std::fs::write(t.path().join("proc/meminfo"), "MemFree: 1000000 kB\nActive(file): 0 kB\nInactive(file): 24000 kB\n")
-            .unwrap();
         let p = plan_now(t.path(), 3000).unwrap();
         assert!(apply(&p).is_empty());
         let read = |f: &str| std::fs::read_to_string(vm.join(f)).unwrap();
