@@ -166,7 +166,9 @@ fn ends_the_whole_workload(signal: Option<&str>) {
     let output = dir.path().join("cap.txt");
     let mut args = vec!["trace", "capture", "--dev", &name, "-o", output.to_str().unwrap(), "--settle-ms", "0"];
     if signal.is_none() {
-        args.extend(["--duration", "1"]);
+        // Counted from the workload's spawn: long enough that a loaded machine starts all three
+        // processes before it is over (1 s was not, once, in CI), short enough for a test.
+        args.extend(["--duration", "4"]);
     }
     args.extend(["--", "sh", "-c", &script]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_forefront"))
