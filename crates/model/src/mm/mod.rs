@@ -28,9 +28,34 @@
 //!   locks, fills, accesses and later evicts 128 pages one by one. That is what bounds the
 //!   simulator's speed on streaming scenarios (`cargo bench -p forefront-sim --bench speed`);
 //!   runs of pages (folio- or extent-like, split where their pages' states or LRU places
-//!   diverge) are the way past it, not done yet.
+//!   diverge) are the way past it, not done yet. See "Speed" below.
+//! - The LRU is a two-list second-chance scheme, not the kernel's exactly. Every access moves
+//!   a page to its list's head (`folio_mark_accessed` only sets `PG_referenced` on a first
+//!   access and moves nothing), and a referenced page at the inactive tail is activated (the
+//!   kernel's `page_check_references`, now `folio_check_references`, reclaims a clean,
+//!   unmapped file page whose only reference is `PG_referenced`: `FOLIOREF_RECLAIM_CLEAN`).
+//!   So a page read once by a streaming reader is activated, aged and only then evicted, where
+//!   the kernel would evict it from the inactive list; the foreground's twice-touched pages
+//!   compete with it longer.
 //! - A file's `dirtied_at` is that of its first dirty page, kept until the file has no dirty
 //!   page left (the kernel's inode `dirtied_when` behaves the same way).
+//!
+//! # Speed (measured 2026-11-24; read before optimising)
+//! - Cost is linear in the work: `switch-upload --bg-apps 6` runs at 131–136 ns per inserted
+//!   page whether it simulates 15, 30, 45, 60 or 90 s (about 80,000 pages per simulated
+//!   second: 60–100× real time on this 2-core VM, against a target of 1,000×, which needs about
+//!   12 ns per page).
+//! - `perf`: three quarters of the time is here, and most of it is cache misses on cold pages
+//!   when reclaim reaches them (`unlink` 19 %, `link` 15 %, `reclaim` and `reclaim_pass` 15 %,
+//!   `insert` 7 %). A streamed page is linked once, moved three times (the access, the second
+//!   chance, the aging) and unlinked once; with the kernel's rules above it would be linked and
+//!   unlinked only. Following them is a fidelity change first (it moves every reproduction's
+//!   figures, so it needs its docs regenerated) and a speed change second.
+//! - Tried and dropped: LRU lists as queues with holes (`VecDeque` of page ids, each page
+//!   holding its entry's position, the stamp in the entry), so that a move writes one queue
+//!   entry instead of two neighbour pages. Outputs stayed byte-identical, but it ran 16 %
+//!   slower (`farm-bench -n 8`, paired) and with 28 MiB instead of 17 MiB peak RSS: the holes
+//!   double the queues, and the page itself is still missed on every move.
 
 pub mod pageset;
 pub mod reclaim;
