@@ -49,8 +49,15 @@
 //!   when reclaim reaches them (`unlink` 19 %, `link` 15 %, `reclaim` and `reclaim_pass` 15 %,
 //!   `insert` 7 %). A streamed page is linked once, moved three times (the access, the second
 //!   chance, the aging) and unlinked once; with the kernel's rules above it would be linked and
-//!   unlinked only. Following them is a fidelity change first (it moves every reproduction's
-//!   figures, so it needs its docs regenerated) and a speed change second.
+//!   unlinked only. Following them is a fidelity change first and a speed change second.
+//!   Measured as an experiment, not landed (a first access only sets `referenced`; a
+//!   referenced, clean inactive tail is evicted): `switch-upload --bg-apps 6` ran 1.55× faster
+//!   (`farm-bench -n 5`, paired, wall 0.64×), and of the 48 runs of `scripts/sim-golden` the 11
+//!   under memory pressure changed (switch-upload at 6 BG apps, camera-switch `forefront` at 6,
+//!   qasio-contacts, -install, -camera-burst); launch-update and camera-switch under
+//!   `android`/`fasttrack` did not. Stock switch under 6 uploaders: 2,496 → 2,218 ms, FG pages
+//!   evicted 14,629 → 6,943; FastTrack's: 120 → 105 ms. Landing it means regenerating those
+//!   reproductions, their prose and the CLI goldens.
 //! - Tried and dropped: LRU lists as queues with holes (`VecDeque` of page ids, each page
 //!   holding its entry's position, the stamp in the entry), so that a move writes one queue
 //!   entry instead of two neighbour pages. Outputs stayed byte-identical, but it ran 16 %
