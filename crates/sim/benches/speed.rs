@@ -46,29 +46,21 @@ fn main() {
     // steady state, so a short run's wall time understates the rate. Cost per page-cache page
     // is the figure that shows whether the cost per unit of work grows with the run's length.
     println!("growth with simulated time (switch-upload, 6 BG apps):");
-    let mut base: Option<(f64, f64)> = None;
-    for secs in [15.0, 30.0, 60.0] {
-        let (w, s, _, pages, _) = measure("switch-upload", 6, secs);
-        let per_page = w / pages.max(1) as f64;
-        let (w1, p1) = *base.get_or_insert((w, per_page));
-        println!(
-            "  {s:>3.0} s: {:>6.0} ms wall ({:.2}x of 15 s) · {:>9} pages · {:.1} ns/page ({:.2}x of 15 s)",
-            w * 1e3,
-            w / w1,
-            pages,
-            per_page * 1e9,
-            per_page / p1
-        );
-    }
-
+    growth("15 s", [15, 30, 60].map(|secs| (format!("{secs:>3} s"), 6, f64::from(secs))));
     println!("growth with BG apps (switch-upload, 20 s):");
+    growth("1 app", [1, 2, 4, 8].map(|bg| (format!("{bg} BG apps"), bg, 20.0)));
+}
+
+/// Prints wall time and wall time per page-cache page of each `(label, bg apps, seconds)`
+/// run of `switch-upload`, as ratios to the first (`first` names it).
+fn growth<const N: usize>(first: &str, points: [(String, u32, f64); N]) {
     let mut base: Option<(f64, f64)> = None;
-    for bg in [1, 2, 4, 8] {
-        let (w, _, _, pages, _) = measure("switch-upload", bg, 20.0);
+    for (label, bg, secs) in points {
+        let (w, _, _, pages, _) = measure("switch-upload", bg, secs);
         let per_page = w / pages.max(1) as f64;
         let (w1, p1) = *base.get_or_insert((w, per_page));
         println!(
-            "  {bg} BG apps: {:>6.0} ms wall ({:.2}x of 1 app) · {:>9} pages · {:.1} ns/page ({:.2}x of 1 app)",
+            "  {label}: {:>6.0} ms wall ({:.2}x of {first}) · {:>9} pages · {:.1} ns/page ({:.2}x of {first})",
             w * 1e3,
             w / w1,
             pages,

@@ -41,10 +41,11 @@
 //!   page left (the kernel's inode `dirtied_when` behaves the same way).
 //!
 //! # Speed (measured 2026-11-24; read before optimising)
-//! - Cost is linear in the work: `switch-upload --bg-apps 6` runs at 131–136 ns per inserted
-//!   page whether it simulates 15, 30, 45, 60 or 90 s (about 80,000 pages per simulated
-//!   second: 60–100× real time on this 2-core VM, against a target of 1,000×, which needs about
-//!   12 ns per page).
+//! - Cost follows the work: `switch-upload --bg-apps 6` ran at 131–136 ns per inserted page in
+//!   single runs of 15, 30, 45, 60 and 90 s (about 80,000 pages per simulated second: 60–100×
+//!   real time on this 2-core VM, against a target of 1,000×, which needs about 12 ns per
+//!   page). The speed bench's in-process medians put 60 s at 1.2–1.3× the cost per page of
+//!   15 s; a longer run's dense slot arrays are larger, but the VM's noise is of that order.
 //! - `perf`: three quarters of the time is here, and most of it is cache misses on cold pages
 //!   when reclaim reaches them (`unlink` 19 %, `link` 15 %, `reclaim` and `reclaim_pass` 15 %,
 //!   `insert` 7 %). A streamed page is linked once, moved three times (the access, the second
