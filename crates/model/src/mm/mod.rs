@@ -8,9 +8,11 @@
 //! LRU: each app (uid) has its own active and inactive list, stamped with a global access
 //! counter, so the stock global order (oldest inactive page first, whatever its app) and
 //! FastTrack's order (background apps' pages first) are both cheap: a victim search looks only at
-//! the tails of a few lists. A page accessed twice while inactive moves to the active list; the
-//! active list is aged into the inactive one when it outgrows it (`inactive_is_low`).
-//! Only clean, unlocked pages not under writeback are evicted; dirty pages wait for write-back.
+//! the tails of a few lists. A page's first access marks it referenced; an access to a
+//! referenced inactive page moves it to the active list; no other access moves a page. The
+//! active list is aged into the inactive one when it outgrows it (`inactive_is_low`). Reclaim
+//! takes inactive tails: a clean one is evicted, referenced or not; a dirty, locked or
+//! under-writeback one rotates to the head and waits for write-back.
 //!
 //! # Costs (what the bookkeeping does per page)
 //! - Lookup: a dense slot array per file (index → page). Insert, access, state changes and
@@ -29,14 +31,14 @@
 //!   simulator's speed on streaming scenarios (`cargo bench -p forefront-sim --bench speed`);
 //!   runs of pages (folio- or extent-like, split where their pages' states or LRU places
 //!   diverge) are the way past it, not done yet. See "Speed" below.
-//! - The LRU is a two-list second-chance scheme, not the kernel's exactly. Every access moves
-//!   a page to its list's head (`folio_mark_accessed` only sets `PG_referenced` on a first
-//!   access and moves nothing), and a referenced page at the inactive tail is activated (the
-//!   kernel's `page_check_references`, now `folio_check_references`, reclaims a clean,
-//!   unmapped file page whose only reference is `PG_referenced`: `FOLIOREF_RECLAIM_CLEAN`).
-//!   So a page read once by a streaming reader is activated, aged and only then evicted, where
-//!   the kernel would evict it from the inactive list; the foreground's twice-touched pages
-//!   compete with it longer.
+//! - The LRU follows the kernel's two-list rules for unmapped file pages:
+//!   `folio_mark_accessed` (`mark_page_accessed` on the phones' kernels) for accesses,
+//!   `folio_check_references` (`page_check_references`) at the inactive tail, where a clean
+//!   page whose only reference is `PG_referenced` is reclaimed (`FOLIOREF_RECLAIM_CLEAN`), and
+//!   `shrink_active_list` for aging, which leaves `PG_referenced` alone. Not modelled: mapped
+//!   pages and their PTE young bits (the kernel keeps a referenced executable mapping active,
+//!   `VM_EXEC`), refault detection (workingset shadow entries), the multi-generational LRU, and
+//!   the per-CPU batches that delay LRU moves: a move here takes effect at once.
 //! - A file's `dirtied_at` is that of its first dirty page, kept until the file has no dirty
 //!   page left (the kernel's inode `dirtied_when` behaves the same way).
 //!
@@ -48,17 +50,16 @@
 //!   15 s; a longer run's dense slot arrays are larger, but the VM's noise is of that order.
 //! - `perf`: three quarters of the time is here, and most of it is cache misses on cold pages
 //!   when reclaim reaches them (`unlink` 19 %, `link` 15 %, `reclaim` and `reclaim_pass` 15 %,
-//!   `insert` 7 %). A streamed page is linked once, moved three times (the access, the second
-//!   chance, the aging) and unlinked once; with the kernel's rules above it would be linked and
-//!   unlinked only. Following them is a fidelity change first and a speed change second.
-//!   Measured as an experiment, not landed (a first access only sets `referenced`; a
-//!   referenced, clean inactive tail is evicted): `switch-upload --bg-apps 6` ran 1.55× faster
-//!   (`farm-bench -n 5`, paired, wall 0.64×), and of the 48 runs of `scripts/sim-golden` the 11
-//!   under memory pressure changed (switch-upload at 6 BG apps, camera-switch `forefront` at 6,
-//!   qasio-contacts, -install, -camera-burst); launch-update and camera-switch under
-//!   `android`/`fasttrack` did not. Stock switch under 6 uploaders: 2,496 → 2,218 ms, FG pages
-//!   evicted 14,629 → 6,943; FastTrack's: 120 → 105 ms. Landing it means regenerating those
-//!   reproductions, their prose and the CLI goldens.
+//!   `insert` 7 %), before the kernel's LRU rules came in.
+//! - The kernel's rules (2026-11-24). Before, every access moved a page to its list's head and
+//!   a referenced inactive tail got a second chance on the active list, so a streamed page was
+//!   linked once, moved three times (the access, the second chance, the aging) and unlinked
+//!   once; now it is linked and unlinked only. `switch-upload --bg-apps 6` runs 1.6× faster
+//!   (`farm-bench -n 6`, paired, wall 0.62×). Of the 48 runs of `scripts/sim-golden`, the 11
+//!   under memory pressure changed (switch-upload at 6 BG apps, camera-switch `forefront` at
+//!   6, qasio-contacts, -install, -camera-burst); launch-update and camera-switch under
+//!   `android`/`fasttrack` did not. Stock switch under 6 uploaders: 2,496 → 2,488 ms (seed 1),
+//!   FG pages evicted 14,629 → 8,135; FastTrack's: 120 → 105 ms.
 //! - Tried and dropped: LRU lists as queues with holes (`VecDeque` of page ids, each page
 //!   holding its entry's position, the stamp in the entry), so that a move writes one queue
 //!   entry instead of two neighbour pages. Outputs stayed byte-identical, but it ran 16 %
@@ -361,30 +362,19 @@ impl PageCache {
         id
     }
 
-    /// A read or write touched the page (mark_page_accessed).
+    /// A read or write touched the page (`folio_mark_accessed`): a first touch only marks it
+    /// referenced; a touch of a referenced inactive page activates it (to the active list's
+    /// head). Nothing else moves: a page's place in its list is where it was last put.
     pub fn mark_accessed(&mut self, id: PageId) {
-        self.clock += 1;
-        self.stamps[id as usize] = self.clock;
         let p = &mut self.pages[id as usize];
         if p.list == List::Inactive && p.referenced {
             p.referenced = false;
+            self.clock += 1;
+            self.stamps[id as usize] = self.clock;
             self.unlink(id);
             self.link(id, List::Active);
         } else {
             p.referenced = true;
-            let (list, app) = (p.list, p.app);
-            if list != List::None && self.lru_mut(app, list).head == id {
-                // Already the most recent: moving it to the head changes nothing but the tail
-                // stamp of a one-page list.
-                let stamp = self.clock;
-                let lru = self.lru_mut(app, list);
-                if lru.tail == id {
-                    lru.tail_stamp = stamp;
-                }
-                return;
-            }
-            self.unlink(id);
-            self.link(id, list);
         }
     }
 
@@ -510,7 +500,8 @@ impl PageCache {
     pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
         let mut out = Reclaimed::default();
         // Age the active lists a little on every call (shrink_active_list): apps whose active
-        // list outgrew the inactive one move up to 32 pages down.
+        // list outgrew the inactive one move up to 32 pages down, keeping their `referenced`
+        // mark (the kernel leaves PG_referenced alone there: one more touch re-activates).
         for app in 0..self.lrus.len() {
             for _ in 0..32 {
                 let l = self.lrus[app];
@@ -519,7 +510,6 @@ impl PageCache {
                 }
                 let id = l.active.tail;
                 self.unlink(id);
-                self.pages[id as usize].referenced = false;
                 self.link(id, List::Inactive);
             }
         }
@@ -544,8 +534,8 @@ impl PageCache {
                 bg_clean += u64::from(l.clean());
             }
         }
-        // Each pass evicts, rotates, re-activates or deactivates one page; a page is touched a
-        // bounded number of times, so this terminates having freed what could be freed.
+        // Each pass evicts, rotates or deactivates one page; a page is touched a bounded number
+        // of times, so this terminates having freed what could be freed.
         let mut budget = self.nr_pages * 3 + 256;
         let mut bg_idle = false;
         while out.freed < want && budget > 0 {
@@ -592,12 +582,13 @@ impl PageCache {
         if lru.inactive.len == 0 {
             let id = lru.active.tail;
             self.unlink(id);
-            self.pages[id as usize].referenced = false;
             self.link(id, List::Inactive);
             return;
         }
         let id = lru.inactive.tail;
-        let p = &self.pages[id as usize];
+        // `folio_check_references` tests and clears the referenced mark whatever it decides.
+        let p = &mut self.pages[id as usize];
+        p.referenced = false;
         if Self::is_busy(p) {
             // Not reclaimable now: rotate to the head (write-back will clean it).
             self.clock += 1;
@@ -606,15 +597,9 @@ impl PageCache {
             self.link(id, List::Inactive);
             return;
         }
-        if p.referenced {
-            // Second chance.
-            self.clock += 1;
-            self.pages[id as usize].referenced = false;
-            self.stamps[id as usize] = self.clock;
-            self.unlink(id);
-            self.link(id, List::Active);
-            return;
-        }
+        // Clean: evicted even if referenced. No page is mapped here, and an unmapped file page
+        // whose only reference is its referenced mark is reclaimed (`FOLIOREF_RECLAIM_CLEAN`):
+        // a page read once by a streaming reader leaves from the inactive list.
         if app_fg {
             self.evicted_fg += 1;
             if bg_clean > 0 {
@@ -713,7 +698,6 @@ mod tests {
                 }
                 let id = l.active.tail;
                 pc.unlink(id);
-                pc.pages[id as usize].referenced = false;
                 pc.link(id, List::Inactive);
             }
         }
@@ -930,6 +914,40 @@ mod tests {
         }
         pc.reclaim(3, ReclaimOrder::Global, |_| false);
         assert!(pc.lookup(f, 0).is_some(), "the active page survives");
+    }
+
+    #[test]
+    fn a_page_read_once_leaves_from_the_inactive_list() {
+        // folio_check_references: a clean, unmapped page whose only reference is its
+        // referenced mark is reclaimed, not given a second chance.
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        let once = pc.insert(f, 0, 1);
+        pc.mark_accessed(once);
+        let twice = pc.insert(f, 1, 1);
+        pc.mark_accessed(twice);
+        pc.mark_accessed(twice);
+        for i in 2..4 {
+            pc.insert(f, i, 1);
+        }
+        assert_eq!(pc.reclaim(1, ReclaimOrder::Global, |_| false).freed, 1);
+        assert!(pc.lookup(f, 0).is_none(), "the once-read page, the oldest, goes first though referenced");
+        assert!(pc.lookup(f, 1).is_some() && pc.lookup(f, 2).is_some() && pc.lookup(f, 3).is_some());
+    }
+
+    #[test]
+    fn aging_keeps_the_referenced_mark() {
+        let mut pc = PageCache::new(100);
+        let f = pc.add_file();
+        let hot = pc.insert(f, 0, 1);
+        pc.mark_accessed(hot);
+        pc.mark_accessed(hot);
+        assert_eq!(pc.page(hot).list, List::Active);
+        pc.mark_accessed(hot); // referenced on the active list
+        pc.reclaim(0, ReclaimOrder::Global, |_| false); // ages the outgrown active list
+        assert_eq!(pc.page(hot).list, List::Inactive);
+        pc.mark_accessed(hot);
+        assert_eq!(pc.page(hot).list, List::Active, "one touch re-activates a page deactivated while referenced");
     }
 
     #[test]
