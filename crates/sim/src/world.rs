@@ -12,7 +12,7 @@ use forefront_model::fs::{Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::kernel::{After, Kernel};
 use forefront_model::mm::reclaim::{self, Reclaim as ReclaimCtx, ReclaimCosts};
 use forefront_model::mm::writeback::{self, Writeback, WritebackParams};
-use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
+use forefront_model::mm::{FileId, PageCache, PageRef, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::storage::{Member, Storage};
 use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
@@ -534,9 +534,10 @@ impl World {
                 }
                 w.fs.inodes[id as usize].size = f.size.0;
                 if f.cached {
-                    for idx in 0..blocks.min(w.pc.free_pages()) as u32 {
-                        let p = w.pc.insert(id, idx, uid);
-                        w.pc.page_mut(p).uptodate = true;
+                    let n = blocks.min(w.pc.free_pages()) as u32;
+                    w.pc.insert_run(id, 0, n, uid);
+                    for index in 0..n {
+                        w.pc.set_uptodate(PageRef { file: id, index });
                     }
                 }
             }
@@ -1433,13 +1434,13 @@ impl World {
                     let files: Vec<FileId> =
                         (0..self.fs.inodes.len() as FileId).filter(|&f| self.fs.inodes[f as usize].owner == uid).collect();
                     for f in files {
-                        let pages: Vec<_> = self.pc.file_pages_from(f, 0).collect();
-                        for p in pages {
-                            let pg = self.pc.page(p);
-                            if !pg.dirty && !pg.writeback && !pg.locked {
-                                self.pc.remove(p);
-                            }
+                        // Every clean page goes: the stretches between dirty or in-flight ones.
+                        let mut lo = 0;
+                        while let Some(busy) = self.pc.first_busy_from(f, lo) {
+                            self.pc.remove_range(f, lo, busy.index);
+                            lo = busy.index + 1;
                         }
+                        self.pc.remove_range(f, lo, u32::MAX);
                     }
                 }
                 (sys, After::Step)
@@ -1571,13 +1572,10 @@ impl World {
         if write && !sync && self.policy.fg_inherit && self.wb_queue.back() != Some(&(id, serial)) {
             self.wb_queue.push_back((id, serial));
         }
-        for k in 0..n {
-            let p = self.pc.lookup(file, first + k).expect("page inserted");
-            if write {
-                self.pc.start_writeback(p, id);
-            } else {
-                self.pc.lock_for_read(p, id);
-            }
+        if write {
+            self.pc.start_writeback_range(file, first, n, id);
+        } else {
+            self.pc.lock_range(file, first, n, id);
         }
         self.us(self.costs.submit_request_us)
     }
@@ -1861,18 +1859,10 @@ impl World {
         for seg in &segs {
             match *seg {
                 Seg::Pages { file, first, n, write } => {
-                    for k in 0..n {
-                        if let Some(p) = self.pc.lookup(file, first + k) {
-                            let pg = self.pc.page_mut(p);
-                            if pg.io != Some(id) {
-                                continue;
-                            }
-                            if write {
-                                self.pc.end_writeback(p);
-                            } else {
-                                self.pc.fill_done(p);
-                            }
-                        }
+                    if write {
+                        self.pc.end_writeback_range(file, first, n, id);
+                    } else {
+                        self.pc.fill_range(file, first, n, id);
                     }
                 }
                 Seg::Meta { block } => {

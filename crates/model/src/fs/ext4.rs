@@ -56,7 +56,7 @@ use crate::fs::{CommitPhase, Fs, MapCursor, BLOCK};
 use crate::kernel::{After, Cat};
 use crate::mm::reclaim::{self, ReclaimCosts};
 use crate::mm::writeback::Writeback;
-use crate::mm::{FileId, PAGE_SIZE};
+use crate::mm::{FileId, PageRef, PAGE_SIZE};
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, WaitGraph, Why};
 
@@ -167,14 +167,18 @@ pub fn read<K: Ext4 + ?Sized>(
     let copy = k.copy_page;
     while pos < call_end {
         let idx = (pos / PAGE_SIZE) as u32;
+        // Every page from here to the call's end that is cached and ready is copied at once.
+        let last = ((call_end - 1) / PAGE_SIZE) as u32;
+        let ready = cx.page_cache().ready_pages(file, idx, last - idx + 1);
+        if ready > 0 {
+            cx.page_cache().mark_accessed_range(file, idx, ready);
+            cost += copy * u64::from(ready);
+            let next = ((u64::from(idx) + u64::from(ready)) * PAGE_SIZE).min(call_end);
+            cx.count_bytes(tid, next - pos, false);
+            pos = next;
+            continue;
+        }
         match cx.page_cache().lookup(file, idx) {
-            Some(p) if cx.page_cache().page(p).uptodate && !cx.page_cache().page(p).locked => {
-                cx.page_cache().mark_accessed(p);
-                cost += copy;
-                let next = ((idx as u64 + 1) * PAGE_SIZE).min(call_end);
-                cx.count_bytes(tid, next - pos, false);
-                pos = next;
-            }
             Some(p) => {
                 let id = cx.page_cache().page(p).io.expect("a locked page has its request");
                 cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
@@ -230,18 +234,19 @@ pub fn read_pages<K: Ext4 + ?Sized>(
     let mut cost = 0;
     let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
     let mut cursor = MapCursor::default();
+    cx.page_cache().insert_run(file, first, n, owner);
     for j in 0..n {
         let idx = first + j;
-        let p = cx.page_cache().insert(file, idx, owner);
+        let p = PageRef { file, index: idx };
         match cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)) {
             None => {
-                cx.page_cache().page_mut(p).uptodate = true;
+                cx.page_cache().set_uptodate(p);
                 if let Some(r) = run.take() {
                     cost += cx.submit_pages(tid, file, r, false, origin);
                 }
             }
             Some(lba) => {
-                cx.page_cache().lock_for_read(p, ReqId::MAX);
+                // Locked by the request that `submit_pages` makes for its run.
                 run = match run {
                     Some((f, l, c)) if l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
                     Some(r) => {
@@ -297,7 +302,7 @@ pub fn write<K: Ext4 + ?Sized>(
                     set(cx, pos, meta_done);
                     return (cost, After::Block);
                 }
-                cx.page_cache().page_mut(p).uptodate = true;
+                cx.page_cache().set_uptodate(p);
                 cx.page_cache().set_dirty(p, now);
                 cx.page_cache().mark_accessed(p);
             }
@@ -316,7 +321,7 @@ pub fn write<K: Ext4 + ?Sized>(
                 }
                 let owner = cx.fs_mut().inodes[file as usize].owner;
                 let p = cx.page_cache().insert(file, idx, owner);
-                cx.page_cache().page_mut(p).uptodate = true;
+                cx.page_cache().set_uptodate(p);
                 cx.page_cache().set_dirty(p, now);
             }
         }
@@ -716,17 +721,13 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
         }
         // Drop cached pages past the new size; pages under I/O must finish first (D_data).
         let first = new_size.div_ceil(PAGE_SIZE) as u32;
-        let pages: Vec<_> = cx.page_cache().file_pages_from(file, first).collect();
-        let mut cost = 0;
-        for p in pages {
-            let pg = cx.page_cache().page(p);
-            if pg.locked || pg.writeback {
-                let id = pg.io.expect("under I/O");
-                cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
-                return (cost, After::Block);
-            }
-            cx.page_cache().remove(p);
-            cost += 200;
+        let busy = cx.page_cache().first_in_io_from(file, first);
+        let removed = cx.page_cache().remove_range(file, first, busy.map_or(u32::MAX, |p| p.index));
+        let cost = 200 * u64::from(removed);
+        if let Some(p) = busy {
+            let id = cx.page_cache().page(p).io.expect("under I/O");
+            cx.wait_request(tid, id, Why::SyncWriteback, Cat::PageWait);
+            return (cost, After::Block);
         }
         // The pages are gone: release the inode lock and let its waiters go.
         cx.fs_mut().inodes[file as usize].truncating = None;

@@ -1,9 +1,9 @@
-//! The page cache: pages per file with their states, per-app active/inactive LRU lists, dirty
-//! bookkeeping for write-back, and the reclaim victim choice.
+//! The page cache: pages per file with their states, per-app active/inactive LRU lists of page
+//! runs, dirty bookkeeping for write-back, and the reclaim victim choice.
 //!
-//! Pages are 4 KiB and live in a slab ([`PageId`]). A page is *uptodate* once read (or fully
-//! written), *dirty* after a buffered write, under *writeback* while a write request holds it, and
-//! *locked* while a read request fills it; `io` names that request so waiters can find it.
+//! A page is named by its file and index ([`PageRef`]). It is *uptodate* once read (or fully
+//! written), *dirty* after a buffered write, under *writeback* while a write request holds it,
+//! and *locked* while a read request fills it; `io` names that request so waiters can find it.
 //!
 //! LRU: each app (uid) has its own active and inactive list, stamped with a global access
 //! counter, so the stock global order (oldest inactive page first, whatever its app) and
@@ -14,23 +14,32 @@
 //! takes inactive tails: a clean one is evicted, referenced or not; a dirty, locked or
 //! under-writeback one rotates to the head and waits for write-back.
 //!
-//! # Costs (what the bookkeeping does per page)
-//! - Lookup: a dense slot array per file (index → page). Insert, access, state changes and
-//!   removal are O(1): list surgery on the page and its two neighbours.
-//! - Victim choice: each list caches its tail's stamp (stamps live in a compact array of their
-//!   own), and [`PageCache::reclaim`] keeps a min-heap of `(tail stamp, app)` per class for the
-//!   call, so each page it looks at costs O(log apps), not a visit to every app's tail page.
-//! - Per file, cached, dirty and under-write-back pages are also [`PageSet`] bitmaps: write-back
-//!   walks dirty pages in file order, fsync finds a page under write-back, and truncate and
-//!   drop_caches find cached pages at one word per 64 indices of the span they occupy, not one
-//!   slot per page of the file.
+//! # Runs (how the bookkeeping is kept)
+//! The lists hold *runs*, not pages: consecutive pages of one file that lie next to each other
+//! in one list with consecutive stamps (page `first + k` has stamp `stamp + k`, `k` places
+//! nearer the head), as a read's pages are after it inserts them in index order. A run is split
+//! only where the per-page order says its pages part: a page activated, rotated or removed from
+//! its middle. Pages put at a list's head that continue its head run (the next index, the next
+//! stamp) join it, so a streamed file stays one run however many reads fill it. The pages'
+//! states are bitmaps per file ([`PageSet`]: cached, uptodate, locked, dirty, under write-back,
+//! referenced), and a dense array per file maps an index to its run and its request.
+//!
+//! This is the old per-page model's behaviour exactly, not an approximation of it: every run
+//! operation does what the per-page operations in index order did, and reclaim evicts in one go
+//! the clean pages at an inactive tail that the following passes would have taken one by one
+//! (those older than every other app's candidate). The per-page cache is kept as a test-only
+//! reference (`reference.rs`), and a proptest runs random operation sequences, range operations
+//! included, on both and compares every page's state, every eviction and every counter.
+//!
+//! # Costs
+//! - Lookup and state tests: a slot and a bit per page, on dense arrays (no per-page struct).
+//! - Insert, lock, fill, write-back start: one run or list operation per call plus a bit (or a
+//!   word, for write-back and the cached set) per page. Eviction of a streamed run: one list
+//!   operation and a few words of bitmap per pass, however many pages it frees.
+//! - Victim choice: a min-heap of `(tail stamp, app)` per class for the call, so each pass costs
+//!   O(log apps), not a visit to every app's tail.
 //!
 //! # Simplifications
-//! - Bookkeeping is per 4 KiB page, as the kernel's was before folios: a 512 KiB read inserts,
-//!   locks, fills, accesses and later evicts 128 pages one by one. That is what bounds the
-//!   simulator's speed on streaming scenarios (`cargo bench -p forefront-sim --bench speed`);
-//!   runs of pages (folio- or extent-like, split where their pages' states or LRU places
-//!   diverge) are the way past it, not done yet. See "Speed" below.
 //! - The LRU follows the kernel's two-list rules for unmapped file pages:
 //!   `folio_mark_accessed` (`mark_page_accessed` on the phones' kernels) for accesses,
 //!   `folio_check_references` (`page_check_references`) at the inactive tail, where a clean
@@ -39,10 +48,12 @@
 //!   pages and their PTE young bits (the kernel keeps a referenced executable mapping active,
 //!   `VM_EXEC`), refault detection (workingset shadow entries), the multi-generational LRU, and
 //!   the per-CPU batches that delay LRU moves: a move here takes effect at once.
+//! - Runs are a bookkeeping device, not the kernel's large folios: a run's pages keep their own
+//!   states and are aged, rotated and evicted one by one exactly as 4 KiB pages are.
 //! - A file's `dirtied_at` is that of its first dirty page, kept until the file has no dirty
 //!   page left (the kernel's inode `dirtied_when` behaves the same way).
 //!
-//! # Speed (measured 2026-11-24; read before optimising)
+//! # Speed (read before optimising)
 //! - Cost follows the work: `switch-upload --bg-apps 6` ran at 131–136 ns per inserted page in
 //!   single runs of 15, 30, 45, 60 and 90 s (about 80,000 pages per simulated second: 60–100×
 //!   real time on this 2-core VM, against a target of 1,000×, which needs about 12 ns per
@@ -69,6 +80,8 @@
 
 pub mod pageset;
 pub mod reclaim;
+#[cfg(test)]
+mod reference;
 pub mod writeback;
 
 use std::cmp::Reverse;
@@ -81,52 +94,66 @@ use crate::block::ReqId;
 use crate::prov::Uid;
 
 pub type FileId = u32;
-pub type PageId = u32;
 pub const PAGE_SIZE: u64 = 4096;
-const NIL: PageId = PageId::MAX;
+/// A run's slot in [`PageCache`]'s run slab.
+type RunId = u32;
+const NIL: RunId = RunId::MAX;
+
+/// A cached page, named by its file and index (what the kernel's `(mapping, index)` names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PageRef {
+    pub file: FileId,
+    pub index: u32,
+}
+
+/// A cached page's state (read from the file's bitmaps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageState {
+    /// Read, or fully written.
+    pub uptodate: bool,
+    /// A read request is filling it.
+    pub locked: bool,
+    /// Written by a buffered write, not yet under write-back.
+    pub dirty: bool,
+    /// A write request holds it.
+    pub writeback: bool,
+    /// The request that locked it or writes it back.
+    pub io: Option<ReqId>,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum List {
-    None,
     Active,
     Inactive,
 }
 
-/// A cached page: 32 bytes, so that two share a cache line and none straddles two (the page
-/// cache is memory-bound; its owner is its LRU slot's uid, [`PageCache::owner`]).
-#[derive(Clone, Debug)]
-pub struct Page {
-    pub file: FileId,
-    pub index: u32,
-    /// Neighbours in its LRU list.
-    prev: PageId,
-    next: PageId,
-    /// The request filling (locked) or writing (writeback) this page.
-    pub io: Option<ReqId>,
+/// Consecutive pages of one file, adjacent in one LRU list with consecutive stamps: page
+/// `first + k` has stamp `stamp + k` and lies `k` places nearer the list's head than `first`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    file: FileId,
+    first: u32,
+    len: u32,
+    /// The stamp of page `first`, the run's tail-most page.
+    stamp: u64,
+    /// Neighbour runs: `prev` towards the list's head (newer), `next` towards its tail.
+    prev: RunId,
+    next: RunId,
     /// Slot of the owner's LRU lists.
     app: u16,
-    pub uptodate: bool,
-    pub dirty: bool,
-    pub writeback: bool,
-    pub locked: bool,
-    referenced: bool,
     list: List,
 }
 
-const _: () = assert!(std::mem::size_of::<Page>() == 32);
-
 #[derive(Clone, Copy, Debug, Default)]
 struct Lru {
-    head: PageId,
-    tail: PageId,
+    head: RunId,
+    tail: RunId,
+    /// Pages (not runs) on the list.
     len: u32,
-    /// The stamp of `tail` (valid when `len > 0`): the victim search reads it without touching
-    /// the page.
-    tail_stamp: u64,
 }
 
 impl Lru {
-    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0, tail_stamp: 0 };
+    const EMPTY: Lru = Lru { head: NIL, tail: NIL, len: 0 };
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -142,18 +169,6 @@ impl AppLru {
     fn clean(&self) -> u32 {
         self.active.len + self.inactive.len - self.busy
     }
-    /// The app's candidate for the next reclaim pass, if it has an evictable page: the stamp of
-    /// the tail it would take from, and whether that is the active list (when the inactive one
-    /// is empty).
-    fn candidate(&self) -> Option<(u64, bool)> {
-        if self.clean() == 0 {
-            None
-        } else if self.inactive.len > 0 {
-            Some((self.inactive.tail_stamp, false))
-        } else {
-            Some((self.active.tail_stamp, true))
-        }
-    }
 }
 
 /// What [`PageCache::reclaim`] achieved.
@@ -165,20 +180,42 @@ pub struct Reclaimed {
     pub bg_busy: bool,
 }
 
+/// One file's cached pages: which run holds each index, and the pages' states as bitmaps.
 #[derive(Default, Clone, Debug)]
 pub struct FileCache {
-    /// Page index → page, `NIL` where not cached (a dense map: lookups are the hot path).
-    slots: Vec<PageId>,
+    /// Page index → the run holding it, `NIL` where not cached (a dense map: lookups are the
+    /// hot path).
+    slots: Vec<RunId>,
+    /// Page index → the request that locked it or writes it back (meaningful only where
+    /// `locked` or `writeback` holds the index).
+    io: Vec<ReqId>,
     pub nr_pages: u32,
     /// Indices of cached pages (truncate and drop_caches walk these, not every slot).
     cached: PageSet,
+    uptodate: PageSet,
+    locked: PageSet,
     /// Indices of dirty pages, for write-back in file order.
     pub dirty: PageSet,
     /// Indices of pages under write-back (fsync waits for the first one).
     pub writeback: PageSet,
+    /// `PG_referenced`.
+    referenced: PageSet,
     /// When the oldest dirty page of this file was dirtied (for dirty_expire); mirrored in
     /// [`PageCache::oldest_dirty_file`]'s index.
     dirtied_at: Option<SimTime>,
+}
+
+impl FileCache {
+    fn busy(&self, i: u32) -> bool {
+        self.dirty.contains(i) || self.writeback.contains(i) || self.locked.contains(i)
+    }
+    /// Busy pages among `lo..hi`.
+    fn busy_count(&self, lo: u32, hi: u32) -> u32 {
+        PageSet::union_count_range(&[&self.dirty, &self.writeback, &self.locked], lo, hi)
+    }
+    fn run_of(&self, i: u32) -> RunId {
+        self.slots[i as usize]
+    }
 }
 
 /// Per-call candidates of [`PageCache::reclaim`]: a min-heap of `(tail stamp, app)` per class,
@@ -196,21 +233,19 @@ pub enum ReclaimOrder {
 }
 
 pub struct PageCache {
-    pages: Vec<Page>,
-    /// Per page slot: the access clock when the page was last touched (inserted, accessed,
-    /// rotated). A compact array of its own: when reclaim takes a list's tail, the new tail's
-    /// stamp is read from here (mostly cached), not from its cold page.
-    stamps: Vec<u64>,
-    free: Vec<PageId>,
+    runs: Vec<Run>,
+    free_runs: Vec<RunId>,
     pub files: Vec<FileCache>,
     /// `(dirtied_at, file)` of every file with dirty pages: the flusher's oldest-first choice
     /// without a scan of every file.
     dirty_files: BTreeSet<(SimTime, FileId)>,
-    /// Per-app lists, indexed by [`Page::app`]; `app_index` maps a uid to its slot.
+    /// Per-app lists, indexed by [`Run::app`]; `app_index` maps a uid to its slot.
     lrus: Vec<AppLru>,
     app_index: BTreeMap<Uid, u16>,
     /// The last uid looked up in `app_index` and its slot (inserts come in runs of one owner).
     last_app: Option<(Uid, u16)>,
+    /// The access clock: a page's stamp is the clock when it was last put at a list's head
+    /// (inserted, activated, rotated); aging keeps it.
     clock: u64,
     /// Reused by [`PageCache::reclaim`] (no allocation per call): candidates per class, and
     /// whether each app is foreground.
@@ -233,9 +268,8 @@ pub struct PageCache {
 impl PageCache {
     pub fn new(capacity_pages: u64) -> Self {
         PageCache {
-            pages: Vec::new(),
-            stamps: Vec::new(),
-            free: Vec::new(),
+            runs: Vec::new(),
+            free_runs: Vec::new(),
             files: Vec::new(),
             dirty_files: BTreeSet::new(),
             lrus: Vec::new(),
@@ -260,27 +294,50 @@ impl PageCache {
         (self.files.len() - 1) as FileId
     }
 
-    pub fn page(&self, id: PageId) -> &Page {
-        &self.pages[id as usize]
-    }
-    pub fn page_mut(&mut self, id: PageId) -> &mut Page {
-        &mut self.pages[id as usize]
-    }
-    /// The uid owning page `id`.
-    pub fn owner(&self, id: PageId) -> Uid {
-        self.lrus[self.pages[id as usize].app as usize].uid
-    }
-    pub fn lookup(&self, file: FileId, index: u32) -> Option<PageId> {
+    // ------------------------------------------------------------------ queries
+
+    pub fn lookup(&self, file: FileId, index: u32) -> Option<PageRef> {
         match self.files[file as usize].slots.get(index as usize) {
-            Some(&p) if p != NIL => Some(p),
+            Some(&r) if r != NIL => Some(PageRef { file, index }),
             _ => None,
         }
     }
+    /// The state of cached page `p`.
+    pub fn page(&self, p: PageRef) -> PageState {
+        let f = &self.files[p.file as usize];
+        debug_assert!(f.cached.contains(p.index), "page {p:?} is not cached");
+        let (locked, writeback) = (f.locked.contains(p.index), f.writeback.contains(p.index));
+        PageState {
+            uptodate: f.uptodate.contains(p.index),
+            locked,
+            dirty: f.dirty.contains(p.index),
+            writeback,
+            io: (locked || writeback).then(|| f.io[p.index as usize]),
+        }
+    }
+    /// How many pages from `index` on (at most `max`) are cached, uptodate and not locked: what
+    /// a read copies without waiting.
+    pub fn ready_pages(&self, file: FileId, index: u32, max: u32) -> u32 {
+        let f = &self.files[file as usize];
+        let mut n = 0;
+        while n < max {
+            let i = index + n;
+            if !(f.cached.contains(i) && f.uptodate.contains(i) && !f.locked.contains(i)) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    /// The uid owning page `p`.
+    pub fn owner(&self, p: PageRef) -> Uid {
+        let r = self.files[p.file as usize].run_of(p.index);
+        self.lrus[self.runs[r as usize].app as usize].uid
+    }
     /// Cached pages of `file` from page index `first` on, in index order (at the cost of the
     /// cached pages, not of the file's size).
-    pub fn file_pages_from(&self, file: FileId, first: u32) -> impl Iterator<Item = PageId> + '_ {
-        let f = &self.files[file as usize];
-        f.cached.iter_from(first).map(|i| f.slots[i as usize])
+    pub fn file_pages_from(&self, file: FileId, first: u32) -> impl Iterator<Item = PageRef> + '_ {
+        self.files[file as usize].cached.iter_from(first).map(move |index| PageRef { file, index })
     }
     /// When the oldest dirty page of `file` was dirtied, if it has dirty pages.
     pub fn dirtied_at(&self, file: FileId) -> Option<SimTime> {
@@ -291,14 +348,20 @@ impl PageCache {
         self.dirty_files.first().copied()
     }
     /// The first page of `file` (in index order) under write-back.
-    pub fn first_writeback(&self, file: FileId) -> Option<PageId> {
-        let f = &self.files[file as usize];
-        f.writeback.first().map(|i| f.slots[i as usize])
+    pub fn first_writeback(&self, file: FileId) -> Option<PageRef> {
+        self.files[file as usize].writeback.first().map(|index| PageRef { file, index })
     }
 
     pub fn free_pages(&self) -> u64 {
         self.capacity.saturating_sub(self.nr_pages)
     }
+
+    /// Whether any background app has a page that could be evicted now.
+    pub fn bg_clean_pages(&self, is_fg: &impl Fn(Uid) -> bool) -> u64 {
+        self.lrus.iter().filter(|l| !is_fg(l.uid)).map(|l| u64::from(l.clean())).sum()
+    }
+
+    // ------------------------------------------------------------------ insertion and access
 
     fn app_slot(&mut self, owner: Uid) -> u16 {
         if let Some((uid, a)) = self.last_app {
@@ -320,158 +383,226 @@ impl PageCache {
     }
 
     /// Insert a new (not uptodate) page; the caller made room first.
-    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageId {
-        self.clock += 1;
-        let app = self.app_slot(owner);
-        let page = Page {
-            file,
-            index,
-            app,
-            uptodate: false,
-            dirty: false,
-            writeback: false,
-            locked: false,
-            referenced: false,
-            list: List::None,
-            io: None,
-            prev: NIL,
-            next: NIL,
-        };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.pages[id as usize] = page;
-                self.stamps[id as usize] = self.clock;
-                id
-            }
-            None => {
-                self.pages.push(page);
-                self.stamps.push(self.clock);
-                (self.pages.len() - 1) as PageId
-            }
-        };
-        let f = &mut self.files[file as usize];
-        if f.slots.len() <= index as usize {
-            f.slots.resize(index as usize + 1, NIL);
+    pub fn insert(&mut self, file: FileId, index: u32, owner: Uid) -> PageRef {
+        self.insert_run(file, index, 1, owner);
+        PageRef { file, index }
+    }
+
+    /// Insert `n` new (not uptodate) pages from `first`, as `n` calls of [`PageCache::insert`]
+    /// in index order would; the caller made room first.
+    pub fn insert_run(&mut self, file: FileId, first: u32, n: u32, owner: Uid) {
+        if n == 0 {
+            return;
         }
-        debug_assert_eq!(f.slots[index as usize], NIL, "page inserted twice");
-        f.slots[index as usize] = id;
-        f.cached.insert(index);
-        f.nr_pages += 1;
-        self.nr_pages += 1;
-        self.inserted += 1;
-        self.link(id, List::Inactive);
-        id
+        let app = self.app_slot(owner);
+        let stamp = self.clock + 1;
+        self.clock += u64::from(n);
+        let end = first + n;
+        let f = &mut self.files[file as usize];
+        if f.slots.len() < end as usize {
+            f.slots.resize(end as usize, NIL);
+            f.io.resize(end as usize, 0);
+        }
+        debug_assert!(f.slots[first as usize..end as usize].iter().all(|&r| r == NIL), "page inserted twice");
+        let added = f.cached.insert_range(first, end);
+        debug_assert_eq!(added, n);
+        f.nr_pages += n;
+        self.nr_pages += u64::from(n);
+        self.inserted += u64::from(n);
+        self.link_new(file, first, n, stamp, app, List::Inactive);
     }
 
     /// A read or write touched the page (`folio_mark_accessed`): a first touch only marks it
     /// referenced; a touch of a referenced inactive page activates it (to the active list's
     /// head). Nothing else moves: a page's place in its list is where it was last put.
-    pub fn mark_accessed(&mut self, id: PageId) {
-        let p = &mut self.pages[id as usize];
-        if p.list == List::Inactive && p.referenced {
-            p.referenced = false;
-            self.clock += 1;
-            self.stamps[id as usize] = self.clock;
-            self.unlink(id);
-            self.link(id, List::Active);
-        } else {
-            p.referenced = true;
+    pub fn mark_accessed(&mut self, p: PageRef) {
+        self.mark_accessed_range(p.file, p.index, 1);
+    }
+
+    /// [`PageCache::mark_accessed`] on pages `first..first + n` (all cached), in index order.
+    pub fn mark_accessed_range(&mut self, file: FileId, first: u32, n: u32) {
+        let f = &mut self.files[file as usize];
+        if f.referenced.count_range(first, first + n) == 0 {
+            // None referenced yet (a first read): each only gets its mark.
+            f.referenced.insert_range(first, first + n);
+            return;
         }
-    }
-
-    fn is_busy(p: &Page) -> bool {
-        p.dirty || p.writeback || p.locked
-    }
-
-    fn busy_delta(&mut self, id: PageId, was_busy: bool) {
-        let p = &self.pages[id as usize];
-        let now_busy = Self::is_busy(p);
-        if was_busy != now_busy && p.list != List::None {
-            let l = &mut self.lrus[p.app as usize];
-            if now_busy {
-                l.busy += 1;
-            } else {
-                l.busy -= 1;
+        for i in first..first + n {
+            let f = &mut self.files[file as usize];
+            if !f.referenced.insert(i) {
+                let r = f.run_of(i);
+                if self.runs[r as usize].list == List::Inactive {
+                    f.referenced.remove(i);
+                    self.clock += 1;
+                    let app = self.detach(file, i);
+                    self.link_new(file, i, 1, self.clock, app, List::Active);
+                }
             }
         }
     }
 
+    pub fn set_uptodate(&mut self, p: PageRef) {
+        self.files[p.file as usize].uptodate.insert(p.index);
+    }
+
+    // ------------------------------------------------------------------ I/O states
+
+    /// Add `delta` (±1 per page that became busy or idle) to the busy count of `file`'s page
+    /// `i`'s owner.
+    fn busy_add(&mut self, file: FileId, i: u32, became_busy: bool) {
+        let r = self.files[file as usize].run_of(i);
+        let l = &mut self.lrus[self.runs[r as usize].app as usize];
+        if became_busy {
+            l.busy += 1;
+        } else {
+            l.busy -= 1;
+        }
+    }
+
+    /// Add to each owner's busy count, for the pages `lo..hi` of `file` (all cached), what
+    /// `delta(segment)` says for each segment of them that one run holds.
+    fn busy_add_range(&mut self, file: FileId, lo: u32, hi: u32, delta: impl Fn(&FileCache, u32, u32) -> i64) {
+        let mut i = lo;
+        while i < hi {
+            let run = self.runs[self.files[file as usize].run_of(i) as usize];
+            let end = hi.min(run.first + run.len);
+            let d = delta(&self.files[file as usize], i, end);
+            let l = &mut self.lrus[run.app as usize];
+            l.busy = (i64::from(l.busy) + d) as u32;
+            i = end;
+        }
+    }
+
     /// A read request `req` will fill the page: it is locked until [`PageCache::fill_done`].
-    pub fn lock_for_read(&mut self, id: PageId, req: ReqId) {
-        let was = Self::is_busy(&self.pages[id as usize]);
-        let p = &mut self.pages[id as usize];
-        p.locked = true;
-        p.io = Some(req);
-        self.busy_delta(id, was);
+    pub fn lock_for_read(&mut self, p: PageRef, req: ReqId) {
+        self.lock_range(p.file, p.index, 1, req);
+    }
+
+    /// [`PageCache::lock_for_read`] on pages `first..first + n`.
+    pub fn lock_range(&mut self, file: FileId, first: u32, n: u32, req: ReqId) {
+        let end = first + n;
+        // Pages that were not busy become so.
+        self.busy_add_range(file, first, end, |f, lo, hi| i64::from(hi - lo) - i64::from(f.busy_count(lo, hi)));
+        let f = &mut self.files[file as usize];
+        f.locked.insert_range(first, end);
+        f.io[first as usize..end as usize].fill(req);
     }
 
     /// The page's read completed: uptodate and unlocked.
-    pub fn fill_done(&mut self, id: PageId) {
-        let was = Self::is_busy(&self.pages[id as usize]);
-        let p = &mut self.pages[id as usize];
-        p.locked = false;
-        p.uptodate = true;
-        p.io = None;
-        self.busy_delta(id, was);
+    pub fn fill_done(&mut self, p: PageRef) {
+        let f = &mut self.files[p.file as usize];
+        let was = f.busy(p.index);
+        f.locked.remove(p.index);
+        f.uptodate.insert(p.index);
+        if was && !f.busy(p.index) {
+            self.busy_add(p.file, p.index, false);
+        }
     }
 
-    pub fn set_dirty(&mut self, id: PageId, now: SimTime) {
-        let was = Self::is_busy(&self.pages[id as usize]);
-        let p = &mut self.pages[id as usize];
-        if p.dirty {
+    /// Read request `req` completed: [`PageCache::fill_done`] on those of pages
+    /// `first..first + n` still cached and locked by it.
+    pub fn fill_range(&mut self, file: FileId, first: u32, n: u32, req: ReqId) {
+        let end = first + n;
+        let f = &self.files[file as usize];
+        if f.locked.count_range(first, end) == n && f.io[first as usize..end as usize].iter().all(|&r| r == req) {
+            // All of them (the usual case): busy pages that only the lock made busy become idle.
+            self.busy_add_range(file, first, end, |f, lo, hi| {
+                -(i64::from(hi - lo) - i64::from(PageSet::union_count_range(&[&f.dirty, &f.writeback], lo, hi)))
+            });
+            let f = &mut self.files[file as usize];
+            f.locked.remove_range(first, end);
+            f.uptodate.insert_range(first, end);
             return;
         }
-        p.dirty = true;
+        for i in first..end {
+            let f = &self.files[file as usize];
+            if f.locked.contains(i) && f.io[i as usize] == req {
+                self.fill_done(PageRef { file, index: i });
+            }
+        }
+    }
+
+    pub fn set_dirty(&mut self, p: PageRef, now: SimTime) {
         let (file, index) = (p.file, p.index);
-        self.nr_dirty += 1;
         let f = &mut self.files[file as usize];
-        f.dirty.insert(index);
+        let was = f.busy(index);
+        if !f.dirty.insert(index) {
+            return;
+        }
+        self.nr_dirty += 1;
         if f.dirtied_at.is_none() {
             f.dirtied_at = Some(now);
             self.dirty_files.insert((now, file));
         }
-        self.busy_delta(id, was);
+        if !was {
+            self.busy_add(file, index, true);
+        }
     }
 
     /// Write-back starts: dirty → writeback under request `req`.
-    pub fn start_writeback(&mut self, id: PageId, req: ReqId) {
-        let p = &mut self.pages[id as usize];
-        debug_assert!(p.dirty && !p.writeback);
-        p.dirty = false;
-        p.writeback = true;
-        p.io = Some(req);
-        let (file, index) = (p.file, p.index);
-        self.nr_dirty -= 1;
-        self.nr_writeback += 1;
+    pub fn start_writeback(&mut self, p: PageRef, req: ReqId) {
+        self.start_writeback_range(p.file, p.index, 1, req);
+    }
+
+    /// [`PageCache::start_writeback`] on pages `first..first + n` (all dirty, none under
+    /// write-back).
+    pub fn start_writeback_range(&mut self, file: FileId, first: u32, n: u32, req: ReqId) {
+        if n == 0 {
+            return;
+        }
         let f = &mut self.files[file as usize];
-        f.dirty.remove(index);
-        f.writeback.insert(index);
+        debug_assert_eq!(f.dirty.count_range(first, first + n), n);
+        debug_assert_eq!(f.writeback.count_range(first, first + n), 0);
+        f.dirty.remove_range(first, first + n);
+        f.writeback.insert_range(first, first + n);
+        f.io[first as usize..(first + n) as usize].fill(req);
+        self.nr_dirty -= u64::from(n);
+        self.nr_writeback += u64::from(n);
         if f.dirty.is_empty() {
             let at = f.dirtied_at.take().expect("a dirty file has its time");
             self.dirty_files.remove(&(at, file));
         }
     }
 
-    pub fn end_writeback(&mut self, id: PageId) {
-        let p = &mut self.pages[id as usize];
-        debug_assert!(p.writeback);
-        p.writeback = false;
-        p.io = None;
-        let (file, index) = (p.file, p.index);
-        self.files[file as usize].writeback.remove(index);
+    pub fn end_writeback(&mut self, p: PageRef) {
+        let f = &mut self.files[p.file as usize];
+        let was = f.writeback.remove(p.index);
+        debug_assert!(was, "page {p:?} is not under write-back");
         self.nr_writeback -= 1;
-        self.busy_delta(id, true);
+        if !f.busy(p.index) {
+            self.busy_add(p.file, p.index, false);
+        }
+    }
+
+    /// Write request `req` completed: [`PageCache::end_writeback`] on those of pages
+    /// `first..first + n` still cached and written by it.
+    pub fn end_writeback_range(&mut self, file: FileId, first: u32, n: u32, req: ReqId) {
+        let end = first + n;
+        let f = &self.files[file as usize];
+        if f.writeback.count_range(first, end) == n && f.io[first as usize..end as usize].iter().all(|&r| r == req) {
+            // All of them (the usual case): pages neither re-dirtied nor locked become idle.
+            self.busy_add_range(file, first, end, |f, lo, hi| {
+                -(i64::from(hi - lo) - i64::from(PageSet::union_count_range(&[&f.dirty, &f.locked], lo, hi)))
+            });
+            self.files[file as usize].writeback.remove_range(first, end);
+            self.nr_writeback -= u64::from(n);
+            return;
+        }
+        for i in first..end {
+            let f = &self.files[file as usize];
+            if f.writeback.contains(i) && f.io[i as usize] == req {
+                self.end_writeback(PageRef { file, index: i });
+            }
+        }
     }
 
     /// Remove a page (truncate, unlink, eviction). It must be unlocked and not under writeback.
-    pub fn remove(&mut self, id: PageId) {
-        let p = &self.pages[id as usize];
-        debug_assert!(!p.locked && !p.writeback);
-        let (file, index, dirty) = (p.file, p.index, p.dirty);
-        if dirty && p.list != List::None {
-            self.lrus[p.app as usize].busy -= 1;
-        }
-        if dirty {
+    pub fn remove(&mut self, p: PageRef) {
+        let (file, index) = (p.file, p.index);
+        let f = &self.files[file as usize];
+        debug_assert!(!f.locked.contains(index) && !f.writeback.contains(index));
+        if f.dirty.contains(index) {
+            self.busy_add(file, index, false);
             self.nr_dirty -= 1;
             let f = &mut self.files[file as usize];
             f.dirty.remove(index);
@@ -480,14 +611,99 @@ impl PageCache {
                 self.dirty_files.remove(&(at, file));
             }
         }
-        self.unlink(id);
-        let f = &mut self.files[file as usize];
-        f.slots[index as usize] = NIL;
-        f.cached.remove(index);
-        f.nr_pages -= 1;
-        self.nr_pages -= 1;
-        self.free.push(id);
+        self.detach(file, index);
+        self.forget(file, index, index + 1);
     }
+
+    /// Remove every cached page of `file` in `lo..hi` (as [`PageCache::remove`] on each; none
+    /// may be locked or under write-back); returns how many there were.
+    pub fn remove_range(&mut self, file: FileId, lo: u32, hi: u32) -> u32 {
+        let f = &self.files[file as usize];
+        let hi = hi.min(f.slots.len() as u32);
+        if lo >= hi {
+            return 0;
+        }
+        debug_assert_eq!(PageSet::union_count_range(&[&f.locked, &f.writeback], lo, hi), 0);
+        let dirty = f.dirty.count_range(lo, hi);
+        if dirty > 0 {
+            self.busy_add_range_cached(file, lo, hi, |f, a, b| -i64::from(f.dirty.count_range(a, b)));
+            self.nr_dirty -= u64::from(dirty);
+            let f = &mut self.files[file as usize];
+            f.dirty.remove_range(lo, hi);
+            if f.dirty.is_empty() {
+                let at = f.dirtied_at.take().expect("a dirty file has its time");
+                self.dirty_files.remove(&(at, file));
+            }
+        }
+        // Out of their runs, a run's worth at a time.
+        let mut i = lo;
+        while let Some(a) = self.files[file as usize].cached.iter_from(i).next().filter(|&a| a < hi) {
+            let id = self.files[file as usize].run_of(a);
+            let r = self.runs[id as usize];
+            let b = hi.min(r.first + r.len);
+            if a == r.first {
+                self.detach_front(id, b - a);
+            } else if b == r.first + r.len {
+                self.runs[id as usize].len -= b - a;
+                self.lru_mut(r.app, r.list).len -= b - a;
+            } else {
+                self.detach(file, a); // splits the run after `a`
+                if b > a + 1 {
+                    let right = self.files[file as usize].run_of(a + 1);
+                    self.detach_front(right, b - a - 1);
+                }
+            }
+            i = b;
+        }
+        let before = self.files[file as usize].nr_pages;
+        self.forget(file, lo, hi);
+        before - self.files[file as usize].nr_pages
+    }
+
+    /// [`PageCache::busy_add_range`] over the cached pages of `lo..hi` only.
+    fn busy_add_range_cached(&mut self, file: FileId, lo: u32, hi: u32, delta: impl Fn(&FileCache, u32, u32) -> i64) {
+        let mut i = lo;
+        while let Some(a) = self.files[file as usize].cached.iter_from(i).next().filter(|&a| a < hi) {
+            let run = self.runs[self.files[file as usize].run_of(a) as usize];
+            let b = hi.min(run.first + run.len);
+            let d = delta(&self.files[file as usize], a, b);
+            let l = &mut self.lrus[run.app as usize];
+            l.busy = (i64::from(l.busy) + d) as u32;
+            i = b;
+        }
+    }
+
+    /// The first page of `file` from index `first` on that is dirty, locked or under
+    /// write-back.
+    pub fn first_busy_from(&self, file: FileId, first: u32) -> Option<PageRef> {
+        let f = &self.files[file as usize];
+        [&f.dirty, &f.locked, &f.writeback]
+            .iter()
+            .filter_map(|s| s.iter_from(first).next())
+            .min()
+            .map(|index| PageRef { file, index })
+    }
+
+    /// The first page of `file` from index `first` on that is locked or under write-back.
+    pub fn first_in_io_from(&self, file: FileId, first: u32) -> Option<PageRef> {
+        let f = &self.files[file as usize];
+        let a = f.locked.iter_from(first).next();
+        let b = f.writeback.iter_from(first).next();
+        a.into_iter().chain(b).min().map(|index| PageRef { file, index })
+    }
+
+    /// Drop pages `lo..hi` (detached from their runs, clean, unlocked) from the file's maps.
+    fn forget(&mut self, file: FileId, lo: u32, hi: u32) {
+        let f = &mut self.files[file as usize];
+        f.slots[lo as usize..hi as usize].fill(NIL);
+        let n = f.cached.remove_range(lo, hi);
+        f.uptodate.remove_range(lo, hi);
+        f.referenced.remove_range(lo, hi);
+        f.nr_pages -= n;
+        self.nr_pages -= u64::from(n);
+    }
+
+    // ------------------------------------------------------------------ reclaim
 
     /// Evict up to `want` clean pages in the policy's order; `is_fg(uid)` classifies owners.
     ///
@@ -497,21 +713,18 @@ impl PageCache {
     /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
     /// only when no background page is left at all. Each pass changes only the chosen app's
     /// lists, so the candidates are a heap per class built once per call and updated for that
-    /// one app per pass.
+    /// one app per pass. A pass that finds clean pages at an inactive tail evicts, in one go,
+    /// every page the following passes would take from there: those older than every other
+    /// candidate.
     pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
         let mut out = Reclaimed::default();
         // Age the active lists a little on every call (shrink_active_list): apps whose active
         // list outgrew the inactive one move up to 32 pages down, keeping their `referenced`
         // mark (the kernel leaves PG_referenced alone there: one more touch re-activates).
         for app in 0..self.lrus.len() {
-            for _ in 0..32 {
-                let l = self.lrus[app];
-                if l.active.len <= l.inactive.len {
-                    break;
-                }
-                let id = l.active.tail;
-                self.unlink(id);
-                self.link(id, List::Inactive);
+            let l = self.lrus[app];
+            if l.active.len > l.inactive.len {
+                self.deactivate(app, (l.active.len - l.inactive.len).div_ceil(2).min(32));
             }
         }
         if want == 0 {
@@ -527,20 +740,19 @@ impl PageCache {
             h.clear();
         }
         let mut bg_clean: u64 = 0;
-        for (app, l) in self.lrus.iter().enumerate() {
-            if let Some((stamp, _)) = l.candidate() {
+        for app in 0..self.lrus.len() {
+            if let Some(stamp) = self.candidate(app) {
                 heaps[class(app)].push(Reverse((stamp, app as u16)));
             }
             if !fg[app] {
-                bg_clean += u64::from(l.clean());
+                bg_clean += u64::from(self.lrus[app].clean());
             }
         }
-        // Each pass evicts, rotates or deactivates one page; a page is touched a bounded number
-        // of times, so this terminates having freed what could be freed.
+        // Each pass evicts, rotates or deactivates at least one page; a page is touched a
+        // bounded number of times, so this terminates having freed what could be freed.
         let mut budget = self.nr_pages * 3 + 256;
         let mut bg_idle = false;
         while out.freed < want && budget > 0 {
-            budget -= 1;
             let heap = if !heaps[0].is_empty() {
                 0
             } else if order == ReclaimOrder::BackgroundFirst {
@@ -556,15 +768,18 @@ impl PageCache {
                 break;
             };
             let Some(&Reverse((_, app))) = heaps[heap].peek() else { break };
+            // The next candidate in line: pages older than it go before it is looked at.
+            let h = heaps[heap].as_slice();
+            let runner_up = h[1..h.len().min(3)].iter().map(|r| r.0).min().unwrap_or((u64::MAX, u16::MAX));
             let app = app as usize;
             let clean_before = self.lrus[app].clean();
-            self.reclaim_pass(app, fg[app], &mut out, bg_clean);
-            let l = &self.lrus[app];
+            let left = want - out.freed;
+            budget -= self.reclaim_pass(app, fg[app], &mut out, bg_clean, left, budget, runner_up);
             if !fg[app] {
-                bg_clean = bg_clean + u64::from(l.clean()) - u64::from(clean_before);
+                bg_clean = bg_clean + u64::from(self.lrus[app].clean()) - u64::from(clean_before);
             }
-            match l.candidate() {
-                Some((stamp, _)) => {
+            match self.candidate(app) {
+                Some(stamp) => {
                     heaps[heap].peek_mut().expect("peeked").0 = (stamp, app as u16);
                 }
                 None => {
@@ -577,44 +792,104 @@ impl PageCache {
         out
     }
 
-    /// One pass of [`PageCache::reclaim`] on `app`'s lists (it has an evictable page).
-    fn reclaim_pass(&mut self, app: usize, app_fg: bool, out: &mut Reclaimed, bg_clean: u64) {
+    /// The app's candidate for the next reclaim pass, if it has an evictable page: the stamp of
+    /// the tail it would take from (the inactive list's, or the active one's when the inactive
+    /// list is empty).
+    fn candidate(&self, app: usize) -> Option<u64> {
+        let l = &self.lrus[app];
+        if l.clean() == 0 {
+            None
+        } else if l.inactive.len > 0 {
+            Some(self.runs[l.inactive.tail as usize].stamp)
+        } else {
+            Some(self.runs[l.active.tail as usize].stamp)
+        }
+    }
+
+    /// Reclaim passes on `app`'s lists (it has an evictable page): one page deactivated or
+    /// rotated, or the clean pages at its inactive tail that come before `runner_up` (and
+    /// within `want` and `budget`) evicted. Returns the passes made.
+    #[allow(clippy::too_many_arguments)] // the reclaim loop's state, passed down
+    fn reclaim_pass(
+        &mut self,
+        app: usize,
+        app_fg: bool,
+        out: &mut Reclaimed,
+        bg_clean: u64,
+        want: u64,
+        budget: u64,
+        runner_up: (u64, u16),
+    ) -> u64 {
         let lru = self.lrus[app];
         if lru.inactive.len == 0 {
-            let id = lru.active.tail;
-            self.unlink(id);
-            self.link(id, List::Inactive);
-            return;
+            self.deactivate(app, 1);
+            return 1;
         }
-        let id = lru.inactive.tail;
-        // `folio_check_references` tests and clears the referenced mark whatever it decides.
-        let p = &mut self.pages[id as usize];
-        p.referenced = false;
-        if Self::is_busy(p) {
+        let r = self.runs[lru.inactive.tail as usize];
+        let (file, first) = (r.file, r.first);
+        if self.files[file as usize].busy(first) {
             // Not reclaimable now: rotate to the head (write-back will clean it).
+            // `folio_check_references` clears the referenced mark whatever it decides.
+            self.files[file as usize].referenced.remove(first);
             self.clock += 1;
-            self.stamps[id as usize] = self.clock;
-            self.unlink(id);
-            self.link(id, List::Inactive);
-            return;
+            self.detach(file, first);
+            self.link_new(file, first, 1, self.clock, app as u16, List::Inactive);
+            return 1;
         }
         // Clean: evicted even if referenced. No page is mapped here, and an unmapped file page
         // whose only reference is its referenced mark is reclaimed (`FOLIOREF_RECLAIM_CLEAN`):
         // a page read once by a streaming reader leaves from the inactive list.
+        let limit = u64::from(r.len).min(want).min(budget);
+        let f = &self.files[file as usize];
+        let mut k: u64 = 1;
+        while k < limit && (r.stamp + k, app as u16) < runner_up && !f.busy(first + k as u32) {
+            k += 1;
+        }
+        let k32 = k as u32;
         if app_fg {
-            self.evicted_fg += 1;
+            self.evicted_fg += k;
             if bg_clean > 0 {
-                self.evicted_fg_while_bg_clean += 1;
+                self.evicted_fg_while_bg_clean += k;
             }
         }
-        self.remove(id);
-        self.evicted += 1;
-        out.freed += 1;
+        self.detach_front(lru.inactive.tail, k32);
+        self.forget(file, first, first + k32);
+        self.evicted += k;
+        out.freed += k;
+        k
     }
 
-    /// Whether any background app has a page that could be evicted now.
-    pub fn bg_clean_pages(&self, is_fg: &impl Fn(Uid) -> bool) -> u64 {
-        self.lrus.iter().filter(|l| !is_fg(l.uid)).map(|l| u64::from(l.clean())).sum()
+    /// Move `n` pages from the tail of `app`'s active list to the head of its inactive list,
+    /// one by one as `shrink_active_list` does (their stamps and marks kept).
+    fn deactivate(&mut self, app: usize, mut n: u32) {
+        while n > 0 {
+            let tail = self.lrus[app].active.tail;
+            let r = self.runs[tail as usize];
+            if r.len <= n {
+                n -= r.len;
+                self.unlink(tail);
+                self.link(tail, List::Inactive);
+            } else {
+                let front = self.split_front(tail, n);
+                self.link(front, List::Inactive);
+                n = 0;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ runs and lists
+
+    fn alloc_run(&mut self, run: Run) -> RunId {
+        match self.free_runs.pop() {
+            Some(id) => {
+                self.runs[id as usize] = run;
+                id
+            }
+            None => {
+                self.runs.push(run);
+                (self.runs.len() - 1) as RunId
+            }
+        }
     }
 
     fn lru_mut(&mut self, app: u16, list: List) -> &mut Lru {
@@ -622,251 +897,384 @@ impl PageCache {
         match list {
             List::Active => &mut l.active,
             List::Inactive => &mut l.inactive,
-            List::None => unreachable!("no list"),
         }
     }
 
-    /// Put a page at the head (most recent end) of a list.
-    fn link(&mut self, id: PageId, list: List) {
-        let (app, stamp) = {
-            let p = &mut self.pages[id as usize];
-            p.list = list;
-            (p.app, self.stamps[id as usize])
+    /// Put pages `first..first + n` of `file` (in no run) at the head of `app`'s `list` with
+    /// stamps from `stamp`: into the head run when they continue it, else as a new run.
+    fn link_new(&mut self, file: FileId, first: u32, n: u32, stamp: u64, app: u16, list: List) {
+        let head = self.lru_mut(app, list).head;
+        let id = if head != NIL && {
+            let h = &self.runs[head as usize];
+            h.file == file && h.first + h.len == first && h.stamp + u64::from(h.len) == stamp
+        } {
+            self.runs[head as usize].len += n;
+            self.lru_mut(app, list).len += n;
+            head
+        } else {
+            let id = self.alloc_run(Run { file, first, len: n, stamp, prev: NIL, next: NIL, app, list });
+            self.link(id, list);
+            id
+        };
+        self.files[file as usize].slots[first as usize..(first + n) as usize].fill(id);
+    }
+
+    /// Put run `id` (in no list) at the head of `list` of its app.
+    fn link(&mut self, id: RunId, list: List) {
+        let (app, len) = {
+            let r = &mut self.runs[id as usize];
+            r.list = list;
+            (r.app, r.len)
         };
         let lru = self.lru_mut(app, list);
         let old_head = lru.head;
         lru.head = id;
         if lru.tail == NIL {
             lru.tail = id;
-            lru.tail_stamp = stamp;
         }
-        lru.len += 1;
+        lru.len += len;
         if old_head != NIL {
-            self.pages[old_head as usize].prev = id;
+            self.runs[old_head as usize].prev = id;
         }
-        let p = &mut self.pages[id as usize];
-        p.prev = NIL;
-        p.next = old_head;
+        let r = &mut self.runs[id as usize];
+        r.prev = NIL;
+        r.next = old_head;
     }
 
-    fn unlink(&mut self, id: PageId) {
-        let (app, list, prev, next) = {
-            let p = &mut self.pages[id as usize];
-            let r = (p.app, p.list, p.prev, p.next);
-            p.list = List::None;
-            p.prev = NIL;
-            p.next = NIL;
-            r
-        };
-        if list == List::None {
-            return;
-        }
+    /// Take run `id` out of its list (the run itself is kept).
+    fn unlink(&mut self, id: RunId) {
+        let Run { app, list, prev, next, len, .. } = self.runs[id as usize];
         if prev != NIL {
-            self.pages[prev as usize].next = next;
+            self.runs[prev as usize].next = next;
         }
         if next != NIL {
-            self.pages[next as usize].prev = prev;
+            self.runs[next as usize].prev = prev;
         }
         let lru = self.lru_mut(app, list);
         if lru.head == id {
             lru.head = next;
         }
-        lru.len -= 1;
         if lru.tail == id {
             lru.tail = prev;
-            if prev != NIL {
-                let stamp = self.stamps[prev as usize];
-                self.lru_mut(app, list).tail_stamp = stamp;
-            }
         }
+        lru.len -= len;
+        let r = &mut self.runs[id as usize];
+        r.prev = NIL;
+        r.next = NIL;
+    }
+
+    /// Split run `id`: its first `n` pages (`n < len`) become a new run just tail-wards of it in
+    /// the same list (relabelled), which is returned unlinked.
+    fn split_front(&mut self, id: RunId, n: u32) -> RunId {
+        let r = self.runs[id as usize];
+        debug_assert!(n > 0 && n < r.len);
+        let front = self.alloc_run(Run { first: r.first, len: n, prev: NIL, next: NIL, ..r });
+        let rm = &mut self.runs[id as usize];
+        rm.first += n;
+        rm.len -= n;
+        rm.stamp += u64::from(n);
+        self.lru_mut(r.app, r.list).len -= n;
+        self.files[r.file as usize].slots[r.first as usize..(r.first + n) as usize].fill(front);
+        front
+    }
+
+    /// Remove the first `n` pages of run `id` from it (and from its list); frees the run when
+    /// that leaves it empty. The pages' slots are left to the caller.
+    fn detach_front(&mut self, id: RunId, n: u32) {
+        let Run { app, list, len, .. } = self.runs[id as usize];
+        if n == len {
+            self.unlink(id);
+            self.free_runs.push(id);
+        } else {
+            let r = &mut self.runs[id as usize];
+            r.first += n;
+            r.len -= n;
+            r.stamp += u64::from(n);
+            self.lru_mut(app, list).len -= n;
+        }
+    }
+
+    /// Take page `i` of `file` out of its run and list (splitting the run if the page is inside
+    /// it); returns the owner's app slot. The page's slot is left to the caller.
+    fn detach(&mut self, file: FileId, i: u32) -> u16 {
+        let id = self.files[file as usize].run_of(i);
+        let r = self.runs[id as usize];
+        if i == r.first {
+            self.detach_front(id, 1);
+        } else if i == r.first + r.len - 1 {
+            self.runs[id as usize].len -= 1;
+            self.lru_mut(r.app, r.list).len -= 1;
+        } else {
+            // Pages after `i` become a run of their own, head-wards of `id`.
+            let off = i + 1 - r.first;
+            let right = self.alloc_run(Run {
+                first: i + 1,
+                len: r.len - off,
+                stamp: r.stamp + u64::from(off),
+                prev: r.prev,
+                next: id,
+                ..r
+            });
+            if r.prev != NIL {
+                self.runs[r.prev as usize].next = right;
+            } else {
+                self.lru_mut(r.app, r.list).head = right;
+            }
+            let rm = &mut self.runs[id as usize];
+            rm.prev = right;
+            rm.len = i - r.first;
+            self.lru_mut(r.app, r.list).len -= 1;
+            self.files[file as usize].slots[(i + 1) as usize..(r.first + r.len) as usize].fill(right);
+        }
+        r.app
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::reference::PageCache as Reference;
     use super::*;
     use proptest::prelude::*;
 
-    /// The victim choice before the per-class heaps: scan every app's tail page per pass (the
-    /// reference model [`PageCache::reclaim`] is checked against).
-    fn reclaim_reference(pc: &mut PageCache, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
-        let mut out = Reclaimed::default();
-        for app in 0..pc.lrus.len() {
-            for _ in 0..32 {
-                let l = pc.lrus[app];
-                if l.active.len <= l.inactive.len {
-                    break;
-                }
-                let id = l.active.tail;
-                pc.unlink(id);
-                pc.link(id, List::Inactive);
-            }
-        }
-        let mut budget = pc.nr_pages * 3 + 256;
-        while out.freed < want && budget > 0 {
-            budget -= 1;
-            let pick = |pc: &PageCache, want_fg: Option<bool>| {
-                let mut best: Option<(u64, usize)> = None;
-                for (app, l) in pc.lrus.iter().enumerate() {
-                    if l.clean() == 0 || want_fg.is_some_and(|f| is_fg(l.uid) != f) {
-                        continue;
-                    }
-                    let tail = if l.inactive.len > 0 { l.inactive.tail } else { l.active.tail };
-                    let stamp = pc.stamps[tail as usize];
-                    if best.is_none_or(|(s, _)| stamp < s) {
-                        best = Some((stamp, app));
-                    }
-                }
-                best.map(|b| b.1)
-            };
-            let app = match order {
-                ReclaimOrder::Global => pick(pc, None),
-                ReclaimOrder::BackgroundFirst => match pick(pc, Some(false)) {
-                    None if pc.lrus.iter().any(|l| !is_fg(l.uid) && l.busy > 0) => {
-                        out.bg_busy = true;
-                        break;
-                    }
-                    None => pick(pc, Some(true)),
-                    a => a,
-                },
-            };
-            let Some(app) = app else { break };
-            let bg_clean = pc.bg_clean_pages(&is_fg);
-            let app_fg = is_fg(pc.lrus[app].uid);
-            pc.reclaim_pass(app, app_fg, &mut out, bg_clean);
-        }
-        out
+    fn list_of(pc: &PageCache, p: PageRef) -> List {
+        pc.runs[pc.files[p.file as usize].run_of(p.index) as usize].list
     }
 
     #[derive(Clone, Debug)]
     enum Op {
-        Insert { file: u32, index: u32, owner: Uid },
-        Access(usize),
+        Insert {
+            file: u32,
+            index: u32,
+            n: u32,
+            owner: Uid,
+        },
+        Access(usize, u32),
         Dirty(usize),
-        StartWb(usize),
-        EndWb(usize),
-        Lock(usize),
-        Fill(usize),
+        StartWb(usize, u32),
+        EndWb(usize, u32),
+        Lock(usize, u32),
+        Fill(usize, u32),
         Remove(usize),
-        Reclaim { want: u64, bg_first: bool, fg: Uid },
+        /// Truncate-like: drop the cached pages from one on, up to the first one under I/O.
+        RemoveFrom(usize, u32),
+        Reclaim {
+            want: u64,
+            bg_first: bool,
+            fg: Uid,
+        },
     }
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
-            4 => (0u32..3, 0u32..200, 1u32..5).prop_map(|(file, index, owner)| Op::Insert { file, index, owner }),
-            3 => any::<usize>().prop_map(Op::Access),
+            4 => (0u32..3, 0u32..200, 1u32..40, 1u32..5).prop_map(|(file, index, n, owner)| Op::Insert { file, index, n, owner }),
+            3 => (any::<usize>(), 1u32..20).prop_map(|(k, n)| Op::Access(k, n)),
             2 => any::<usize>().prop_map(Op::Dirty),
-            1 => any::<usize>().prop_map(Op::StartWb),
-            1 => any::<usize>().prop_map(Op::EndWb),
-            1 => any::<usize>().prop_map(Op::Lock),
-            1 => any::<usize>().prop_map(Op::Fill),
+            1 => (any::<usize>(), 1u32..20).prop_map(|(k, n)| Op::StartWb(k, n)),
+            1 => (any::<usize>(), 1u32..20).prop_map(|(k, n)| Op::EndWb(k, n)),
+            1 => (any::<usize>(), 1u32..20).prop_map(|(k, n)| Op::Lock(k, n)),
+            1 => (any::<usize>(), 1u32..20).prop_map(|(k, n)| Op::Fill(k, n)),
             1 => any::<usize>().prop_map(Op::Remove),
-            2 => (0u64..40, any::<bool>(), 0u32..5).prop_map(|(want, bg_first, fg)| Op::Reclaim { want, bg_first, fg }),
+            1 => (any::<usize>(), 1u32..60).prop_map(|(k, n)| Op::RemoveFrom(k, n)),
+            2 => (0u64..60, any::<bool>(), 0u32..5).prop_map(|(want, bg_first, fg)| Op::Reclaim { want, bg_first, fg }),
         ]
     }
 
-    /// Live pages as (file, index), in a stable order, with their states.
-    fn snapshot(pc: &PageCache) -> Vec<(u32, u32, bool, bool, bool, bool)> {
+    /// Live pages as (file, index) with their states, in file and index order.
+    fn snapshot(pc: &PageCache) -> Vec<(u32, u32, PageState)> {
         let mut v = Vec::new();
-        for (f, fc) in pc.files.iter().enumerate() {
-            for (i, &p) in fc.slots.iter().enumerate() {
-                if p != NIL {
-                    let pg = pc.page(p);
-                    v.push((f as u32, i as u32, pg.dirty, pg.writeback, pg.locked, pg.uptodate));
-                }
+        for f in 0..pc.files.len() as u32 {
+            v.extend(pc.file_pages_from(f, 0).map(|p| (p.file, p.index, pc.page(p))));
+        }
+        v
+    }
+
+    fn snapshot_ref(pc: &Reference) -> Vec<(u32, u32, PageState)> {
+        let mut v = Vec::new();
+        for f in 0..pc.files.len() as u32 {
+            for id in pc.file_pages_from(f, 0) {
+                let pg = pc.page(id);
+                let st =
+                    PageState { uptodate: pg.uptodate, locked: pg.locked, dirty: pg.dirty, writeback: pg.writeback, io: pg.io };
+                v.push((pg.file, pg.index, st));
             }
         }
         v
     }
 
-    /// The derived indexes agree with the pages: bitmaps, counts, and cached tail stamps.
-    fn check_indexes(pc: &PageCache) -> Result<(), TestCaseError> {
+    /// The runs agree with the lists and the maps: every cached page in exactly one run of its
+    /// slot, list lengths and busy counts as the pages say, stamps consecutive within a run.
+    fn check_runs(pc: &PageCache) -> Result<(), TestCaseError> {
+        let mut seen = 0u64;
+        for (a, l) in pc.lrus.iter().enumerate() {
+            let mut busy = 0;
+            for (list, lru) in [(List::Active, l.active), (List::Inactive, l.inactive)] {
+                let (mut id, mut prev, mut pages) = (lru.head, NIL, 0);
+                while id != NIL {
+                    let r = pc.runs[id as usize];
+                    prop_assert_eq!((r.prev, r.list, r.app as usize), (prev, list, a));
+                    prop_assert!(r.len > 0);
+                    let f = &pc.files[r.file as usize];
+                    for i in r.first..r.first + r.len {
+                        prop_assert_eq!(f.slots[i as usize], id);
+                        prop_assert!(f.cached.contains(i));
+                        busy += u32::from(f.busy(i));
+                    }
+                    pages += r.len;
+                    (prev, id) = (id, r.next);
+                }
+                prop_assert_eq!(lru.tail, prev);
+                prop_assert_eq!(lru.len, pages);
+                seen += u64::from(pages);
+            }
+            prop_assert_eq!(l.busy, busy);
+        }
+        prop_assert_eq!(seen, pc.nr_pages);
         for (f, fc) in pc.files.iter().enumerate() {
-            let cached: Vec<u32> = (0..fc.slots.len() as u32).filter(|&i| fc.slots[i as usize] != NIL).collect();
-            prop_assert!(fc.cached.iter().eq(cached.iter().copied()), "cached set of file {}", f);
-            let dirty: Vec<u32> = cached.iter().copied().filter(|&i| pc.page(fc.slots[i as usize]).dirty).collect();
-            prop_assert!(fc.dirty.iter().eq(dirty.iter().copied()));
-            let wb: Vec<u32> = cached.iter().copied().filter(|&i| pc.page(fc.slots[i as usize]).writeback).collect();
-            prop_assert!(fc.writeback.iter().eq(wb.iter().copied()));
-            prop_assert_eq!(fc.nr_pages as usize, cached.len());
-            prop_assert_eq!(fc.dirtied_at.is_some(), !dirty.is_empty());
+            prop_assert_eq!(fc.nr_pages, fc.cached.len());
+            prop_assert_eq!(fc.dirtied_at.is_some(), !fc.dirty.is_empty());
             if let Some(at) = fc.dirtied_at {
                 prop_assert!(pc.dirty_files.contains(&(at, f as FileId)));
             }
         }
         prop_assert_eq!(pc.dirty_files.len(), pc.files.iter().filter(|f| f.dirtied_at.is_some()).count());
-        for l in &pc.lrus {
-            for list in [l.active, l.inactive] {
-                if list.len > 0 {
-                    prop_assert_eq!(list.tail_stamp, pc.stamps[list.tail as usize]);
-                }
-            }
-        }
         Ok(())
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
-        /// The heap-based victim choice evicts exactly what scanning every app would, in both
-        /// orders, whatever the page states; the bitmaps follow the pages.
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// The run-based cache does what the per-page cache it replaced did, operation for
+        /// operation, range operations included: same pages cached with the same states, same
+        /// pages evicted (so the same LRU order and stamps), same counters.
         #[test]
-        fn reclaim_matches_the_scan_of_every_app(ops in proptest::collection::vec(op(), 1..300)) {
+        fn runs_behave_as_the_per_page_cache(ops in proptest::collection::vec(op(), 1..300)) {
             let mut a = PageCache::new(64);
-            let mut b = PageCache::new(64);
-            for pc in [&mut a, &mut b] {
-                for _ in 0..3 {
-                    pc.add_file();
-                }
+            let mut b = Reference::new(64);
+            for _ in 0..3 {
+                a.add_file();
+                b.add_file();
             }
             for o in ops {
-                let live: Vec<PageId> = a.files.iter().flat_map(|f| f.slots.iter().copied().filter(|&p| p != NIL)).collect();
+                let live: Vec<PageRef> = (0..3).flat_map(|f| a.file_pages_from(f, 0).collect::<Vec<_>>()).collect();
                 let pick = |k: usize| (!live.is_empty()).then(|| live[k % live.len()]);
-                // Page ids match in both caches: same operations, same slab order.
+                // The cached pages from `p` on, up to `n`, that pass `ok`, as one contiguous range.
+                let span = |a: &PageCache, p: PageRef, n: u32, ok: &dyn Fn(PageState) -> bool| {
+                    (0..n).take_while(|&d| a.lookup(p.file, p.index + d).is_some_and(|q| ok(a.page(q)))).count() as u32
+                };
                 match o {
-                    Op::Insert { file, index, owner } => {
-                        if a.lookup(file, index).is_none() {
-                            a.insert(file, index, owner);
-                            b.insert(file, index, owner);
+                    Op::Insert { file, index, n, owner } => {
+                        let n = (0..n).take_while(|&d| a.lookup(file, index + d).is_none()).count() as u32;
+                        a.insert_run(file, index, n, owner);
+                        for d in 0..n {
+                            b.insert(file, index + d, owner);
                         }
                     }
                     Op::Reclaim { want, bg_first, fg } => {
                         let order = if bg_first { ReclaimOrder::BackgroundFirst } else { ReclaimOrder::Global };
                         let ra = a.reclaim(want, order, |u| u == fg);
-                        let rb = reclaim_reference(&mut b, want, order, |u| u == fg);
+                        let rb = b.reclaim(want, order, |u| u == fg);
                         prop_assert_eq!(ra, rb);
                     }
-                    o => {
-                        let (k, f): (usize, fn(&mut PageCache, PageId)) = match o {
-                            Op::Access(k) => (k, |pc, p| pc.mark_accessed(p)),
-                            Op::Dirty(k) => (k, |pc, p| if !pc.page(p).locked { pc.set_dirty(p, SimTime(7)) }),
-                            Op::StartWb(k) => (k, |pc, p| if pc.page(p).dirty && !pc.page(p).writeback { pc.start_writeback(p, 3) }),
-                            Op::EndWb(k) => (k, |pc, p| if pc.page(p).writeback { pc.end_writeback(p) }),
-                            Op::Lock(k) => (k, |pc, p| if !pc.page(p).locked && !pc.page(p).uptodate { pc.lock_for_read(p, 5) }),
-                            Op::Fill(k) => (k, |pc, p| if pc.page(p).locked { pc.fill_done(p) }),
-                            Op::Remove(k) => (k, |pc, p| if !pc.page(p).locked && !pc.page(p).writeback { pc.remove(p) }),
-                            _ => unreachable!(),
-                        };
-                        if let Some(p) = pick(k) {
-                            f(&mut a, p);
-                            f(&mut b, p);
+                    Op::Access(k, n) => if let Some(p) = pick(k) {
+                        let n = span(&a, p, n, &|_| true);
+                        a.mark_accessed_range(p.file, p.index, n);
+                        for d in 0..n {
+                            let id = b.lookup(p.file, p.index + d).unwrap();
+                            b.mark_accessed(id);
                         }
-                    }
+                    },
+                    Op::Dirty(k) => if let Some(p) = pick(k) {
+                        if !a.page(p).locked {
+                            a.set_uptodate(p);
+                            a.set_dirty(p, SimTime(7));
+                            let id = b.lookup(p.file, p.index).unwrap();
+                            b.page_mut(id).uptodate = true;
+                            b.set_dirty(id, SimTime(7));
+                        }
+                    },
+                    Op::StartWb(k, n) => if let Some(p) = pick(k) {
+                        let n = span(&a, p, n, &|s| s.dirty && !s.writeback);
+                        a.start_writeback_range(p.file, p.index, n, 3);
+                        for d in 0..n {
+                            b.start_writeback(b.lookup(p.file, p.index + d).unwrap(), 3);
+                        }
+                    },
+                    Op::EndWb(k, n) => if let Some(p) = pick(k) {
+                        let n = span(&a, p, n, &|_| true);
+                        a.end_writeback_range(p.file, p.index, n, 3);
+                        for d in 0..n {
+                            let id = b.lookup(p.file, p.index + d).unwrap();
+                            if b.page(id).io == Some(3) && b.page(id).writeback {
+                                b.end_writeback(id);
+                            }
+                        }
+                    },
+                    Op::Lock(k, n) => if let Some(p) = pick(k) {
+                        let n = span(&a, p, n, &|s| !s.locked && !s.uptodate && !s.writeback);
+                        a.lock_range(p.file, p.index, n, 5);
+                        for d in 0..n {
+                            b.lock_for_read(b.lookup(p.file, p.index + d).unwrap(), 5);
+                        }
+                    },
+                    Op::Fill(k, n) => if let Some(p) = pick(k) {
+                        let n = span(&a, p, n, &|_| true);
+                        a.fill_range(p.file, p.index, n, 5);
+                        for d in 0..n {
+                            let id = b.lookup(p.file, p.index + d).unwrap();
+                            if b.page(id).io == Some(5) && b.page(id).locked {
+                                b.fill_done(id);
+                            }
+                        }
+                    },
+                    Op::RemoveFrom(k, n) => if let Some(p) = pick(k) {
+                        let stop = a.first_in_io_from(p.file, p.index).map_or(u32::MAX, |q| q.index).min(p.index + n);
+                        let removed = a.remove_range(p.file, p.index, stop);
+                        let mut count = 0;
+                        for id in b.file_pages_from(p.file, p.index).collect::<Vec<_>>() {
+                            if b.page(id).index >= stop {
+                                break;
+                            }
+                            b.remove(id);
+                            count += 1;
+                        }
+                        prop_assert_eq!(removed, count);
+                    },
+                    Op::Remove(k) => if let Some(p) = pick(k) {
+                        if !a.page(p).locked && !a.page(p).writeback {
+                            a.remove(p);
+                            b.remove(b.lookup(p.file, p.index).unwrap());
+                        }
+                    },
                 }
-                prop_assert_eq!(snapshot(&a), snapshot(&b));
+                prop_assert_eq!(snapshot(&a), snapshot_ref(&b));
                 prop_assert_eq!((a.evicted, a.evicted_fg, a.evicted_fg_while_bg_clean), (b.evicted, b.evicted_fg, b.evicted_fg_while_bg_clean));
-                prop_assert_eq!((a.nr_pages, a.nr_dirty, a.nr_writeback), (b.nr_pages, b.nr_dirty, b.nr_writeback));
-                check_indexes(&a)?;
+                prop_assert_eq!((a.nr_pages, a.nr_dirty, a.nr_writeback, a.inserted), (b.nr_pages, b.nr_dirty, b.nr_writeback, b.inserted));
+                prop_assert_eq!(a.oldest_dirty_file(), b.oldest_dirty_file());
+                check_runs(&a)?;
             }
         }
+    }
+
+    #[test]
+    fn a_streamed_read_is_one_run_and_leaves_in_one_pass() {
+        let mut pc = PageCache::new(1000);
+        let f = pc.add_file();
+        pc.insert_run(f, 0, 64, 1);
+        pc.insert_run(f, 64, 64, 1);
+        pc.lock_range(f, 0, 128, 9);
+        pc.fill_range(f, 0, 128, 9);
+        pc.mark_accessed_range(f, 0, 128);
+        assert_eq!(pc.runs.len(), 1, "consecutive inserts continue the head run");
+        assert_eq!(pc.reclaim(100, ReclaimOrder::Global, |_| false).freed, 100);
+        assert_eq!(pc.file_pages_from(f, 0).next(), Some(PageRef { file: f, index: 100 }));
     }
 
     #[test]
     fn global_order_evicts_oldest_first_and_skips_dirty() {
         let mut pc = PageCache::new(100);
         let f = pc.add_file();
-        let ids: Vec<PageId> = (0..10).map(|i| pc.insert(f, i, 10 + i % 2)).collect();
+        let ids: Vec<PageRef> = (0..10).map(|i| pc.insert(f, i, 10 + i % 2)).collect();
         for &id in &ids {
-            pc.page_mut(id).uptodate = true;
+            pc.set_uptodate(id);
         }
         pc.set_dirty(ids[0], SimTime::ZERO);
         let n = pc.reclaim(3, ReclaimOrder::Global, |_| false);
@@ -943,12 +1351,12 @@ mod tests {
         let hot = pc.insert(f, 0, 1);
         pc.mark_accessed(hot);
         pc.mark_accessed(hot);
-        assert_eq!(pc.page(hot).list, List::Active);
+        assert_eq!(list_of(&pc, hot), List::Active);
         pc.mark_accessed(hot); // referenced on the active list
         pc.reclaim(0, ReclaimOrder::Global, |_| false); // ages the outgrown active list
-        assert_eq!(pc.page(hot).list, List::Inactive);
+        assert_eq!(list_of(&pc, hot), List::Inactive);
         pc.mark_accessed(hot);
-        assert_eq!(pc.page(hot).list, List::Active, "one touch re-activates a page deactivated while referenced");
+        assert_eq!(list_of(&pc, hot), List::Active, "one touch re-activates a page deactivated while referenced");
     }
 
     #[test]

@@ -69,6 +69,79 @@ impl PageSet {
         }
         true
     }
+    /// Add every index of `lo..hi`; returns how many were not there.
+    pub fn insert_range(&mut self, lo: u32, hi: u32) -> u32 {
+        if lo >= hi {
+            return 0;
+        }
+        let (wlo, whi) = ((lo / 64) as usize, ((hi - 1) / 64) as usize);
+        if self.words.len() <= whi {
+            self.words.resize(whi + 1, 0);
+        }
+        let mut added = 0;
+        for w in wlo..=whi {
+            let m = range_mask(w, lo, hi);
+            added += (m & !self.words[w]).count_ones();
+            self.words[w] |= m;
+        }
+        if added > 0 {
+            if self.len == 0 {
+                (self.lo, self.hi) = (wlo, whi + 1);
+            } else {
+                self.lo = self.lo.min(wlo);
+                self.hi = self.hi.max(whi + 1);
+            }
+            self.len += added;
+        }
+        added
+    }
+    /// Remove every index of `lo..hi`; returns how many were there.
+    pub fn remove_range(&mut self, lo: u32, hi: u32) -> u32 {
+        let wlo = ((lo / 64) as usize).max(self.lo);
+        let whi = (hi.div_ceil(64) as usize).min(self.hi);
+        let mut removed = 0;
+        for w in wlo..whi {
+            let m = range_mask(w, lo, hi);
+            removed += (m & self.words[w]).count_ones();
+            self.words[w] &= !m;
+        }
+        if removed > 0 {
+            self.len -= removed;
+            self.tighten();
+        }
+        removed
+    }
+    /// How many indices of `lo..hi` are members.
+    pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
+        let wlo = ((lo / 64) as usize).max(self.lo);
+        let whi = (hi.div_ceil(64) as usize).min(self.hi);
+        (wlo..whi).map(|w| (range_mask(w, lo, hi) & self.words[w]).count_ones()).sum()
+    }
+    /// How many indices of `lo..hi` are members of any of `sets`.
+    pub fn union_count_range(sets: &[&PageSet], lo: u32, hi: u32) -> u32 {
+        if lo >= hi {
+            return 0;
+        }
+        let (wlo, whi) = ((lo / 64) as usize, ((hi - 1) / 64) as usize);
+        (wlo..=whi)
+            .map(|w| {
+                let word = sets.iter().fold(0, |acc, s| acc | s.words.get(w).copied().unwrap_or(0));
+                (range_mask(w, lo, hi) & word).count_ones()
+            })
+            .sum()
+    }
+    fn tighten(&mut self) {
+        if self.len == 0 {
+            (self.lo, self.hi) = (0, 0);
+            return;
+        }
+        while self.words[self.lo] == 0 {
+            self.lo += 1;
+        }
+        while self.words[self.hi - 1] == 0 {
+            self.hi -= 1;
+        }
+    }
     /// The lowest member.
     pub fn first(&self) -> Option<u32> {
         self.iter().next()
@@ -89,6 +162,19 @@ impl PageSet {
         }
         Iter { words: &self.words[start + 1..self.hi], base: start as u32 * 64, cur }
     }
+}
+
+/// The bits of word `w` that fall in `lo..hi` (`lo < hi`).
+#[inline]
+fn range_mask(w: usize, lo: u32, hi: u32) -> u64 {
+    let base = w as u64 * 64;
+    let from = u64::from(lo).saturating_sub(base).min(64);
+    let to = (u64::from(hi) - base.min(u64::from(hi))).min(64);
+    if from >= to {
+        return 0;
+    }
+    let upper = if to == 64 { u64::MAX } else { (1u64 << to) - 1 };
+    upper & (u64::MAX << from)
 }
 
 /// Iterator over a [`PageSet`] in ascending order.
@@ -142,12 +228,19 @@ mod tests {
     enum Op {
         Insert(u32),
         Remove(u32),
+        InsertRange(u32, u32),
+        RemoveRange(u32, u32),
     }
 
     fn op() -> impl Strategy<Value = Op> {
         // Small and large indices, clustered so that words fill and empty.
         let idx = prop_oneof![0u32..300, 0u32..5_000, 60_000u32..60_200];
-        prop_oneof![idx.clone().prop_map(Op::Insert), idx.prop_map(Op::Remove)]
+        prop_oneof![
+            idx.clone().prop_map(Op::Insert),
+            idx.clone().prop_map(Op::Remove),
+            (idx.clone(), 0u32..200).prop_map(|(i, n)| Op::InsertRange(i, i + n)),
+            (idx, 0u32..300).prop_map(|(i, n)| Op::RemoveRange(i, i + n)),
+        ]
     }
 
     proptest! {
@@ -161,6 +254,15 @@ mod tests {
                 match o {
                     Op::Insert(i) => prop_assert_eq!(s.insert(i), r.insert(i)),
                     Op::Remove(i) => prop_assert_eq!(s.remove(i), r.remove(&i)),
+                    Op::InsertRange(lo, hi) => {
+                        let added = (lo..hi).filter(|&i| r.insert(i)).count() as u32;
+                        prop_assert_eq!(s.insert_range(lo, hi), added);
+                    }
+                    Op::RemoveRange(lo, hi) => {
+                        prop_assert_eq!(s.count_range(lo, hi), r.range(lo..hi.max(lo)).count() as u32);
+                        let removed = (lo..hi).filter(|&i| r.remove(&i)).count() as u32;
+                        prop_assert_eq!(s.remove_range(lo, hi), removed);
+                    }
                 }
                 prop_assert_eq!(s.len() as usize, r.len());
                 prop_assert_eq!(s.first(), r.first().copied());

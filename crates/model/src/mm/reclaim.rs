@@ -146,7 +146,7 @@ mod tests {
             let f = pc.add_file();
             for i in 0..clean + dirty {
                 let p = pc.insert(f, i as u32, 10_000);
-                pc.page_mut(p).uptodate = true;
+                pc.set_uptodate(p);
                 if i >= clean {
                     pc.set_dirty(p, SimTime::ZERO);
                 }
