@@ -12,7 +12,7 @@ use forefront_model::fs::{Fs, Journal, BLOCK, SECTORS_PER_BLOCK};
 use forefront_model::kernel::{After, Kernel};
 use forefront_model::mm::reclaim::{self, Reclaim as ReclaimCtx, ReclaimCosts};
 use forefront_model::mm::writeback::{self, Writeback, WritebackParams};
-use forefront_model::mm::{FileId, PageCache, PageRef, ReclaimOrder, PAGE_SIZE};
+use forefront_model::mm::{FileId, PageCache, ReclaimOrder, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::storage::{Member, Storage};
 use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
@@ -536,9 +536,7 @@ impl World {
                 if f.cached {
                     let n = blocks.min(w.pc.free_pages()) as u32;
                     w.pc.insert_run(id, 0, n, uid);
-                    for index in 0..n {
-                        w.pc.set_uptodate(PageRef { file: id, index });
-                    }
+                    w.pc.set_uptodate_range(id, 0, n);
                 }
             }
         }

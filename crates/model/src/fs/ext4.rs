@@ -56,7 +56,7 @@ use crate::fs::{CommitPhase, Fs, MapCursor, BLOCK};
 use crate::kernel::{After, Cat};
 use crate::mm::reclaim::{self, ReclaimCosts};
 use crate::mm::writeback::Writeback;
-use crate::mm::{FileId, PageRef, PAGE_SIZE};
+use crate::mm::{FileId, PAGE_SIZE};
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, WaitGraph, Why};
 
@@ -190,13 +190,12 @@ pub fn read<K: Ext4 + ?Sized>(
                 let asked = (call_end - pos).div_ceil(PAGE_SIZE) as u32;
                 // Sequential: the file's start, or more cached pages right before than asked for.
                 let sequential =
-                    idx == 0 || (idx > asked && (1..=asked + 1).all(|d| cx.page_cache().lookup(file, idx - d).is_some()));
+                    idx == 0 || (idx > asked && cx.page_cache().cached_count(file, idx - asked - 1, idx) == asked + 1);
                 let ra = if sequential { (k.read_ahead_kib / 4).max(1) as u32 } else { 1 };
                 let want_end = last_page.min(idx + ra.max(asked) - 1);
-                let mut n = 0;
-                while idx + n <= want_end && cx.page_cache().lookup(file, idx + n).is_none() && n < 256 {
-                    n += 1;
-                }
+                // Up to the next cached page, the end wanted, or 256 pages.
+                let next_cached = cx.page_cache().next_cached(file, idx).unwrap_or(u32::MAX);
+                let n = (next_cached.min(want_end + 1) - idx).min(256);
                 if !reclaim::alloc(cx, tid, u64::from(n), &k.reclaim, &mut cost) {
                     set_read(cx, tid, file, pos, end, chunk, call_end);
                     return (cost, After::Block);
@@ -235,28 +234,46 @@ pub fn read_pages<K: Ext4 + ?Sized>(
     let mut run: Option<(u32, u64, u32)> = None; // (first idx, first lba, count)
     let mut cursor = MapCursor::default();
     cx.page_cache().insert_run(file, first, n, owner);
-    for j in 0..n {
+    let max_run = k.max_sectors / 8;
+    // A stretch of pages mapped alike (consecutive blocks, or holes) at a time; requests are
+    // cut where the blocks stop being consecutive or a request is full, as page by page.
+    let mut j = 0;
+    while j < n {
         let idx = first + j;
-        let p = PageRef { file, index: idx };
-        match cursor.map(&cx.fs_mut().inodes[file as usize], u64::from(idx)) {
+        let (lba, c) = cursor.map_run(&cx.fs_mut().inodes[file as usize], u64::from(idx), u64::from(n - j));
+        let c = c as u32;
+        match lba {
             None => {
-                cx.page_cache().set_uptodate(p);
+                cx.page_cache().set_uptodate_range(file, idx, c);
                 if let Some(r) = run.take() {
                     cost += cx.submit_pages(tid, file, r, false, origin);
                 }
             }
             Some(lba) => {
                 // Locked by the request that `submit_pages` makes for its run.
-                run = match run {
-                    Some((f, l, c)) if l + u64::from(c) == lba && c < k.max_sectors / 8 => Some((f, l, c + 1)),
-                    Some(r) => {
-                        cost += cx.submit_pages(tid, file, r, false, origin);
-                        Some((idx, lba, 1))
+                let mut t = 0;
+                while t < c {
+                    let (pidx, plba) = (idx + t, lba + u64::from(t));
+                    match run {
+                        Some((f, l, cnt)) if l + u64::from(cnt) == plba && cnt < max_run => {
+                            let add = (c - t).min(max_run - cnt);
+                            run = Some((f, l, cnt + add));
+                            t += add;
+                        }
+                        Some(r) => {
+                            cost += cx.submit_pages(tid, file, r, false, origin);
+                            run = Some((pidx, plba, 1));
+                            t += 1;
+                        }
+                        None => {
+                            run = Some((pidx, plba, 1));
+                            t += 1;
+                        }
                     }
-                    None => Some((idx, lba, 1)),
-                };
+                }
             }
         }
+        j += c;
     }
     if let Some(r) = run {
         cost += cx.submit_pages(tid, file, r, false, origin);

@@ -139,6 +139,15 @@ impl MapCursor {
         }
         None
     }
+    /// The mapping of file block `fb` of `ino` and how many blocks from it (at most `max`, at
+    /// least 1) map the same way: consecutive LBAs from the one returned, or all holes.
+    #[inline]
+    pub fn map_run(&mut self, ino: &Inode, fb: u64, max: u64) -> (Option<u64>, u64) {
+        match self.map(ino, fb) {
+            Some(lba) => (Some(lba), (self.ext.0 + self.ext.2 - fb).min(max).max(1)),
+            None => (None, (self.hole.1 - fb).min(max).max(1)),
+        }
+    }
 }
 
 /// The file system's block map and inode table.

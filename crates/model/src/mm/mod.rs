@@ -322,12 +322,23 @@ impl PageCache {
         let mut n = 0;
         while n < max {
             let i = index + n;
-            if !(f.cached.contains(i) && f.uptodate.contains(i) && !f.locked.contains(i)) {
+            let (w, b) = ((i / 64) as usize, i % 64);
+            let ready = (f.cached.word(w) & f.uptodate.word(w) & !f.locked.word(w)) >> b;
+            let ones = (!ready).trailing_zeros();
+            n += ones;
+            if ones < 64 - b {
                 break;
             }
-            n += 1;
         }
-        n
+        n.min(max)
+    }
+    /// The first cached page of `file` from index `first` on.
+    pub fn next_cached(&self, file: FileId, first: u32) -> Option<u32> {
+        self.files[file as usize].cached.iter_from(first).next()
+    }
+    /// How many pages of `lo..hi` of `file` are cached.
+    pub fn cached_count(&self, file: FileId, lo: u32, hi: u32) -> u32 {
+        self.files[file as usize].cached.count_range(lo, hi)
     }
     /// The uid owning page `p`.
     pub fn owner(&self, p: PageRef) -> Uid {
@@ -443,6 +454,11 @@ impl PageCache {
 
     pub fn set_uptodate(&mut self, p: PageRef) {
         self.files[p.file as usize].uptodate.insert(p.index);
+    }
+
+    /// [`PageCache::set_uptodate`] on pages `first..first + n`.
+    pub fn set_uptodate_range(&mut self, file: FileId, first: u32, n: u32) {
+        self.files[file as usize].uptodate.insert_range(first, first + n);
     }
 
     // ------------------------------------------------------------------ I/O states

@@ -117,6 +117,11 @@ impl PageSet {
         let whi = (hi.div_ceil(64) as usize).min(self.hi);
         (wlo..whi).map(|w| (range_mask(w, lo, hi) & self.words[w]).count_ones()).sum()
     }
+    /// Word `w` of the bitmap (bit `b` = index `64 w + b`), 0 past its end.
+    #[inline]
+    pub fn word(&self, w: usize) -> u64 {
+        self.words.get(w).copied().unwrap_or(0)
+    }
     /// How many indices of `lo..hi` are members of any of `sets`.
     pub fn union_count_range(sets: &[&PageSet], lo: u32, hi: u32) -> u32 {
         if lo >= hi {
