@@ -232,6 +232,8 @@ pub struct CpuSched {
     pub context_switches: u64,
     /// Finished runnable waits (task, kind, ns), when recording.
     latencies: Option<Vec<(Tid, WaitKind, u64)>>,
+    /// Reused by [`CpuSched::newidle_balance`]: queued tasks per core.
+    scratch_queued: Vec<usize>,
 }
 
 impl CpuSched {
@@ -276,6 +278,7 @@ impl CpuSched {
             tick_preemptions: 0,
             context_switches: 0,
             latencies: None,
+            scratch_queued: Vec::new(),
         }
     }
 
@@ -913,9 +916,20 @@ impl CpuSched {
 
     /// An idle core pulls a queued task from the core with the most queued tasks.
     fn newidle_balance(&mut self, core: usize, now: SimTime) {
-        let busiest = (0..self.cores.len()).filter(|&c| c != core).max_by_key(|&c| (self.queued_tasks(c), std::cmp::Reverse(c)));
+        // Queued tasks per core, counted in one pass over the tasks.
+        let mut queued = std::mem::take(&mut self.scratch_queued);
+        queued.clear();
+        queued.resize(self.cores.len(), 0);
+        for t in &self.tasks {
+            if let State::Queued(c) = t.state {
+                queued[c] += 1;
+            }
+        }
+        let busiest = (0..self.cores.len()).filter(|&c| c != core).max_by_key(|&c| (queued[c], std::cmp::Reverse(c)));
+        let src_queued = busiest.map_or(0, |c| queued[c]);
+        self.scratch_queued = queued;
         let Some(src) = busiest else { return };
-        if self.queued_tasks(src) == 0 {
+        if src_queued == 0 {
             return;
         }
         // The highest-vruntime queued task allowed here (it would wait longest where it is).
