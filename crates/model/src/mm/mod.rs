@@ -54,29 +54,31 @@
 //!   page left (the kernel's inode `dirtied_when` behaves the same way).
 //!
 //! # Speed (read before optimising)
-//! - Cost follows the work: `switch-upload --bg-apps 6` ran at 131–136 ns per inserted page in
-//!   single runs of 15, 30, 45, 60 and 90 s (about 80,000 pages per simulated second: 60–100×
-//!   real time on this 2-core VM, against a target of 1,000×, which needs about 12 ns per
-//!   page). The speed bench's in-process medians put 60 s at 1.2–1.3× the cost per page of
-//!   15 s; a longer run's dense slot arrays are larger, but the VM's noise is of that order.
-//! - `perf`: three quarters of the time is here, and most of it is cache misses on cold pages
-//!   when reclaim reaches them (`unlink` 19 %, `link` 15 %, `reclaim` and `reclaim_pass` 15 %,
-//!   `insert` 7 %), before the kernel's LRU rules came in (after them: 138× real time in one
-//!   bench run, 80–90 ns per page).
+//! - Runs (2026-11-25). With the per-page cache, `switch-upload --bg-apps 6` (six uploaders
+//!   streaming ~80,000 pages per simulated second) cost 80–90 ns per page, three quarters of it
+//!   here: per-page slab entries missed in cache when reclaim reached them, list surgery on
+//!   neighbour pages, one bitmap update per page and state change. Runs and bitmaps made that
+//!   whole process 4.2× faster (`farm-bench -n 7`, paired, wall 0.239×: 77 ms against 331 ms
+//!   for 60 simulated seconds, about 780× real time; the speed bench printed 520–810× over
+//!   its runs on this noisy VM, 15 ns per page), with 10 instead of 17 MB peak RSS. The last
+//!   steps that mattered were batch ones at the callers: a read's pages inserted as one run,
+//!   locked and filled per request, copied per stretch of ready pages, mapped a stretch of
+//!   consecutive blocks at a time, and truncate and drop_caches removing ranges. Outputs are
+//!   byte-identical: `scripts/sim-golden` (47 runs and a Perfetto trace), the Revisiting
+//!   Storage sweep and the Cells, WebBench, RLBench, install, launch and trace-replay runs.
+//! - What is left is per event, not per page (`perf`, 5 runs): the event queue's pop (6 %), the
+//!   CPU scheduler (~12 %), the block layer and device (~10 %), reclaim's per-call set-up
+//!   (aging and the candidate heaps, ~7 %, growing with the number of apps: the speed bench
+//!   puts 8 BG apps at 1.7× the cost per page of 1).
 //! - The kernel's rules (2026-11-24). Before, every access moved a page to its list's head and
 //!   a referenced inactive tail got a second chance on the active list, so a streamed page was
 //!   linked once, moved three times (the access, the second chance, the aging) and unlinked
-//!   once; now it is linked and unlinked only. `switch-upload --bg-apps 6` runs 1.6× faster
-//!   (`farm-bench -n 6`, paired, wall 0.62×). Of the 48 runs of `scripts/sim-golden`, the 11
-//!   under memory pressure changed (switch-upload at 6 BG apps, camera-switch `forefront` at
-//!   6, qasio-contacts, -install, -camera-burst); launch-update and camera-switch under
-//!   `android`/`fasttrack` did not. Stock switch under 6 uploaders: 2,496 → 2,488 ms (seed 1),
-//!   FG pages evicted 14,629 → 8,135; FastTrack's: 120 → 105 ms.
-//! - Tried and dropped: LRU lists as queues with holes (`VecDeque` of page ids, each page
-//!   holding its entry's position, the stamp in the entry), so that a move writes one queue
-//!   entry instead of two neighbour pages. Outputs stayed byte-identical, but it ran 16 %
-//!   slower (`farm-bench -n 8`, paired) and with 28 MiB instead of 17 MiB peak RSS: the holes
-//!   double the queues, and the page itself is still missed on every move.
+//!   once; now it is linked and unlinked only. That made the per-page cache 1.6× faster. Of the
+//!   48 runs of `scripts/sim-golden`, the 11 under memory pressure changed; launch-update and
+//!   camera-switch under `android`/`fasttrack` did not.
+//! - Tried and dropped (per-page cache): LRU lists as queues with holes (`VecDeque` of page
+//!   ids), so that a move writes one queue entry instead of two neighbour pages. Outputs stayed
+//!   byte-identical, but it ran 16 % slower and with 28 MiB instead of 17 MiB peak RSS.
 
 pub mod pageset;
 pub mod reclaim;
