@@ -465,8 +465,7 @@ impl PageCache {
 
     // ------------------------------------------------------------------ I/O states
 
-    /// Add `delta` (±1 per page that became busy or idle) to the busy count of `file`'s page
-    /// `i`'s owner.
+    /// Count `file`'s page `i` as busy (`became_busy`) or idle again in its owner's lists.
     fn busy_add(&mut self, file: FileId, i: u32, became_busy: bool) {
         let r = self.files[file as usize].run_of(i);
         let l = &mut self.lrus[self.runs[r as usize].app as usize];
@@ -477,14 +476,25 @@ impl PageCache {
         }
     }
 
-    /// Add to each owner's busy count, for the pages `lo..hi` of `file` (all cached), what
-    /// `delta(segment)` says for each segment of them that one run holds.
+    /// Add to each owner's busy count, for the cached pages of `lo..hi` of `file`, what
+    /// `delta(segment)` says for each stretch of them that one run holds.
     fn busy_add_range(&mut self, file: FileId, lo: u32, hi: u32, delta: impl Fn(&FileCache, u32, u32) -> i64) {
         let mut i = lo;
         while i < hi {
-            let run = self.runs[self.files[file as usize].run_of(i) as usize];
+            let f = &self.files[file as usize];
+            let id = f.slots.get(i as usize).copied().unwrap_or(NIL);
+            if id == NIL {
+                match f.cached.iter_from(i).next() {
+                    Some(a) if a < hi => {
+                        i = a;
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
+            let run = self.runs[id as usize];
             let end = hi.min(run.first + run.len);
-            let d = delta(&self.files[file as usize], i, end);
+            let d = delta(f, i, end);
             let l = &mut self.lrus[run.app as usize];
             l.busy = (i64::from(l.busy) + d) as u32;
             i = end;
@@ -644,7 +654,7 @@ impl PageCache {
         debug_assert_eq!(PageSet::union_count_range(&[&f.locked, &f.writeback], lo, hi), 0);
         let dirty = f.dirty.count_range(lo, hi);
         if dirty > 0 {
-            self.busy_add_range_cached(file, lo, hi, |f, a, b| -i64::from(f.dirty.count_range(a, b)));
+            self.busy_add_range(file, lo, hi, |f, a, b| -i64::from(f.dirty.count_range(a, b)));
             self.nr_dirty -= u64::from(dirty);
             let f = &mut self.files[file as usize];
             f.dirty.remove_range(lo, hi);
@@ -676,19 +686,6 @@ impl PageCache {
         let before = self.files[file as usize].nr_pages;
         self.forget(file, lo, hi);
         before - self.files[file as usize].nr_pages
-    }
-
-    /// [`PageCache::busy_add_range`] over the cached pages of `lo..hi` only.
-    fn busy_add_range_cached(&mut self, file: FileId, lo: u32, hi: u32, delta: impl Fn(&FileCache, u32, u32) -> i64) {
-        let mut i = lo;
-        while let Some(a) = self.files[file as usize].cached.iter_from(i).next().filter(|&a| a < hi) {
-            let run = self.runs[self.files[file as usize].run_of(a) as usize];
-            let b = hi.min(run.first + run.len);
-            let d = delta(&self.files[file as usize], a, b);
-            let l = &mut self.lrus[run.app as usize];
-            l.busy = (i64::from(l.busy) + d) as u32;
-            i = b;
-        }
     }
 
     /// The first page of `file` from index `first` on that is dirty, locked or under
