@@ -216,6 +216,20 @@ impl FileCache {
     fn busy_count(&self, lo: u32, hi: u32) -> u32 {
         PageSet::union_count_range(&[&self.dirty, &self.writeback, &self.locked], lo, hi)
     }
+    /// The first busy page in `lo..hi`, a word at a time.
+    fn first_busy_in(&self, lo: u32, hi: u32) -> Option<u32> {
+        let mut i = lo;
+        while i < hi {
+            let (w, b) = ((i / 64) as usize, i % 64);
+            let busy = (self.dirty.word(w) | self.writeback.word(w) | self.locked.word(w)) >> b;
+            if busy != 0 {
+                let at = i + busy.trailing_zeros();
+                return (at < hi).then_some(at);
+            }
+            i += 64 - b;
+        }
+        None
+    }
     fn run_of(&self, i: u32) -> RunId {
         self.slots[i as usize]
     }
@@ -855,12 +869,11 @@ impl PageCache {
         // Clean: evicted even if referenced. No page is mapped here, and an unmapped file page
         // whose only reference is its referenced mark is reclaimed (`FOLIOREF_RECLAIM_CLEAN`):
         // a page read once by a streaming reader leaves from the inactive list.
-        let limit = u64::from(r.len).min(want).min(budget);
-        let f = &self.files[file as usize];
-        let mut k: u64 = 1;
-        while k < limit && (r.stamp + k, app as u16) < runner_up && !f.busy(first + k as u32) {
-            k += 1;
-        }
+        // The pages that come before the runner-up (stamps are unique, so only the stamp
+        // decides), within the run, `want` and `budget`, up to the next busy page.
+        let before_runner_up = runner_up.0.saturating_sub(r.stamp).max(1);
+        let limit = u64::from(r.len).min(want).min(budget).min(before_runner_up) as u32;
+        let k = u64::from(self.files[file as usize].first_busy_in(first + 1, first + limit).map_or(limit, |b| b - first));
         let k32 = k as u32;
         if app_fg {
             self.evicted_fg += k;
