@@ -58,7 +58,7 @@
 //!   streaming ~80,000 pages per simulated second) cost 80–90 ns per page, three quarters of it
 //!   here: per-page slab entries missed in cache when reclaim reached them, list surgery on
 //!   neighbour pages, one bitmap update per page and state change. Runs and bitmaps made that
-//!   whole process 4.2× faster (`farm-bench -n 7`, paired, wall 0.239×: 77 ms against 331 ms
+//!   whole process 4.2× faster (7 paired whole-process runs, median wall 0.239×: 77 ms against 331 ms
 //!   for 60 simulated seconds, about 780× real time; the speed bench printed 520–810× over
 //!   its runs on this noisy VM, 15 ns per page), with 10 instead of 17 MB peak RSS; 4.4× (0.227×,
 //!   81 against 360 ms) once the switch's code reads became page faults. The last
