@@ -798,9 +798,10 @@ impl PageCache {
                 break;
             };
             let Some(&Reverse((_, app))) = heaps[heap].peek() else { break };
-            // The next candidate in line: pages older than it go before it is looked at.
+            // The next candidate in line (the smaller of the root's children): pages older than
+            // it go before it is looked at. Stamps are unique, so the stamp alone orders them.
             let h = heaps[heap].as_slice();
-            let runner_up = h[1..h.len().min(3)].iter().map(|r| r.0).min().unwrap_or((u64::MAX, u16::MAX));
+            let runner_up = h[1..h.len().min(3)].iter().map(|r| r.0 .0).min().unwrap_or(u64::MAX);
             let app = app as usize;
             let clean_before = self.lrus[app].clean();
             let left = want - out.freed;
@@ -848,7 +849,7 @@ impl PageCache {
         bg_clean: u64,
         want: u64,
         budget: u64,
-        runner_up: (u64, u16),
+        runner_up: u64,
     ) -> u64 {
         let lru = self.lrus[app];
         if lru.inactive.len == 0 {
@@ -869,9 +870,9 @@ impl PageCache {
         // Clean: evicted even if referenced. No page is mapped here, and an unmapped file page
         // whose only reference is its referenced mark is reclaimed (`FOLIOREF_RECLAIM_CLEAN`):
         // a page read once by a streaming reader leaves from the inactive list.
-        // The pages that come before the runner-up (stamps are unique, so only the stamp
-        // decides), within the run, `want` and `budget`, up to the next busy page.
-        let before_runner_up = runner_up.0.saturating_sub(r.stamp).max(1);
+        // The pages that come before the runner-up, within the run, `want` and `budget`, up to
+        // the next busy page.
+        let before_runner_up = runner_up.saturating_sub(r.stamp).max(1);
         let limit = u64::from(r.len).min(want).min(budget).min(before_runner_up) as u32;
         let k = u64::from(self.files[file as usize].first_busy_in(first + 1, first + limit).map_or(limit, |b| b - first));
         let k32 = k as u32;

@@ -89,7 +89,12 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         let idxs: Vec<u32> = pc.files[file as usize]
             .dirty
             .iter()
-            .filter(|&i| pc.lookup(file, i).is_some_and(|pg| !pc.page(pg).writeback && !pc.page(pg).locked))
+            .filter(|&i| {
+                pc.lookup(file, i).is_some_and(|pg| {
+                    let st = pc.page(pg);
+                    !st.writeback && !st.locked
+                })
+            })
             .take(MAX_WRITEBACK_PAGES)
             .collect();
         let mut cost = PASS_NS;
