@@ -78,8 +78,9 @@
 //!   request goes ahead of every other async request. (QASIO's patch is not public; this is
 //!   the rule as the paper states it, not its code.)
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::ops::Bound::{Excluded, Unbounded};
+use std::collections::{BTreeMap, VecDeque};
+
+use sorted_vec::SortedSet;
 
 use forefront_engine::SimTime;
 use serde::{Deserialize, Serialize};
@@ -210,7 +211,7 @@ impl TTime {
 #[derive(Default)]
 struct ServiceTree {
     /// `(rb_key, insertion seq, queue)`: equal keys keep insertion order, as the rbtree does.
-    set: BTreeSet<(i64, u64, usize)>,
+    set: SortedSet<(i64, u64, usize)>,
     ttime: TTime,
 }
 
@@ -226,9 +227,9 @@ struct Queue {
     class: u8,
     level: u8,
     group: usize,
-    sort: BTreeSet<(u64, ReqId)>,
-    /// FIFO: insertion seq → request; deadlines are monotone (one expiry per queue kind).
-    fifo: BTreeMap<u64, ReqId>,
+    sort: SortedSet<(u64, ReqId)>,
+    /// FIFO: (insertion seq, request); deadlines are monotone (one expiry per queue kind).
+    fifo: SortedSet<(u64, ReqId)>,
     /// QASIO-boosted requests, served first.
     boosted: VecDeque<ReqId>,
     next_rq: Option<ReqId>,
@@ -308,7 +309,7 @@ pub struct Cfq {
     qmap: BTreeMap<QKey, usize>,
     groups: Vec<Group>,
     trees: Vec<ServiceTree>,
-    grp_tree: BTreeSet<(u64, u64, usize)>,
+    grp_tree: SortedSet<(u64, u64, usize)>,
     grp_min_vdisktime: u64,
     busy_weight: u64,
 
@@ -382,7 +383,7 @@ impl Cfq {
             qmap: BTreeMap::new(),
             groups,
             trees,
-            grp_tree: BTreeSet::new(),
+            grp_tree: SortedSet::new(),
             grp_min_vdisktime: 0,
             busy_weight: 0,
             serving_group: None,
@@ -561,9 +562,12 @@ impl Cfq {
         let info = self.info(last)?;
         let key = (info.sector, last);
         let sort = &self.queues[qi].sort;
-        let next =
-            sort.range((Excluded(key), Unbounded)).next().or_else(|| sort.iter().next().filter(|k| **k != key)).map(|k| k.1);
-        let prev = sort.range(..key).next_back().map(|k| k.1);
+        // The first key after `key` (wrapping to the first, unless that is `key`), and the last
+        // key before it.
+        let below = sort.partition_point(|k| *k < key);
+        let above = sort.partition_point(|k| *k <= key);
+        let next = sort.get(above).or_else(|| sort.first().filter(|k| **k != key)).map(|k| k.1);
+        let prev = below.checked_sub(1).map(|i| sort[i].1);
         self.choose_req(next, prev, info.sector)
     }
 
@@ -588,7 +592,7 @@ impl Cfq {
         grp.vfraction = ((u64::from(grp.weight) << SERVICE_SHIFT) / self.busy_weight.max(1)).max(1);
         grp.on_tree = true;
         grp.tree_seq = seq;
-        self.grp_tree.insert((grp.vdisktime, seq, g));
+        self.grp_tree.find_or_insert((grp.vdisktime, seq, g));
     }
 
     fn group_tree_del(&mut self, g: usize) {
@@ -599,7 +603,7 @@ impl Cfq {
         self.busy_weight -= u64::from(grp.weight);
         grp.vfraction = 0;
         grp.on_tree = false;
-        self.grp_tree.remove(&(grp.vdisktime, grp.tree_seq, g));
+        self.grp_tree.remove_item(&(grp.vdisktime, grp.tree_seq, g));
     }
 
     /// `cfq_group_notify_queue_add`.
@@ -701,11 +705,11 @@ impl Cfq {
             if key == q.rb_key && old == st {
                 return;
             }
-            self.trees[old].set.remove(&(q.rb_key, q.rb_seq, qi));
+            self.trees[old].set.remove_item(&(q.rb_key, q.rb_seq, qi));
             self.queues[qi].st = None;
         }
         let seq = self.next_seq();
-        self.trees[st].set.insert((key, seq, qi));
+        self.trees[st].set.find_or_insert((key, seq, qi));
         let q = &mut self.queues[qi];
         q.st = Some(st);
         q.rb_key = key;
@@ -740,7 +744,7 @@ impl Cfq {
         }
         q.on_rr = false;
         if let Some(st) = q.st.take() {
-            self.trees[st].set.remove(&(q.rb_key, q.rb_seq, qi));
+            self.trees[st].set.remove_item(&(q.rb_key, q.rb_seq, qi));
         }
         let (g, sync) = (q.group, q.sync);
         self.group_queue_del(g);
@@ -762,8 +766,8 @@ impl Cfq {
             class,
             level,
             group,
-            sort: BTreeSet::new(),
-            fifo: BTreeMap::new(),
+            sort: SortedSet::new(),
+            fifo: SortedSet::new(),
             boosted: VecDeque::new(),
             next_rq: None,
             queued: 0,
@@ -804,8 +808,8 @@ impl Cfq {
             self.queues[qi].next_rq = self.find_next_rq(qi, id);
         }
         let q = &mut self.queues[qi];
-        q.fifo.remove(&info.seq);
-        q.sort.remove(&(info.sector, id));
+        q.fifo.remove_item(&(info.seq, id));
+        q.sort.remove_item(&(info.sector, id));
         if let Some(pos) = q.boosted.iter().position(|&r| r == id) {
             q.boosted.remove(pos);
         }
@@ -843,7 +847,7 @@ impl Cfq {
             return None;
         }
         q.fifo_expire = true;
-        let &id = q.fifo.values().next()?;
+        let &(_, id) = q.fifo.first()?;
         let info = self.info(id)?;
         (now >= info.fifo_time).then_some(id)
     }
@@ -1400,8 +1404,8 @@ impl IoScheduler for Cfq {
         self.infos[id as usize] = Some(info);
         {
             let q = &mut self.queues[qi];
-            q.fifo.insert(seq, id);
-            q.sort.insert((r.sector, id));
+            q.fifo.find_or_insert((seq, id));
+            q.sort.find_or_insert((r.sector, id));
             q.queued += 1;
         }
         if !self.queues[qi].on_rr {

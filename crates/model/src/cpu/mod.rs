@@ -39,7 +39,7 @@
 //! dispatch latency (woken → first instruction) or preemption latency (preempted → running
 //! again), the two latencies of the FTC/VT-CFS paper.
 
-use std::collections::BTreeSet;
+use sorted_vec::SortedSet;
 
 use forefront_engine::SimTime;
 use serde::{Deserialize, Serialize};
@@ -166,7 +166,7 @@ struct TaskEnt {
 struct GroupRq {
     vruntime: u64,
     /// Queued tasks by (vruntime, tid); the running task is not in it.
-    tree: BTreeSet<(u64, Tid)>,
+    tree: SortedSet<(u64, Tid)>,
     /// Runnable tasks including a running one.
     nr: u32,
     load: u64,
@@ -184,7 +184,7 @@ struct Core {
     speed: f64,
     curr: Option<Tid>,
     /// Top-level queued entities by (vruntime, entity); the running entity is not in it.
-    top: BTreeSet<(u64, Ent)>,
+    top: SortedSet<(u64, Ent)>,
     top_load: u64,
     top_nr: u32,
     min_vruntime: u64,
@@ -248,7 +248,7 @@ impl CpuSched {
             .map(|&speed| Core {
                 speed,
                 curr: None,
-                top: BTreeSet::new(),
+                top: SortedSet::new(),
                 top_load: 0,
                 top_nr: 0,
                 min_vruntime: 0,
@@ -713,7 +713,7 @@ impl CpuSched {
             if let Some((top, _)) = vt {
                 t.vruntime = t.vruntime.min(top);
             }
-            c.top.insert((t.vruntime, Ent::Task(tid)));
+            c.top.find_or_insert((t.vruntime, Ent::Task(tid)));
             c.top_load += w;
             c.top_nr += 1;
         } else {
@@ -723,7 +723,7 @@ impl CpuSched {
             if let Some((_, inner)) = vt {
                 t.vruntime = t.vruntime.min(inner);
             }
-            grq.tree.insert((t.vruntime, tid));
+            grq.tree.find_or_insert((t.vruntime, tid));
             grq.load += w;
             grq.nr += 1;
             if grq.nr == 1 {
@@ -734,7 +734,7 @@ impl CpuSched {
                     // the group's other tasks too).
                     grq.vruntime = grq.vruntime.min(top);
                 }
-                c.top.insert((grq.vruntime, Ent::Group(g)));
+                c.top.find_or_insert((grq.vruntime, Ent::Group(g)));
                 c.top_load += gw;
                 c.top_nr += 1;
             }
@@ -747,18 +747,18 @@ impl CpuSched {
         let (g, v, w) = (t.group, t.vruntime, u64::from(t.weight));
         let c = &mut self.cores[core];
         if g == ROOT_GROUP {
-            c.top.remove(&(v, Ent::Task(tid)));
+            c.top.remove_item(&(v, Ent::Task(tid)));
             c.top_load -= w;
             c.top_nr -= 1;
         } else {
             let gw = u64::from(self.group_weights[g as usize]);
             let grq = &mut c.groups[g as usize];
-            grq.tree.remove(&(v, tid));
+            grq.tree.remove_item(&(v, tid));
             grq.load -= w;
             grq.nr -= 1;
             if grq.nr == 0 {
                 let gv = grq.vruntime;
-                c.top.remove(&(gv, Ent::Group(g)));
+                c.top.remove_item(&(gv, Ent::Group(g)));
                 c.top_load -= gw;
                 c.top_nr -= 1;
             }
@@ -784,7 +784,7 @@ impl CpuSched {
             } else {
                 // The group entity stays runnable: it was running (not in the tree); put it back.
                 let gv = grq.vruntime;
-                c.top.insert((gv, Ent::Group(g)));
+                c.top.find_or_insert((gv, Ent::Group(g)));
             }
         }
     }
@@ -808,7 +808,7 @@ impl CpuSched {
             } else {
                 // The group entity was queued; it is the running entity now.
                 let gv = grq.vruntime;
-                c.top.remove(&(gv, Ent::Group(g)));
+                c.top.remove_item(&(gv, Ent::Group(g)));
             }
         }
     }
@@ -822,11 +822,11 @@ impl CpuSched {
         let (g, v) = (t.group, t.vruntime);
         let c = &mut self.cores[core];
         if g == ROOT_GROUP {
-            c.top.insert((v, Ent::Task(tid)));
+            c.top.find_or_insert((v, Ent::Task(tid)));
         } else {
-            c.groups[g as usize].tree.insert((v, tid));
+            c.groups[g as usize].tree.find_or_insert((v, tid));
             let gv = c.groups[g as usize].vruntime;
-            c.top.insert((gv, Ent::Group(g)));
+            c.top.find_or_insert((gv, Ent::Group(g)));
         }
     }
 
@@ -837,13 +837,13 @@ impl CpuSched {
             return;
         };
         let c = &mut self.cores[core];
-        c.top.remove(&(v, ent));
+        c.top.remove_item(&(v, ent));
         let tid = match ent {
             Ent::Task(t) => t,
             Ent::Group(g) => {
                 let grq = &mut c.groups[g as usize];
                 let &(tv, t) = grq.tree.first().expect("a runnable group has a queued task");
-                grq.tree.remove(&(tv, t));
+                grq.tree.remove_item(&(tv, t));
                 t
             }
         };
