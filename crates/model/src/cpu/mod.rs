@@ -179,9 +179,50 @@ enum Ent {
     Task(Tid),
 }
 
+/// A core's speed factor, with the integer arithmetic that gives the same results as the float
+/// formulas when the factor is a power of two (1.0 and 0.5 in every built-in phone).
+#[derive(Clone, Copy, Debug)]
+struct Speed {
+    factor: f64,
+    /// `log2(factor)` when the factor is an exact power of two between 2^-8 and 2^8.
+    pow2: Option<i32>,
+}
+
+impl Speed {
+    /// Beyond this, `u64 → f64` conversions stop being exact; the float formulas are used.
+    const EXACT: u64 = 1 << 53;
+
+    fn new(factor: f64) -> Speed {
+        let e = factor.log2().round() as i32;
+        let pow2 = (factor > 0.0 && (-8..=8).contains(&e) && factor == 2f64.powi(e)).then_some(e);
+        Speed { factor, pow2 }
+    }
+
+    /// Work done in `elapsed` ns: `round(elapsed × factor)`.
+    #[inline]
+    fn work_in(self, elapsed: u64) -> u64 {
+        match self.pow2 {
+            Some(e) if elapsed < Self::EXACT && e >= 0 => elapsed << e,
+            // Round half away from zero, as f64::round does.
+            Some(e) if elapsed < Self::EXACT => (elapsed + (1 << (-e - 1))) >> -e,
+            _ => ((elapsed as f64) * self.factor).round() as u64,
+        }
+    }
+
+    /// Time to do `work`: `ceil(work / factor)`.
+    #[inline]
+    fn time_for(self, work: u64) -> u64 {
+        match self.pow2 {
+            Some(e) if work < Self::EXACT && e >= 0 => (work + (1 << e) - 1) >> e,
+            Some(e) if work < Self::EXACT => work << -e,
+            _ => (work as f64 / self.factor).ceil() as u64,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Core {
-    speed: f64,
+    speed: Speed,
     curr: Option<Tid>,
     /// Top-level queued entities by (vruntime, entity); the running entity is not in it.
     top: SortedSet<(u64, Ent)>,
@@ -246,7 +287,7 @@ impl CpuSched {
             .cores
             .iter()
             .map(|&speed| Core {
-                speed,
+                speed: Speed::new(speed),
                 curr: None,
                 top: SortedSet::new(),
                 top_load: 0,
@@ -402,7 +443,7 @@ impl CpuSched {
             return None;
         }
         let t = &self.tasks[tid as usize];
-        let burst_end = t.since.after((t.remaining as f64 / c.speed).ceil() as u64);
+        let burst_end = t.since.after(c.speed.time_for(t.remaining));
         Some((burst_end.min(c.slice_end), c.gen))
     }
 
@@ -557,7 +598,7 @@ impl CpuSched {
             let better = match best {
                 None => true,
                 Some(b) => {
-                    let (sc, sb) = (self.cores[c].speed, self.cores[b].speed);
+                    let (sc, sb) = (self.cores[c].speed.factor, self.cores[b].speed.factor);
                     sc > sb || (sc == sb && c == prev)
                 }
             };
@@ -666,7 +707,7 @@ impl CpuSched {
         }
         t.since = now;
         t.run_ns += elapsed;
-        let work = ((elapsed as f64) * speed).round() as u64;
+        let work = speed.work_in(elapsed);
         t.remaining = t.remaining.saturating_sub(work.max(1));
         let w = u64::from(t.weight);
         t.vruntime += elapsed * NICE_0_WEIGHT / w;

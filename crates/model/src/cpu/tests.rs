@@ -397,3 +397,41 @@ mod prop {
         }
     }
 }
+
+mod speed {
+    use proptest::prelude::*;
+
+    use super::super::Speed;
+
+    fn factors() -> impl Strategy<Value = f64> {
+        prop_oneof![(-8i32..=8).prop_map(|e| 2f64.powi(e)), Just(0.75), Just(1.3), 0.01f64..4.0,]
+    }
+
+    fn amounts() -> impl Strategy<Value = u64> {
+        prop_oneof![0u64..10_000, 0u64..(1 << 40), ((1u64 << 53) - 10)..((1u64 << 53) + 10), Just(u64::MAX >> 12)]
+    }
+
+    proptest! {
+        /// The integer paths of power-of-two speeds give exactly what the float formulas do.
+        #[test]
+        fn integer_paths_match_the_float_formulas(factor in factors(), x in amounts()) {
+            let s = Speed::new(factor);
+            prop_assert_eq!(s.work_in(x), ((x as f64) * factor).round() as u64);
+            prop_assert_eq!(s.time_for(x), (x as f64 / factor).ceil() as u64);
+        }
+    }
+
+    #[test]
+    fn powers_of_two_take_the_integer_path() {
+        assert_eq!(Speed::new(1.0).pow2, Some(0));
+        assert_eq!(Speed::new(0.5).pow2, Some(-1));
+        assert_eq!(Speed::new(4.0).pow2, Some(2));
+        assert_eq!(Speed::new(0.75).pow2, None);
+        assert_eq!(Speed::new(0.0).pow2, None);
+        // Half-way cases round away from zero, as f64::round does.
+        assert_eq!(Speed::new(0.5).work_in(5), 3);
+        assert_eq!(Speed::new(0.25).work_in(6), 2);
+        assert_eq!(Speed::new(0.5).time_for(3), 6);
+        assert_eq!(Speed::new(2.0).time_for(3), 2);
+    }
+}
