@@ -58,6 +58,37 @@ enum TState {
     Done,
 }
 
+/// The scenario's [`Costs`] in ns, each converted once as `(us × 1000) as u64`.
+#[derive(Clone, Copy, Debug)]
+struct CostsNs {
+    syscall: u64,
+    copy_page: u64,
+    alloc_page: u64,
+    reclaim_page: u64,
+    submit_request: u64,
+    writeback_page: u64,
+    journal_block: u64,
+    metadata: u64,
+    wakeup: u64,
+}
+
+impl CostsNs {
+    fn of(c: &Costs) -> CostsNs {
+        let ns = |us: f64| (us * 1e3) as u64;
+        CostsNs {
+            syscall: ns(c.syscall_us),
+            copy_page: ns(c.copy_page_us),
+            alloc_page: ns(c.alloc_page_us),
+            reclaim_page: ns(c.reclaim_page_us),
+            submit_request: ns(c.submit_request_us),
+            writeback_page: ns(c.writeback_page_us),
+            journal_block: ns(c.journal_block_us),
+            metadata: ns(c.metadata_us),
+            wakeup: ns(c.wakeup_us),
+        }
+    }
+}
+
 /// How a blocked task's time is accounted. What it waits for, and since when, is in the
 /// [`WaitGraph`]; a task has a `Wait` exactly when the graph has a blocker for it.
 #[derive(Clone, Copy, Debug)]
@@ -242,6 +273,8 @@ pub struct World {
     apps: Vec<App>,
     policy: Policy,
     costs: Costs,
+    /// `costs` in ns, converted once (the file paths ask for them on every step).
+    ns: CostsNs,
     phone: Phone,
     paths: HashMap<String, FileId>,
     fg_uid: Option<Uid>,
@@ -403,6 +436,7 @@ impl World {
             scratch_done: Vec::new(),
             tasks: Vec::new(),
             apps: Vec::new(),
+            ns: CostsNs::of(&phone.costs),
             costs: phone.costs.clone(),
             dirty_bg_pages: (capacity as f64 * phone.dirty_background_ratio / 100.0) as u64,
             dirty_limit_pages: (capacity as f64 * phone.dirty_ratio / 100.0) as u64,
@@ -1103,7 +1137,7 @@ impl World {
         if t.state == TState::Blocked {
             t.state = TState::Runnable;
             t.after = After::Step;
-            let work = (self.costs.wakeup_us * 1e3) as u64;
+            let work = self.ns.wakeup;
             if self.policy.ftc && self.ui.in_chain(tid) {
                 // FTC: the chain task's weight for the run queue it joins now.
                 self.ftc_promote(tid);
@@ -1197,14 +1231,14 @@ impl World {
                     expire_ns: (self.phone.dirty_expire_s * 1e9) as u64,
                     background_pages: self.dirty_bg_pages,
                     nr_requests: self.phone.nr_requests,
-                    submit_ns: self.us(self.costs.submit_request_us),
+                    submit_ns: self.ns.submit_request,
                 };
                 return writeback::flusher_step(self, tid, &p);
             }
             Kind::Jbd2 => {
                 let costs = Jbd2Costs {
-                    journal_block: self.us(self.costs.journal_block_us),
-                    submit: self.us(self.costs.submit_request_us),
+                    journal_block: self.ns.journal_block,
+                    submit: self.ns.submit_request,
                 };
                 return jbd2::step(self, tid, &costs);
             }
@@ -1282,7 +1316,7 @@ impl World {
         }
         let now = self.now();
         let uid = self.tasks[tid as usize].uid;
-        let sys = self.us(self.costs.syscall_us);
+        let sys = self.ns.syscall;
         let set = |w: &mut World, e: Exec| w.tasks[tid as usize].exec = e;
         match op {
             Op::Open { path } | Op::Close { path } | Op::Stat { path } => {
@@ -1459,7 +1493,7 @@ impl World {
                 let req = Request::new(op, sector, sectors, sync || !write, prov);
                 self.count_bytes(tid, u64::from(sectors) * 512, write);
                 let (id, _) = self.submit(req, Seg::Other);
-                let cost = self.us(self.costs.submit_request_us);
+                let cost = self.ns.submit_request;
                 if sync {
                     self.wait_request(tid, id, Why::Own, Cat::BlockQueue);
                     (cost, After::Block)
@@ -1492,11 +1526,11 @@ impl World {
 
     fn ext4_params(&self) -> Ext4Params {
         Ext4Params {
-            copy_page: self.us(self.costs.copy_page_us),
-            syscall: self.us(self.costs.syscall_us),
-            metadata: self.us(self.costs.metadata_us),
-            writeback_page: self.us(self.costs.writeback_page_us),
-            submit_request: self.us(self.costs.submit_request_us),
+            copy_page: self.ns.copy_page,
+            syscall: self.ns.syscall,
+            metadata: self.ns.metadata,
+            writeback_page: self.ns.writeback_page,
+            submit_request: self.ns.submit_request,
             read_ahead_kib: self.phone.read_ahead_kib,
             max_sectors: self.max_sectors,
             dirty_background_pages: self.dirty_bg_pages,
@@ -1529,7 +1563,7 @@ impl World {
     }
 
     fn reclaim_costs(&self) -> ReclaimCosts {
-        ReclaimCosts { alloc_page: self.us(self.costs.alloc_page_us), reclaim_page: self.us(self.costs.reclaim_page_us) }
+        ReclaimCosts { alloc_page: self.ns.alloc_page, reclaim_page: self.ns.reclaim_page }
     }
 
     /// FastTrack's Page Allocator: a background user task (not a kernel thread, not one holding a
@@ -1575,7 +1609,7 @@ impl World {
         } else {
             self.pc.lock_range(file, first, n, id);
         }
-        self.us(self.costs.submit_request_us)
+        self.ns.submit_request
     }
 
     /// Submit a request through the policy's dispatch seam; returns (id, serial).
