@@ -1236,10 +1236,7 @@ impl World {
                 return writeback::flusher_step(self, tid, &p);
             }
             Kind::Jbd2 => {
-                let costs = Jbd2Costs {
-                    journal_block: self.ns.journal_block,
-                    submit: self.ns.submit_request,
-                };
+                let costs = Jbd2Costs { journal_block: self.ns.journal_block, submit: self.ns.submit_request };
                 return jbd2::step(self, tid, &costs);
             }
             Kind::Kswapd => {

@@ -235,6 +235,12 @@ impl FileCache {
     }
 }
 
+/// Whether every id of `ids` is `id`: without `all`'s early exit, so the compiler compares
+/// several at a time (a request's pages are checked on every completion).
+fn all_eq(ids: &[ReqId], id: ReqId) -> bool {
+    ids.iter().fold(true, |acc, &r| acc & (r == id))
+}
+
 /// Per-call candidates of [`PageCache::reclaim`]: a min-heap of `(tail stamp, app)` per class,
 /// so that choosing the next victim list costs O(log apps), not a scan of every app.
 type Candidates = BinaryHeap<Reverse<(u64, u16)>>;
@@ -547,7 +553,7 @@ impl PageCache {
     pub fn fill_range(&mut self, file: FileId, first: u32, n: u32, req: ReqId) {
         let end = first + n;
         let f = &self.files[file as usize];
-        if f.locked.count_range(first, end) == n && f.io[first as usize..end as usize].iter().all(|&r| r == req) {
+        if f.locked.count_range(first, end) == n && all_eq(&f.io[first as usize..end as usize], req) {
             // All of them (the usual case): busy pages that only the lock made busy become idle.
             self.busy_add_range(file, first, end, |f, lo, hi| {
                 -(i64::from(hi - lo) - i64::from(PageSet::union_count_range(&[&f.dirty, &f.writeback], lo, hi)))
@@ -622,7 +628,7 @@ impl PageCache {
     pub fn end_writeback_range(&mut self, file: FileId, first: u32, n: u32, req: ReqId) {
         let end = first + n;
         let f = &self.files[file as usize];
-        if f.writeback.count_range(first, end) == n && f.io[first as usize..end as usize].iter().all(|&r| r == req) {
+        if f.writeback.count_range(first, end) == n && all_eq(&f.io[first as usize..end as usize], req) {
             // All of them (the usual case): pages neither re-dirtied nor locked become idle.
             self.busy_add_range(file, first, end, |f, lo, hi| {
                 -(i64::from(hi - lo) - i64::from(PageSet::union_count_range(&[&f.dirty, &f.locked], lo, hi)))
@@ -725,7 +731,14 @@ impl PageCache {
     /// Drop pages `lo..hi` (detached from their runs, clean, unlocked) from the file's maps.
     fn forget(&mut self, file: FileId, lo: u32, hi: u32) {
         let f = &mut self.files[file as usize];
-        f.slots[lo as usize..hi as usize].fill(NIL);
+        // Slots of pages not cached are NIL already: only the stretch the cached pages span
+        // needs clearing (drop_caches and truncate pass a whole file's range).
+        if let Some((a, b)) = f.cached.span() {
+            let (a, b) = (lo.max(a), hi.min(b).min(f.slots.len() as u32));
+            if a < b {
+                f.slots[a as usize..b as usize].fill(NIL);
+            }
+        }
         let n = f.cached.remove_range(lo, hi);
         f.uptodate.remove_range(lo, hi);
         f.referenced.remove_range(lo, hi);
