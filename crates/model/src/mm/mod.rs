@@ -755,10 +755,11 @@ impl PageCache {
     /// overall. Background-first: the oldest among background apps; when background apps have
     /// only dirty or in-flight pages, stop (they must be written back first); foreground apps
     /// only when no background page is left at all. Each pass changes only the chosen app's
-    /// lists, so the candidates are a heap per class built once per call and updated for that
-    /// one app per pass. A pass that finds clean pages at an inactive tail evicts, in one go,
-    /// every page the following passes would take from there: those older than every other
-    /// candidate.
+    /// lists. The first pass needs each class's oldest and second-oldest candidate (one scan of
+    /// the apps); when more passes follow, the candidates become a heap per class, updated for
+    /// the one app each pass changes. A pass that finds clean pages at an inactive tail evicts,
+    /// in one go, every page the following passes would take from there: those older than
+    /// every other candidate.
     pub fn reclaim(&mut self, want: u64, order: ReclaimOrder, is_fg: impl Fn(Uid) -> bool) -> Reclaimed {
         let mut out = Reclaimed::default();
         // Age the active lists a little on every call (shrink_active_list): apps whose active
@@ -773,41 +774,80 @@ impl PageCache {
         if want == 0 {
             return out;
         }
+        let bf = order == ReclaimOrder::BackgroundFirst;
         // Classes: 0 = background (or everyone, stock), 1 = foreground.
-        let mut fg = std::mem::take(&mut self.scratch_fg);
-        fg.clear();
-        fg.extend(self.lrus.iter().map(|l| is_fg(l.uid)));
-        let class = |app: usize| usize::from(order == ReclaimOrder::BackgroundFirst && fg[app]);
-        let mut heaps = std::mem::take(&mut self.scratch);
-        for h in &mut heaps {
-            h.clear();
-        }
+        let class = |app_fg: bool| usize::from(bf && app_fg);
+        // The first pass needs only each class's oldest and second-oldest candidate: one scan.
+        // Most calls (kswapd's batches of 32) end after it; the heaps are built only for more.
+        let mut oldest: [Option<(u64, usize)>; 2] = [None; 2];
+        let mut second = [u64::MAX; 2];
         let mut bg_clean: u64 = 0;
         for app in 0..self.lrus.len() {
-            if let Some(stamp) = self.candidate(app) {
-                heaps[class(app)].push(Reverse((stamp, app as u16)));
-            }
-            if !fg[app] {
+            let app_fg = is_fg(self.lrus[app].uid);
+            if !app_fg {
                 bg_clean += u64::from(self.lrus[app].clean());
+            }
+            if let Some(stamp) = self.candidate(app) {
+                let c = class(app_fg);
+                match oldest[c] {
+                    Some((s, _)) if s < stamp => second[c] = second[c].min(stamp),
+                    o => {
+                        second[c] = o.map_or(second[c], |(s, _)| s);
+                        oldest[c] = Some((stamp, app));
+                    }
+                }
             }
         }
         // Each pass evicts, rotates or deactivates at least one page; a page is touched a
         // bounded number of times, so this terminates having freed what could be freed.
         let mut budget = self.nr_pages * 3 + 256;
         let mut bg_idle = false;
-        while out.freed < want && budget > 0 {
-            let heap = if !heaps[0].is_empty() {
-                0
-            } else if order == ReclaimOrder::BackgroundFirst {
+        // Which class the next pass takes from (None: stop).
+        let next_class = |pc: &Self, bg_left: bool, bg_idle: &mut bool, out: &mut Reclaimed, fg: &dyn Fn(usize) -> bool| {
+            if bg_left {
+                Some(0)
+            } else if bf {
                 // No background page is evictable now (and none becomes so while only
                 // foreground lists change): busy background pages are written back first.
-                if !bg_idle && self.lrus.iter().zip(&fg).any(|(l, &f)| !f && l.busy > 0) {
+                if !*bg_idle && (0..pc.lrus.len()).any(|a| !fg(a) && pc.lrus[a].busy > 0) {
                     out.bg_busy = true;
-                    break;
+                    return None;
                 }
-                bg_idle = true;
-                1
+                *bg_idle = true;
+                Some(1)
             } else {
+                None
+            }
+        };
+        let app_is_fg = |pc: &Self, a: usize| is_fg(pc.lrus[a].uid);
+        let Some(c) = next_class(self, oldest[0].is_some(), &mut bg_idle, &mut out, &|a| app_is_fg(self, a)) else {
+            return out;
+        };
+        let Some((_, app)) = oldest[c] else { return out };
+        let app_fg = app_is_fg(self, app);
+        let clean_before = self.lrus[app].clean();
+        budget -= self.reclaim_pass(app, app_fg, &mut out, bg_clean, want, budget, second[c]);
+        if out.freed >= want || budget == 0 {
+            return out;
+        }
+        if !app_fg {
+            bg_clean = bg_clean + u64::from(self.lrus[app].clean()) - u64::from(clean_before);
+        }
+        // More passes: a heap of candidates per class, from the lists as they are now.
+        let mut fg = std::mem::take(&mut self.scratch_fg);
+        fg.clear();
+        fg.extend(self.lrus.iter().map(|l| is_fg(l.uid)));
+        let mut heaps = std::mem::take(&mut self.scratch);
+        for h in &mut heaps {
+            h.clear();
+        }
+        for app in 0..self.lrus.len() {
+            if let Some(stamp) = self.candidate(app) {
+                heaps[class(fg[app])].push(Reverse((stamp, app as u16)));
+            }
+        }
+        while out.freed < want && budget > 0 {
+            let Some(heap) = next_class(self, !heaps[0].is_empty(), &mut bg_idle, &mut out, &|a| fg[a]) else {
                 break;
             };
             let Some(&Reverse((_, app))) = heaps[heap].peek() else { break };
