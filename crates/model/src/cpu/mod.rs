@@ -260,8 +260,9 @@ pub struct CpuSched {
     /// Cores each group may run on (cpuset), as a bit mask; all cores by default.
     group_cpus: Vec<u64>,
     cores: Vec<Core>,
-    /// Cores whose deadline changed since the last [`CpuSched::take_changed`].
-    changed: Vec<usize>,
+    /// Cores whose deadline changed since the last [`CpuSched::take_changed`], as a bit set
+    /// (bit `c % 64` of word `c / 64`).
+    changed: Vec<u64>,
     pub preemptions: u64,
     pub migrations: u64,
     /// The discipline (CFS or VT-CFS) and VT-CFS's tick λ in ns.
@@ -310,8 +311,8 @@ impl CpuSched {
             tasks: Vec::new(),
             group_cpus: vec![u64::MAX; group_weights.len()],
             group_weights,
+            changed: vec![0; n.div_ceil(64)],
             cores,
-            changed: Vec::new(),
             preemptions: 0,
             migrations: 0,
             kind,
@@ -447,17 +448,22 @@ impl CpuSched {
         Some((burst_end.min(c.slice_end), c.gen))
     }
 
-    /// Cores whose deadline changed; the caller re-arms their timers.
+    /// Cores whose deadline changed, in ascending order, each once; the caller re-arms their
+    /// timers.
     pub fn take_changed(&mut self, out: &mut Vec<usize>) {
         out.clear();
-        out.append(&mut self.changed);
-        out.sort_unstable();
-        out.dedup();
+        for (i, word) in self.changed.iter_mut().enumerate() {
+            let mut w = std::mem::take(word);
+            while w != 0 {
+                out.push(i * 64 + w.trailing_zeros() as usize);
+                w &= w - 1;
+            }
+        }
     }
 
     fn touch(&mut self, core: usize) {
         self.cores[core].gen += 1;
-        self.changed.push(core);
+        self.changed[core / 64] |= 1 << (core % 64);
     }
 
     /// Move a task to another group (cgroup migration on a foreground change).
