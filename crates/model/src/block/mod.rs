@@ -14,7 +14,9 @@ pub mod cfq;
 pub mod deadline;
 pub mod noop;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use forefront_engine::SimTime;
 use serde::{Deserialize, Serialize};
@@ -254,8 +256,9 @@ pub struct BlockQueue {
     pub sched: Box<dyn IoScheduler>,
     /// Requests waiting to go to the device ahead of the scheduler (flushes, policy inserts).
     dispatch_q: VecDeque<ReqId>,
-    /// Back-merge index: end sector → queued request ending there.
-    by_end: HashMap<u64, ReqId>,
+    /// Back-merge index: end sector → queued request ending there (never iterated, so the
+    /// hash's order cannot reach the results).
+    by_end: FxHashMap<u64, ReqId>,
     pub depth: usize,
     pub max_sectors: u32,
     in_flight: usize,
@@ -267,7 +270,7 @@ impl BlockQueue {
         BlockQueue {
             sched,
             dispatch_q: VecDeque::new(),
-            by_end: HashMap::new(),
+            by_end: FxHashMap::default(),
             depth: depth.max(1),
             max_sectors,
             in_flight: 0,
