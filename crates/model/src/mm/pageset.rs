@@ -74,13 +74,14 @@ impl PageSet {
         if lo >= hi {
             return 0;
         }
-        let (wlo, whi) = ((lo / 64) as usize, ((hi - 1) / 64) as usize);
+        let span = Span::new(lo, hi);
+        let (wlo, whi) = (span.wlo, span.whi);
         if self.words.len() <= whi {
             self.words.resize(whi + 1, 0);
         }
         let mut added = 0;
         for w in wlo..=whi {
-            let m = range_mask(w, lo, hi);
+            let m = span.mask(w);
             added += ones_within(m & !self.words[w], m);
             self.words[w] |= m;
         }
@@ -97,11 +98,13 @@ impl PageSet {
     }
     /// Remove every index of `lo..hi`; returns how many were there.
     pub fn remove_range(&mut self, lo: u32, hi: u32) -> u32 {
-        let wlo = ((lo / 64) as usize).max(self.lo);
-        let whi = (hi.div_ceil(64) as usize).min(self.hi);
+        if lo >= hi {
+            return 0;
+        }
+        let span = Span::new(lo, hi);
         let mut removed = 0;
-        for w in wlo..whi {
-            let m = range_mask(w, lo, hi);
+        for w in span.wlo.max(self.lo)..(span.whi + 1).min(self.hi) {
+            let m = span.mask(w);
             removed += ones_within(m & self.words[w], m);
             self.words[w] &= !m;
         }
@@ -113,11 +116,13 @@ impl PageSet {
     }
     /// How many indices of `lo..hi` are members.
     pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
-        let wlo = ((lo / 64) as usize).max(self.lo);
-        let whi = (hi.div_ceil(64) as usize).min(self.hi);
-        (wlo..whi)
+        if lo >= hi {
+            return 0;
+        }
+        let span = Span::new(lo, hi);
+        (span.wlo.max(self.lo)..(span.whi + 1).min(self.hi))
             .map(|w| {
-                let m = range_mask(w, lo, hi);
+                let m = span.mask(w);
                 ones_within(m & self.words[w], m)
             })
             .sum()
@@ -132,11 +137,11 @@ impl PageSet {
         if lo >= hi {
             return 0;
         }
-        let (wlo, whi) = ((lo / 64) as usize, ((hi - 1) / 64) as usize);
-        (wlo..=whi)
+        let span = Span::new(lo, hi);
+        (span.wlo..=span.whi)
             .map(|w| {
                 let word = sets.iter().fold(0, |acc, s| acc | s.words.get(w).copied().unwrap_or(0));
-                let m = range_mask(w, lo, hi);
+                let m = span.mask(w);
                 ones_within(m & word, m)
             })
             .sum()
@@ -195,17 +200,34 @@ fn ones_within(x: u64, m: u64) -> u32 {
     }
 }
 
-/// The bits of word `w` that fall in `lo..hi` (`lo < hi`).
-#[inline]
-fn range_mask(w: usize, lo: u32, hi: u32) -> u64 {
-    let base = w as u64 * 64;
-    let from = u64::from(lo).saturating_sub(base).min(64);
-    let to = (u64::from(hi) - base.min(u64::from(hi))).min(64);
-    if from >= to {
-        return 0;
+/// The words that indices `lo..hi` (`lo < hi`) fall in, and the bits of each.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    /// First and last word (inclusive).
+    wlo: usize,
+    whi: usize,
+    /// The bits of the first word from `lo` on, and of the last word up to `hi`.
+    first: u64,
+    last: u64,
+}
+
+impl Span {
+    #[inline]
+    fn new(lo: u32, hi: u32) -> Span {
+        debug_assert!(lo < hi);
+        Span {
+            wlo: (lo / 64) as usize,
+            whi: ((hi - 1) / 64) as usize,
+            first: u64::MAX << (lo % 64),
+            last: u64::MAX >> (63 - (hi - 1) % 64),
+        }
     }
-    let upper = if to == 64 { u64::MAX } else { (1u64 << to) - 1 };
-    upper & (u64::MAX << from)
+
+    /// The bits of word `w` (between `wlo` and `whi`) that fall in the range.
+    #[inline]
+    fn mask(&self, w: usize) -> u64 {
+        (if w == self.wlo { self.first } else { u64::MAX }) & (if w == self.whi { self.last } else { u64::MAX })
+    }
 }
 
 /// Iterator over a [`PageSet`] in ascending order.
@@ -243,12 +265,23 @@ mod tests {
     #[test]
     fn ones_within_a_mask_counts_as_count_ones() {
         for (lo, hi) in [(0, 64), (0, 1), (63, 64), (5, 40), (1, 63)] {
-            let m = range_mask(0, lo, hi);
+            let m = Span::new(lo, hi).mask(0);
             assert_eq!(m.count_ones(), hi - lo);
             for x in [0, m, m & 0x5555_5555_5555_5555, m & (m << 1), m & !(1 << lo)] {
                 assert_eq!(ones_within(x, m), x.count_ones(), "x {x:#x} in mask {m:#x}");
             }
         }
+    }
+
+    #[test]
+    fn a_span_masks_its_words() {
+        let s = Span::new(70, 200); // words 1..=3
+        assert_eq!((s.wlo, s.whi), (1, 3));
+        assert_eq!(s.mask(1), u64::MAX << 6);
+        assert_eq!(s.mask(2), u64::MAX);
+        assert_eq!(s.mask(3), (1 << 8) - 1);
+        assert_eq!(Span::new(3, 5).mask(0), 0b11000);
+        assert_eq!(Span::new(64, 128).mask(1), u64::MAX);
     }
 
     #[test]
