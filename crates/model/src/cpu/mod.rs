@@ -236,6 +236,8 @@ struct Core {
     gen: u64,
     /// Set when a completed burst awaits the simulator's decision (continue or stop).
     burst_done: bool,
+    /// Tasks queued here (not running): load balancing's measure, kept as tasks come and go.
+    queued: u32,
     busy_ns: u64,
 }
 
@@ -274,8 +276,6 @@ pub struct CpuSched {
     pub context_switches: u64,
     /// Finished runnable waits (task, kind, ns), when recording.
     latencies: Option<Vec<(Tid, WaitKind, u64)>>,
-    /// Reused by [`CpuSched::newidle_balance`]: queued tasks per core.
-    scratch_queued: Vec<usize>,
 }
 
 impl CpuSched {
@@ -299,6 +299,7 @@ impl CpuSched {
                 last: None,
                 gen: 0,
                 burst_done: false,
+                queued: 0,
                 busy_ns: 0,
             })
             .collect();
@@ -320,7 +321,6 @@ impl CpuSched {
             tick_preemptions: 0,
             context_switches: 0,
             latencies: None,
-            scratch_queued: Vec::new(),
         }
     }
 
@@ -752,6 +752,7 @@ impl CpuSched {
             (t.group, u64::from(t.weight))
         };
         let c = &mut self.cores[core];
+        c.queued += 1;
         let t = &mut self.tasks[tid as usize];
         t.state = State::Queued(core);
         t.since = now;
@@ -793,6 +794,7 @@ impl CpuSched {
         let t = &self.tasks[tid as usize];
         let (g, v, w) = (t.group, t.vruntime, u64::from(t.weight));
         let c = &mut self.cores[core];
+        c.queued -= 1;
         if g == ROOT_GROUP {
             c.top.remove_item(&(v, Ent::Task(tid)));
             c.top_load -= w;
@@ -868,6 +870,7 @@ impl CpuSched {
         t.episode = Some((WaitKind::Preempted, now));
         let (g, v) = (t.group, t.vruntime);
         let c = &mut self.cores[core];
+        c.queued += 1;
         if g == ROOT_GROUP {
             c.top.find_or_insert((v, Ent::Task(tid)));
         } else {
@@ -885,6 +888,7 @@ impl CpuSched {
         };
         let c = &mut self.cores[core];
         c.top.remove_item(&(v, ent));
+        c.queued -= 1;
         let tid = match ent {
             Ent::Task(t) => t,
             Ent::Group(g) => {
@@ -963,18 +967,9 @@ impl CpuSched {
 
     /// An idle core pulls a queued task from the core with the most queued tasks.
     fn newidle_balance(&mut self, core: usize, now: SimTime) {
-        // Queued tasks per core, counted in one pass over the tasks.
-        let mut queued = std::mem::take(&mut self.scratch_queued);
-        queued.clear();
-        queued.resize(self.cores.len(), 0);
-        for t in &self.tasks {
-            if let State::Queued(c) = t.state {
-                queued[c] += 1;
-            }
-        }
-        let busiest = (0..self.cores.len()).filter(|&c| c != core).max_by_key(|&c| (queued[c], std::cmp::Reverse(c)));
-        let src_queued = busiest.map_or(0, |c| queued[c]);
-        self.scratch_queued = queued;
+        let queued = |c: usize| self.cores[c].queued;
+        let busiest = (0..self.cores.len()).filter(|&c| c != core).max_by_key(|&c| (queued(c), std::cmp::Reverse(c)));
+        let src_queued = busiest.map_or(0, queued);
         let Some(src) = busiest else { return };
         if src_queued == 0 {
             return;
@@ -996,7 +991,14 @@ impl CpuSched {
     }
 
     fn queued_tasks(&self, core: usize) -> usize {
-        self.tasks.iter().filter(|t| t.state == State::Queued(core)).count()
+        self.cores[core].queued as usize
+    }
+
+    /// Whether every core's queued count is the number of tasks queued there (test support).
+    #[cfg(test)]
+    fn queued_counts_agree(&self) -> bool {
+        (0..self.cores.len())
+            .all(|c| self.cores[c].queued as usize == self.tasks.iter().filter(|t| t.state == State::Queued(c)).count())
     }
 }
 

@@ -389,6 +389,7 @@ mod prop {
                         prop_assert_eq!(run + wait - run0 - wait0, now.since(*t0), "task {} lost time ({:?})", t, kind);
                     }
                 }
+                prop_assert!(s.queued_counts_agree(), "a core's queued count is off ({:?})", kind);
                 // Work conservation: an idle core means nothing is queued anywhere.
                 let idle = (0..s.ncores()).any(|c| s.running_on(c).is_none());
                 let queued = (0..6).any(|t| s.is_runnable(t) && !(0..s.ncores()).any(|c| s.running_on(c) == Some(t)));
