@@ -310,7 +310,6 @@ pub struct World {
     /// Records for `--trace-out`, when asked for.
     rec: Option<Vec<TraceRecord>>,
     core_curr: Vec<Option<Tid>>,
-    scratch_cores: Vec<usize>,
     scratch_ids: Vec<ReqId>,
     scratch_started: Vec<Started>,
     samples: Vec<Sample>,
@@ -466,7 +465,6 @@ impl World {
             bucket_bg: 0,
             rec: None,
             core_curr: Vec::new(),
-            scratch_cores: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_started: Vec::new(),
             samples: Vec::new(),
@@ -828,14 +826,14 @@ impl World {
         }));
     }
 
-    fn rec_switches(&mut self, cores: &[usize]) {
+    fn rec_switch(&mut self, c: usize) {
         let Some(rec) = &mut self.rec else { return };
         let now = self.q.now().ns();
-        for &c in cores {
+        {
             let next = self.cpu.running_on(c);
             let prev = self.core_curr[c];
             if next == prev {
-                continue;
+                return;
             }
             self.core_curr[c] = next;
             let who = |t: Option<Tid>| match t {
@@ -994,17 +992,14 @@ impl World {
     }
 
     fn rearm(&mut self) {
-        let mut cores = std::mem::take(&mut self.scratch_cores);
-        self.cpu.take_changed(&mut cores);
-        for &c in &cores {
+        while let Some(c) = self.cpu.next_changed() {
             if let Some((t, gen)) = self.cpu.deadline(c) {
                 self.q.schedule(t, Ev::Core(c as u8, gen));
             }
+            if self.rec.is_some() {
+                self.rec_switch(c);
+            }
         }
-        if self.rec.is_some() {
-            self.rec_switches(&cores);
-        }
-        self.scratch_cores = cores;
     }
 
     fn finish(mut self) -> Outcome {

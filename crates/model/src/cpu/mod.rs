@@ -452,13 +452,18 @@ impl CpuSched {
     /// timers.
     pub fn take_changed(&mut self, out: &mut Vec<usize>) {
         out.clear();
-        for (i, word) in self.changed.iter_mut().enumerate() {
-            let mut w = std::mem::take(word);
-            while w != 0 {
-                out.push(i * 64 + w.trailing_zeros() as usize);
-                w &= w - 1;
-            }
-        }
+        out.extend(std::iter::from_fn(|| self.next_changed()));
+    }
+
+    /// The lowest core whose deadline changed, taken out of the set (what
+    /// [`CpuSched::take_changed`] returns, one at a time).
+    #[inline]
+    pub fn next_changed(&mut self) -> Option<usize> {
+        let i = self.changed.iter().position(|&w| w != 0)?;
+        let w = &mut self.changed[i];
+        let b = w.trailing_zeros() as usize;
+        *w &= *w - 1;
+        Some(i * 64 + b)
     }
 
     fn touch(&mut self, core: usize) {
