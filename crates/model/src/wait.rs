@@ -243,6 +243,15 @@ impl WaitGraph {
         self.waiters.get_mut(id as usize).map(std::mem::take).unwrap_or_default()
     }
 
+    /// [`WaitGraph::take_waiters`] into `out` (cleared first): the graph keeps the list's
+    /// buffer for the request id's next use, so completions do not allocate.
+    pub fn take_waiters_into(&mut self, id: ReqId, out: &mut Vec<(Tid, SimTime)>) {
+        out.clear();
+        if let Some(w) = self.waiters.get_mut(id as usize) {
+            out.append(w);
+        }
+    }
+
     /// Tasks waiting on request `id`.
     pub fn request_waiters(&self, id: ReqId) -> impl Iterator<Item = Tid> + '_ {
         self.waiters.get(id as usize).into_iter().flatten().map(|w| w.0)
@@ -360,8 +369,12 @@ mod tests {
         assert_eq!(g.request_waiters(5).collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(g.unblock(1), Some((Blocker::Request { id: 5, why: Why::Own }, SimTime(10))));
         assert_eq!(g.request_waiters(5).collect::<Vec<_>>(), vec![2]);
-        assert_eq!(g.take_waiters(5), vec![(2, SimTime(20))]);
+        let mut out = vec![(9, SimTime(1))];
+        g.take_waiters_into(5, &mut out);
+        assert_eq!(out, vec![(2, SimTime(20))]);
         assert!(g.take_waiters(5).is_empty());
+        g.take_waiters_into(5, &mut out);
+        assert!(out.is_empty());
         assert_eq!(g.unblock(1), None);
     }
 

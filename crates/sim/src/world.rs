@@ -311,6 +311,8 @@ pub struct World {
     rec: Option<Vec<TraceRecord>>,
     core_curr: Vec<Option<Tid>>,
     scratch_ids: Vec<ReqId>,
+    /// A completed request's waiters (reused: completions do not allocate).
+    scratch_waiters: Vec<(Tid, SimTime)>,
     scratch_started: Vec<Started>,
     samples: Vec<Sample>,
     hooks: BTreeMap<Hook, u64>,
@@ -466,6 +468,7 @@ impl World {
             rec: None,
             core_curr: Vec::new(),
             scratch_ids: Vec::new(),
+            scratch_waiters: Vec::new(),
             scratch_started: Vec::new(),
             samples: Vec::new(),
             hooks: BTreeMap::new(),
@@ -1899,9 +1902,12 @@ impl World {
         }
         self.segs[id as usize] = segs;
         let req = self.reqs.free(id);
-        for (tid, _) in self.wg.take_waiters(id) {
+        let mut waiters = std::mem::take(&mut self.scratch_waiters);
+        self.wg.take_waiters_into(id, &mut waiters);
+        for &(tid, _) in &waiters {
             self.wake_split(tid, Some(req.times));
         }
+        self.scratch_waiters = waiters;
         // Conditions that completions can end.
         if self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
             self.wake_all(Blocker::Throttle);
