@@ -180,7 +180,7 @@ pub fn read<K: Ext4 + ?Sized>(
         }
         match cx.page_cache().lookup(file, idx) {
             Some(p) => {
-                let id = cx.page_cache().page(p).io.expect("a locked page has its request");
+                let id = cx.page_cache().io_of(p).expect("a locked page has its request");
                 cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
                 set_read(cx, tid, file, pos, end, chunk, call_end);
                 return (cost, After::Block);

@@ -325,6 +325,12 @@ impl PageCache {
             _ => None,
         }
     }
+    /// The request that locked cached page `p` or writes it back, if any (`page(p).io`
+    /// without the rest of the state).
+    pub fn io_of(&self, p: PageRef) -> Option<ReqId> {
+        let f = &self.files[p.file as usize];
+        (f.locked.contains(p.index) || f.writeback.contains(p.index)).then(|| f.io[p.index as usize])
+    }
     /// The state of cached page `p`.
     pub fn page(&self, p: PageRef) -> PageState {
         let f = &self.files[p.file as usize];
@@ -739,9 +745,7 @@ impl PageCache {
                 f.slots[a as usize..b as usize].fill(NIL);
             }
         }
-        let n = f.cached.remove_range(lo, hi);
-        f.uptodate.remove_range(lo, hi);
-        f.referenced.remove_range(lo, hi);
+        let [n, _, _] = PageSet::remove_range_each([&mut f.cached, &mut f.uptodate, &mut f.referenced], lo, hi);
         f.nr_pages -= n;
         self.nr_pages -= u64::from(n);
     }

@@ -114,6 +114,34 @@ impl PageSet {
         }
         removed
     }
+    /// [`PageSet::remove_range`] on each of `sets`, the range's word masks computed once;
+    /// returns how many each held.
+    pub fn remove_range_each<const N: usize>(mut sets: [&mut PageSet; N], lo: u32, hi: u32) -> [u32; N] {
+        let mut removed = [0; N];
+        if lo >= hi {
+            return removed;
+        }
+        let span = Span::new(lo, hi);
+        let (wlo, whi) = (span.wlo, span.whi + 1);
+        let from = sets.iter().map(|s| s.lo).min().unwrap_or(0).max(wlo);
+        let to = sets.iter().map(|s| s.hi).max().unwrap_or(0).min(whi);
+        for w in from..to {
+            let m = span.mask(w);
+            for (s, r) in sets.iter_mut().zip(&mut removed) {
+                if s.lo <= w && w < s.hi {
+                    *r += ones_within(m & s.words[w], m);
+                    s.words[w] &= !m;
+                }
+            }
+        }
+        for (s, &r) in sets.iter_mut().zip(&removed) {
+            if r > 0 {
+                s.len -= r;
+                s.tighten();
+            }
+        }
+        removed
+    }
     /// How many indices of `lo..hi` are members.
     pub fn count_range(&self, lo: u32, hi: u32) -> u32 {
         if lo >= hi {
@@ -269,6 +297,38 @@ mod tests {
             assert_eq!(m.count_ones(), hi - lo);
             for x in [0, m, m & 0x5555_5555_5555_5555, m & (m << 1), m & !(1 << lo)] {
                 assert_eq!(ones_within(x, m), x.count_ones(), "x {x:#x} in mask {m:#x}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Removing a range from several sets at once is removing it from each.
+        #[test]
+        fn remove_range_each_is_remove_range_on_each(
+            fills in proptest::collection::vec(proptest::collection::vec((0u32..3_000, 0u32..200), 0..20), 3),
+            lo in 0u32..3_200,
+            n in 0u32..600,
+        ) {
+            let mut sets: Vec<PageSet> = fills
+                .iter()
+                .map(|f| {
+                    let mut s = PageSet::default();
+                    for &(a, k) in f {
+                        s.insert_range(a, a + k);
+                    }
+                    s
+                })
+                .collect();
+            let mut each = sets.clone();
+            let want: Vec<u32> = each.iter_mut().map(|s| s.remove_range(lo, lo + n)).collect();
+            let [a, b, c] = &mut sets[..] else { unreachable!() };
+            let got = PageSet::remove_range_each([a, b, c], lo, lo + n);
+            prop_assert_eq!(got.to_vec(), want);
+            for (s, e) in sets.iter().zip(&each) {
+                prop_assert!(s.iter().eq(e.iter()));
+                prop_assert_eq!(s.len(), e.len());
+                prop_assert_eq!(s.span(), e.span());
             }
         }
     }
