@@ -67,10 +67,24 @@
 //!   consecutive blocks at a time, and truncate and drop_caches removing ranges. Outputs are
 //!   byte-identical: `scripts/sim-golden` (47 runs and a Perfetto trace), the Revisiting
 //!   Storage sweep and the Cells, WebBench, RLBench, install, launch and trace-replay runs.
-//! - What is left is per event, not per page (`perf`, 5 runs): the event queue's pop (6 %), the
-//!   CPU scheduler (~12 %), the block layer and device (~10 %), reclaim's per-call set-up
-//!   (aging and the candidate heaps, ~7 %, growing with the number of apps: the speed bench
-//!   puts 8 BG apps at 1.7× the cost per page of 1).
+//! - Per event (2026-11-25, later). What was left then was per event, not per page: the event
+//!   queue's pop, the CPU scheduler, the block layer and device, reclaim's per-call set-up.
+//!   Here: reclaim's first pass takes its victim from one scan of the apps (heaps only when a
+//!   second pass follows: kswapd's batches of 32 mostly end after one), `forget` clears the
+//!   three state sets in one pass over the range and the slots only where cached pages are,
+//!   range masks and bit counts are computed per range (baseline x86-64 counts bits in
+//!   software). With the other crates' share (sorted-Vec run queues and CFQ sets, the event
+//!   queue's front slot, integer core speeds, Fx-hashed merges), `switch-upload --bg-apps 6`
+//!   went from 819 to 608 M instructions (cachegrind) and 0.77× the wall time. What remains is
+//!   spread thin: reclaim's scan of the apps (~7 % of instructions, growing with the number
+//!   of apps: 8 BG apps cost 1.7–1.8× per page what 1 does), the run loop, CFQ's add and
+//!   dispatch, the CPU scheduler's accounting, the device's service-time draw; under `perf`
+//!   the frontend (instruction-cache misses across the layers' code) weighs as much as any
+//!   one function.
+//! - Tried and dropped (per event): fat LTO with one codegen unit (0.99× wall, slower
+//!   builds), one codegen unit alone (1.07×), `opt-level = "s"` (1.36×), a quaternary heap
+//!   for the event queue (0.2 % fewer instructions: not worth a dependency), cold-path
+//!   attributes on the run loop's rare arms (no change).
 //! - The kernel's rules (2026-11-24). Before, every access moved a page to its list's head and
 //!   a referenced inactive tail got a second chance on the active list, so a streamed page was
 //!   linked once, moved three times (the access, the second chance, the aging) and unlinked
