@@ -829,40 +829,39 @@ impl World {
         }));
     }
 
+    /// Record a context switch on core `c` if its running task changed (`--trace-out`).
     fn rec_switch(&mut self, c: usize) {
         let Some(rec) = &mut self.rec else { return };
         let now = self.q.now().ns();
-        {
-            let next = self.cpu.running_on(c);
-            let prev = self.core_curr[c];
-            if next == prev {
-                return;
-            }
-            self.core_curr[c] = next;
-            let who = |t: Option<Tid>| match t {
-                Some(t) => (self.tasks[t as usize].name.clone(), t),
-                None => ("swapper".to_string(), 0),
-            };
-            let ((pc, pp), (nc, np)) = (who(prev), who(next));
-            let prev_state = match prev {
-                Some(t) if self.cpu.is_runnable(t) => "R",
-                Some(_) => "S",
-                None => "R",
-            };
-            rec.push(TraceRecord::Sched(SchedRecord {
-                time_ns: now,
-                cpu: c as u32,
-                event: SchedEvent::Switch {
-                    prev_comm: pc,
-                    prev_pid: pp,
-                    prev_prio: 120,
-                    prev_state: prev_state.to_string(),
-                    next_comm: nc,
-                    next_pid: np,
-                    next_prio: 120,
-                },
-            }));
+        let next = self.cpu.running_on(c);
+        let prev = self.core_curr[c];
+        if next == prev {
+            return;
         }
+        self.core_curr[c] = next;
+        let who = |t: Option<Tid>| match t {
+            Some(t) => (self.tasks[t as usize].name.clone(), t),
+            None => ("swapper".to_string(), 0),
+        };
+        let ((pc, pp), (nc, np)) = (who(prev), who(next));
+        let prev_state = match prev {
+            Some(t) if self.cpu.is_runnable(t) => "R",
+            Some(_) => "S",
+            None => "R",
+        };
+        rec.push(TraceRecord::Sched(SchedRecord {
+            time_ns: now,
+            cpu: c as u32,
+            event: SchedEvent::Switch {
+                prev_comm: pc,
+                prev_pid: pp,
+                prev_prio: 120,
+                prev_state: prev_state.to_string(),
+                next_comm: nc,
+                next_pid: np,
+                next_prio: 120,
+            },
+        }));
     }
 
     /// Close the syscall span of the op `tid` just finished.
