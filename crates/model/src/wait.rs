@@ -237,14 +237,9 @@ impl WaitGraph {
         self.blocker(tid) == Some(b)
     }
 
-    /// Take the wake list of request `id` (it completed); the tasks stay blocked until the
-    /// caller wakes them.
-    pub fn take_waiters(&mut self, id: ReqId) -> Vec<(Tid, SimTime)> {
-        self.waiters.get_mut(id as usize).map(std::mem::take).unwrap_or_default()
-    }
-
-    /// [`WaitGraph::take_waiters`] into `out` (cleared first): the graph keeps the list's
-    /// buffer for the request id's next use, so completions do not allocate.
+    /// Move the wake list of request `id` (it completed) into `out` (cleared first); the tasks
+    /// stay blocked until the caller wakes them. The graph keeps the list's buffer for the
+    /// request id's next use, so completions do not allocate.
     pub fn take_waiters_into(&mut self, id: ReqId, out: &mut Vec<(Tid, SimTime)>) {
         out.clear();
         if let Some(w) = self.waiters.get_mut(id as usize) {
@@ -372,7 +367,6 @@ mod tests {
         let mut out = vec![(9, SimTime(1))];
         g.take_waiters_into(5, &mut out);
         assert_eq!(out, vec![(2, SimTime(20))]);
-        assert!(g.take_waiters(5).is_empty());
         g.take_waiters_into(5, &mut out);
         assert!(out.is_empty());
         assert_eq!(g.unblock(1), None);
