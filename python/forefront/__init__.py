@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -151,6 +151,48 @@ def _run_point(file: str, spec_json: str, index: int) -> str:
     return _core.sweep_run_point(file, spec_json, index)
 
 
+def _completed(s: "SweepSpec", client: Any, max_workers: Optional[int], skip: Iterable[int]):
+    """The lines of the points of ``s`` not in ``skip``, each as soon as its run finishes (in
+    completion order)."""
+    skip = set(skip)
+    todo = [i for i in range(len(s.points())) if i not in skip]
+    n = len(todo)
+    args = ([s.file] * n, [s.json] * n, todo)
+    if n == 0:
+        return
+    if client is None:
+        with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
+            futures = [pool.submit(_run_point, *a) for a in zip(*args)]
+            try:
+                for f in as_completed(futures):
+                    yield f.result()
+            finally:
+                for f in futures:
+                    f.cancel()
+        return
+    if hasattr(client, "gather") and hasattr(client, "map") and hasattr(client, "scheduler_info"):
+        # dask.distributed.Client; pure=False: each point is one task, never deduplicated.
+        from dask.distributed import as_completed as dask_completed
+
+        for f in dask_completed(client.map(_run_point, *args, pure=False)):
+            yield f.result()
+        return
+    if hasattr(client, "remote") and hasattr(client, "get") and hasattr(client, "init"):
+        # Ray: the `ray` module itself.
+        task = client.remote(_run_point)
+        pending = [task.remote(*a) for a in zip(*args)]
+        while pending:
+            done, pending = client.wait(pending, num_returns=1)
+            yield client.get(done[0])
+        return
+    if isinstance(client, Executor):
+        futures = [client.submit(_run_point, *a) for a in zip(*args)]
+        for f in as_completed(futures):
+            yield f.result()
+        return
+    raise TypeError(f"client: a dask.distributed.Client, the ray module or a concurrent.futures.Executor, not {type(client).__name__}")
+
+
 def sweep_lines(
     spec: Union[SweepSpec, Mapping[str, Any], str, os.PathLike],
     client: Any = None,
@@ -158,32 +200,16 @@ def sweep_lines(
     skip: Iterable[int] = (),
 ) -> list:
     """Run the points of a sweep (all but the indices in ``skip``); their lines (JSON text, in
-    index order) exactly as ``forefront sim sweep`` writes them.
+    index order) exactly as ``forefront sim sweep`` writes them. A point whose run fails gives a
+    line with its ``error`` instead of a ``report``; the others go on.
 
     ``client`` is where the points run: ``None`` for local threads (``max_workers``, default
     every core; runs release the GIL), a ``dask.distributed.Client`` (points mapped over its
     workers, which need ``forefront`` installed), the ``ray`` module after ``ray.init()``, or
     any ``concurrent.futures.Executor``."""
     s = SweepSpec(spec)
-    skip = set(skip)
-    todo = [i for i in range(len(s.points())) if i not in skip]
-    n = len(todo)
-    args = ([s.file] * n, [s.json] * n, todo)
-    if n == 0:
-        return []
-    if client is None:
-        with ThreadPoolExecutor(max_workers=max_workers or os.cpu_count() or 1) as pool:
-            return list(pool.map(_run_point, *args))
-    if hasattr(client, "gather") and hasattr(client, "map") and hasattr(client, "scheduler_info"):
-        # dask.distributed.Client; pure=False: each point is one task, never deduplicated.
-        return list(client.gather(client.map(_run_point, *args, pure=False)))
-    if hasattr(client, "remote") and hasattr(client, "get") and hasattr(client, "init"):
-        # Ray: the `ray` module itself.
-        task = client.remote(_run_point)
-        return list(client.get([task.remote(*a) for a in zip(*args)]))
-    if isinstance(client, Executor):
-        return list(client.map(_run_point, *args))
-    raise TypeError(f"client: a dask.distributed.Client, the ray module or a concurrent.futures.Executor, not {type(client).__name__}")
+    lines = list(_completed(s, client, max_workers, skip))
+    return sorted(lines, key=lambda line: json.loads(line)["index"])
 
 
 def sweep(
@@ -195,19 +221,22 @@ def sweep(
     """Run a sweep (see :func:`sweep_lines` for ``client``) and return one DataFrame row per
     run (:func:`runs_to_dataframe`), in index order.
 
-    With ``output``, the sweep is resumable like ``forefront sim sweep SPEC -o FILE``: points
-    already in the file are not run again, new lines are appended in index order (the file is
-    the same bytes the CLI writes), and the frame holds every run in the file. A file with
-    lines of another sweep is an error."""
+    With ``output``, the sweep is resumable like ``forefront sim sweep SPEC -o FILE``: each
+    point's line is appended to the file, and flushed, as soon as the point finishes (an
+    interrupted sweep keeps every finished point), points already in the file are not run
+    again (failed ones are), and when every point is done the file is rewritten in index order,
+    one line per point (the same bytes the CLI writes); the frame holds every run in the file.
+    A file with lines of another sweep is an error."""
     s = SweepSpec(spec)
     if output is None:
         lines = sweep_lines(s, client=client, max_workers=max_workers)
         return runs_to_dataframe(json.loads(line) for line in lines)
     done = _core.sweep_done(s.file, s.json, str(output))
-    lines = sweep_lines(s, client=client, max_workers=max_workers, skip=done)
     with open(output, "a", encoding="utf-8", newline="\n") as f:
-        for line in lines:
+        for line in _completed(s, client, max_workers, done):
             f.write(line + "\n")
+            f.flush()
+    _core.sweep_finish(str(output))
     df = runs_to_dataframe(output)
     return df.sort_values("index", kind="stable").reset_index(drop=True)
 
@@ -247,6 +276,8 @@ def runs_to_dataframe(runs: Union[Iterable[Mapping[str, Any]], str, os.PathLike]
     rows = []
     for r in runs:
         row: dict = {}
+        if "error" in r and "point" in r:
+            continue  # a failed point: no run to show
         if "report" in r and "point" in r:
             row["index"] = r["index"]
             for k, v in r["point"].get("axes", {}).items():

@@ -130,7 +130,15 @@ fn sweep_done(file: &str, spec_json: &str, output: &str) -> PyResult<Vec<usize>>
     let spec = Spec::parse_json(file, spec_json).map_err(err)?;
     let all = spec.points().map_err(err)?;
     let lines = forefront_sweep::read_lines(std::path::Path::new(output)).map_err(err)?;
-    Ok(forefront_sweep::done_indices(output, &all, &lines).map_err(err)?.into_iter().collect())
+    Ok(forefront_sweep::done_indices(output, &spec, &all, &lines).map_err(err)?.into_iter().collect())
+}
+
+/// Rewrite a finished sweep's JSON Lines file in index order, one line per point, as
+/// `forefront sim sweep` leaves it.
+#[pyfunction]
+fn sweep_finish(output: &str) -> PyResult<()> {
+    forefront_sweep::finish(std::path::Path::new(output)).map_err(err)?;
+    Ok(())
 }
 
 /// Run the sweep's point `index`; its line, exactly as `forefront sim sweep` writes it.
@@ -153,6 +161,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_done, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_run_point, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_finish, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

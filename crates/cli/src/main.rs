@@ -8,6 +8,7 @@
 
 mod agent_cmd;
 mod bench_cmd;
+mod output;
 mod report_cmd;
 mod sim_cells;
 mod sim_cmd;

@@ -9,6 +9,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use forefront_report::{html, input, Named};
 
+use crate::output::OutputFile;
+
 #[derive(clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -44,6 +46,10 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let to_stdout = args.output == Path::new("-");
+    // Refused before reading anything: an existing output without --force, or an input.
+    let paths: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    let file = if to_stdout { None } else { Some(OutputFile::create(&args.output, args.force, &paths)?) };
     let mut inputs = Vec::with_capacity(args.inputs.len());
     let mut stdin_used = false;
     for path in &args.inputs {
@@ -51,7 +57,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             anyhow::ensure!(!stdin_used, "`-` (stdin) given more than once");
             stdin_used = true;
             let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
+            std::io::stdin().take(input::MAX_BYTES + 1).read_to_string(&mut text).context("reading stdin")?;
+            anyhow::ensure!(text.len() as u64 <= input::MAX_BYTES, "<stdin>: more than {} MiB: not a saved result", input::MAX_BYTES >> 20);
             input::parse(Path::new("<stdin>"), &text)?
         } else {
             input::load(path)?
@@ -59,26 +66,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         inputs.push(Named { name: path.display().to_string(), value });
     }
     let page = html::render(&inputs, &html::Options { title: args.title });
-    if args.output == Path::new("-") {
+    let Some(mut file) = file else {
         let mut out = std::io::stdout().lock();
         out.write_all(page.as_bytes())?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
-    }
-    let out = &args.output;
-    let file = if args.force {
-        std::fs::File::create(out)
-    } else {
-        // create_new: no window between "does it exist" and "create".
-        std::fs::OpenOptions::new().write(true).create_new(true).open(out)
     };
-    let mut file = match file {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            anyhow::bail!("{} exists; pass --force to overwrite it", out.display())
-        }
-        r => r.with_context(|| format!("creating {}", out.display()))?,
-    };
-    file.write_all(page.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
-    eprintln!("wrote {} ({} input(s), {} KiB)", out.display(), inputs.len(), page.len().div_ceil(1024));
+    file.file().write_all(page.as_bytes()).with_context(|| format!("writing {}", args.output.display()))?;
+    file.commit()?;
+    eprintln!("wrote {} ({} input(s), {} KiB)", args.output.display(), inputs.len(), page.len().div_ceil(1024));
     Ok(ExitCode::SUCCESS)
 }

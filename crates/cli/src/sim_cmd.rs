@@ -204,7 +204,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
         Some(SimCommand::Interactivity(a)) => crate::sim_ui::run(a, run_all),
         Some(SimCommand::Cells(a)) => crate::sim_cells::run(a, run_all),
         Some(SimCommand::Validate(a)) => crate::sim_validate::run(a, run_all),
-        Some(SimCommand::Sweep(a)) => crate::sim_sweep::sweep(a, run_all),
+        Some(SimCommand::Sweep(a)) => crate::sim_sweep::sweep(a, run_streamed),
         Some(SimCommand::Merge(a)) => crate::sim_sweep::merge(a),
         None => compare(args.seed, args.seeds, args.bg_apps, args.format),
     }
@@ -262,7 +262,9 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
 
 fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&r)?;
-    let report = run_with_trace(&cfg, r.trace.trace_out.as_deref(), r.trace.force)?;
+    let mut inputs = vec![std::path::Path::new(&r.scenario)];
+    inputs.extend(r.device.as_deref().map(std::path::Path::new));
+    let report = run_with_trace(&cfg, r.trace.trace_out.as_deref(), r.trace.force, &inputs)?;
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }
@@ -283,15 +285,20 @@ fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Run, writing the Perfetto export to `trace_out` when given.
-pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, force: bool) -> anyhow::Result<RunReport> {
+/// Run, writing the Perfetto export to `trace_out` when given (never over one of `inputs`, the
+/// files the run was read from; see [`crate::output`]).
+pub fn run_with_trace(
+    cfg: &RunConfig,
+    trace_out: Option<&std::path::Path>,
+    force: bool,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<RunReport> {
     let Some(path) = trace_out else { return Ok(sim_run(cfg)) };
-    anyhow::ensure!(force || !path.exists(), "{} exists; pass --force to overwrite it", path.display());
+    let mut file = crate::output::OutputFile::create(path, force, inputs)?;
     let (report, trace) = forefront_sim::run_traced(cfg, true);
     let forefront_sim::RunTrace { records, fg_tids, threads } = trace.expect("asked for a trace");
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let fg = forefront_trace::stats::FgSelector { pids: fg_tids, comms: vec![] };
-    let mut w = forefront_trace::perfetto::PerfettoWriter::new(std::io::BufWriter::new(file), fg)?;
+    let mut w = forefront_trace::perfetto::PerfettoWriter::new(std::io::BufWriter::new(file.file()), fg)?;
     // One Perfetto process per app, a track "app/thread" per thread.
     w.name_threads(threads);
     for r in &records {
@@ -299,6 +306,8 @@ pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, forc
     }
     let mut out = w.finish()?;
     out.flush()?;
+    drop(out);
+    file.commit()?;
     eprintln!("wrote {} ({} records)", path.display(), records.len());
     Ok(report)
 }
@@ -603,6 +612,106 @@ fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
     out
 }
 
+/// How one run of [`run_streamed`] ended.
+pub enum RunOutcome {
+    Report(Box<RunReport>),
+    /// The run panicked: the panic's message.
+    Failed(String),
+}
+
+/// [`run_streamed`]'s type, for the commands that take it.
+pub type Streamed = fn(Vec<RunConfig>, &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>) -> anyhow::Result<bool>;
+
+/// Run `cfgs` on up to `available_parallelism` threads and hand each outcome to `done` (on this
+/// thread, in completion order, with the run's position in `cfgs`) as soon as it finishes. A run
+/// that panics is a [`RunOutcome::Failed`], and the others go on.
+///
+/// SIGINT, SIGTERM or SIGHUP stop it: no run starts after the signal, and it returns `false`
+/// at once, without waiting for the runs in flight (their threads end with the process).
+/// Returns `true` when every run was handed to `done`; an error from `done` ends it too.
+pub fn run_streamed(
+    cfgs: Vec<RunConfig>,
+    done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
+    run_streamed_with(cfgs, sim_run, done)
+}
+
+/// [`run_streamed`] with `run` in place of the simulator (tests inject failures through it).
+pub fn run_streamed_with(
+    cfgs: Vec<RunConfig>,
+    run: fn(&RunConfig) -> RunReport,
+    done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    forefront_bench::interrupt::install().context("installing the SIGINT/SIGTERM handler")?;
+    let n = cfgs.len();
+    let bar = indicatif::ProgressBar::hidden();
+    if std::io::stderr().is_terminal() && n > 1 {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)")
+                .expect("valid template"),
+        );
+        bar.set_length(n as u64);
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+    let cfgs = Arc::new(cfgs);
+    let next = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, RunOutcome)>();
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get()).min(n.max(1));
+    for _ in 0..threads {
+        let (cfgs, next, stop, tx) = (cfgs.clone(), next.clone(), stop.clone(), tx.clone());
+        std::thread::spawn(move || loop {
+            if stop.load(Ordering::SeqCst) || forefront_bench::interrupt::requested() {
+                break;
+            }
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            if i >= cfgs.len() {
+                break;
+            }
+            let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&cfgs[i]))) {
+                Ok(r) => RunOutcome::Report(Box::new(r)),
+                Err(payload) => RunOutcome::Failed(forefront_sweep::panic_message(payload.as_ref())),
+            };
+            if tx.send((i, outcome)).is_err() {
+                break;
+            }
+        });
+    }
+    drop(tx);
+    let mut warned: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut handed = 0;
+    let result = loop {
+        if forefront_bench::interrupt::requested() {
+            break Ok(false);
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok((i, outcome)) => {
+                if let RunOutcome::Report(r) = &outcome {
+                    for w in &r.warnings {
+                        *warned.entry(w.clone()).or_default() += 1;
+                    }
+                }
+                if let Err(e) = done(i, outcome) {
+                    break Err(e);
+                }
+                handed += 1;
+                bar.inc(1);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Ok(handed == n),
+        }
+    };
+    stop.store(true, Ordering::SeqCst);
+    bar.finish_and_clear();
+    for (w, k) in warned {
+        eprintln!("warning: {w} (in {k} run(s))");
+    }
+    result
+}
+
 fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
     let mut policies = c.policies.clone();
     if !policies.iter().any(|p| p == "android") {
@@ -845,7 +954,8 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             sk.calls.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
         );
     }
-    let mut reports = vec![run_with_trace(&cfgs[0], a.trace.trace_out.as_deref(), a.trace.force)?];
+    let inputs: Vec<&std::path::Path> = a.files.iter().map(|f| f.as_path()).chain(a.devices.iter().map(std::path::Path::new)).collect();
+    let mut reports = vec![run_with_trace(&cfgs[0], a.trace.trace_out.as_deref(), a.trace.force, &inputs)?];
     reports.extend(run_all(&cfgs[1..]));
     let mut out = std::io::stdout().lock();
     match a.format {

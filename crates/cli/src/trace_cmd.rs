@@ -1,15 +1,16 @@
 //! `forefront trace`: import, analyse, capture and convert real I/O and syscall traces.
 //! Wiring only; the work is in `forefront-trace`.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{Subcommand, ValueEnum};
 use forefront_trace::capture::{capture, CaptureOptions};
+
+use crate::output::OutputFile;
 use forefront_trace::perfetto::PerfettoWriter;
 use forefront_trace::stats::{render_table, FgSelector, StatsBuilder, TraceNames};
 use forefront_trace::{InputFormat, ReadOptions, TraceReader};
@@ -179,15 +180,18 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     opts.settle = Duration::from_millis(a.settle_ms);
     // A wrong --dev (or nothing to run) fails before the output file is created or truncated.
     forefront_trace::capture::check(&opts)?;
-    if let Some(p) = &a.output {
-        refuse_existing(p, a.force)?;
-    }
-    let mut out: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?)),
+    let mut file = a.output.as_deref().map(|p| OutputFile::create(p, a.force, &[])).transpose()?;
+    let mut out: Box<dyn Write> = match &mut file {
+        Some(f) => Box::new(BufWriter::new(f.file())),
         None => Box::new(BufWriter::new(io::stdout().lock())),
     };
     let s = capture(&opts, &mut out)?;
     out.flush()?;
+    drop(out);
+    // What was captured is kept, an interrupted capture's included.
+    if let Some(f) = file {
+        f.commit()?;
+    }
     eprintln!(
         "captured {} events on {} ({}) via {}: {} reads and {} writes completed; kernel /sys/class/block/{}/stat delta: {} reads, {} writes{}",
         s.events,
@@ -220,21 +224,6 @@ fn capture_cmd(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The rule of every command that writes a file: an existing file is kept unless `--force`.
-fn refuse_existing(path: &std::path::Path, force: bool) -> anyhow::Result<()> {
-    if !force && path.exists() {
-        bail!("{} exists; pass --force to overwrite it", path.display());
-    }
-    Ok(())
-}
-
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
 fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     // Counted here, not by clap: `num_args = 2..` would make `IN --fg X OUT` two groups of
     // positionals, each needing two values.
@@ -243,12 +232,9 @@ fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     let (out_path, inputs) = a.paths.split_last().expect("two paths or more");
     let to_stdout = out_path.as_os_str() == "-";
-    if !to_stdout {
-        if inputs.iter().any(|i| same_file(i, out_path)) {
-            bail!("{} is both an input and the output", out_path.display());
-        }
-        refuse_existing(out_path, a.force)?;
-    }
+    // Refused before reading anything: an existing output without --force, or an input.
+    let input_paths: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let mut file = if to_stdout { None } else { Some(OutputFile::create(out_path, a.force, &input_paths)?) };
     let fg = FgSelector::parse(&a.input.fg);
     if !fg.is_empty() {
         // Check --fg before writing anything: a pass that only collects names and ids.
@@ -259,10 +245,11 @@ fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
         fg.check(&names)?;
     }
     let mut reader = open(inputs, &a.input)?;
-    let out: Box<dyn Write> = if to_stdout {
-        Box::new(BufWriter::new(io::stdout().lock()))
-    } else {
-        Box::new(BufWriter::new(File::create(out_path).with_context(|| format!("creating {}", out_path.display()))?))
+    // A failing input leaves an existing output as it was: the bytes go to a temporary file,
+    // renamed over the output only once every record converted.
+    let out: Box<dyn Write> = match &mut file {
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+        Some(f) => Box::new(BufWriter::new(f.file())),
     };
     let mut w = PerfettoWriter::new(out, fg)?;
     let mut n = 0u64;
@@ -272,7 +259,10 @@ fn convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     report_warnings(&reader);
     let events = w.events;
-    w.finish()?;
+    drop(w.finish()?);
+    if let Some(f) = file {
+        f.commit()?;
+    }
     let dest = if to_stdout { "stdout".into() } else { out_path.display().to_string() };
     eprintln!("{n} records → {events} trace events in {dest}");
     Ok(ExitCode::SUCCESS)

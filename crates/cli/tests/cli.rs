@@ -283,7 +283,7 @@ fn trace_convert_keeps_an_existing_output_unless_forced() {
     assert_eq!(kept, "keep me");
     assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
     assert!(written.starts_with('{') || written.starts_with('['), "a Perfetto JSON");
-    assert!(String::from_utf8_lossy(&own.stderr).contains("both an input and the output"));
+    assert!(String::from_utf8_lossy(&own.stderr).contains("is also an input"), "{}", String::from_utf8_lossy(&own.stderr));
 }
 
 #[test]

@@ -85,6 +85,12 @@ pub enum LoadError {
     NotRuns { path: PathBuf, error: serde_json::Error },
     #[error("{}:{line}: not a `forefront sim sweep` line (`{{index, point, report}}` with a run report): {error}", path.display())]
     NotSweepLine { path: PathBuf, line: usize, error: serde_json::Error },
+    #[error("{}: a NUL byte at byte {offset}: not JSON (a binary file?)", path.display())]
+    Binary { path: PathBuf, offset: usize },
+    #[error("{}: not UTF-8 at byte {offset}: not JSON", path.display())]
+    NotUtf8 { path: PathBuf, offset: usize },
+    #[error("{}: more than {limit_mib} MiB: not a saved result", path.display())]
+    TooLarge { path: PathBuf, limit_mib: u64 },
     /// JSON another command wrote: `writer` names it and what it holds.
     #[error("{}: {writer}, which `forefront report` does not render; it reads {ACCEPTED}", path.display())]
     OtherCommand { path: PathBuf, writer: &'static str },
@@ -112,13 +118,21 @@ fn other_command(value: &serde_json::Value) -> Option<&'static str> {
     }
 }
 
-/// A `sim sweep` line: the point and its run report (without `stats`).
+/// A `sim sweep` line: the point and its run report (without `stats`), or the error that
+/// ended the point's run (such lines have no run to show and are skipped).
 #[derive(Deserialize)]
 struct SweepLine {
     #[allow(dead_code)]
     index: usize,
-    report: RunReport,
+    #[serde(default)]
+    report: Option<RunReport>,
+    #[serde(default)]
+    error: Option<String>,
 }
+
+/// The largest input read (a sweep of ten thousand points is a few hundred MiB); a larger one,
+/// or an endless one such as `/dev/zero`, is refused after this many bytes.
+pub const MAX_BYTES: u64 = 1 << 30;
 
 /// `sim sweep` / `sim merge` output: one `{index, point, report}` object per line.
 fn parse_sweep(path: &Path, text: &str) -> Result<Input, LoadError> {
@@ -129,7 +143,14 @@ fn parse_sweep(path: &Path, text: &str) -> Result<Input, LoadError> {
             line: i + 1,
             error,
         })?;
-        runs.push(l.report);
+        match (l.report, l.error) {
+            (Some(r), None) => runs.push(r),
+            (None, Some(_)) => {}
+            _ => {
+                let error = <serde_json::Error as serde::de::Error>::custom("it needs a `report` or an `error`, not both");
+                return Err(LoadError::NotSweepLine { path: path.to_path_buf(), line: i + 1, error });
+            }
+        }
     }
     Ok(Input::Runs(runs))
 }
@@ -157,7 +178,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
         fg_only: Vec<RunReport>,
         runs: Vec<RunReport>,
     }
-    if value.get("index").is_some() && value.get("point").is_some() && value.get("report").is_some() {
+    if value.get("index").is_some() && value.get("point").is_some() && (value.get("report").is_some() || value.get("error").is_some()) {
         // A sweep of one point: one line.
         parse_sweep(path, text)
     } else if value.is_array() {
@@ -185,7 +206,29 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
 
 /// Read and parse one file.
 pub fn load(path: &Path) -> Result<Input, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Io { path: path.to_path_buf(), error })?;
+    use std::io::Read;
+    let io = |error| LoadError::Io { path: path.to_path_buf(), error };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    // Read in chunks: a NUL byte (never in JSON text: `/dev/zero`, an image, a binary trace) or
+    // more than MAX_BYTES ends the read at once, before the file is held in memory.
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match f.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        if let Some(i) = chunk[..n].iter().position(|&b| b == 0) {
+            return Err(LoadError::Binary { path: path.to_path_buf(), offset: bytes.len() + i });
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(LoadError::TooLarge { path: path.to_path_buf(), limit_mib: MAX_BYTES >> 20 });
+        }
+    }
+    let text = String::from_utf8(bytes).map_err(|e| LoadError::NotUtf8 { path: path.to_path_buf(), offset: e.utf8_error().valid_up_to() })?;
     parse(path, &text)
 }
 

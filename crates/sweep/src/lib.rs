@@ -22,9 +22,16 @@
 //! set = { "phone.net_mb_s" = 25.0 }
 //! ```
 //!
-//! Each result line is `{"index": N, "point": {...}, "report": {...}}`: the point's index in the
-//! sweep's fixed order, what varies, and the run's report without its wall-clock `stats` (so a
-//! file is the same bytes for the same spec, however and wherever it was computed).
+//! Each result line is `{"sweep": ID, "shard": "I/N", "points": P, "index": N, "point": {...},
+//! "report": {...}}`: the spec's identity ([`Spec::id`]), the shard that ran it and the sweep's
+//! size (so a resume or a merge never mixes sweeps and a merge can name what is missing), the
+//! point's index in the sweep's fixed order, what varies, and the run's report without its
+//! wall-clock `stats` (so a file is the same bytes for the same spec, however and wherever it
+//! was computed). A point whose run failed has `"error": "..."` in place of `report`.
+//!
+//! Lines are appended as points finish (a killed sweep keeps them) and a finished sweep's file
+//! is rewritten in index order, one line per point ([`finish`]). Readers bound a line's length
+//! ([`MAX_LINE_BYTES`], [`for_each_line`]).
 //!
 //! ```no_run
 //! let spec = forefront_sweep::Spec::parse("inline", "scenario = \"launch-update\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n").unwrap();
@@ -119,21 +126,55 @@ pub struct Point {
     pub variant: Option<String>,
 }
 
-/// One result line: the point's index in the sweep's order, the point, the report without
-/// `stats`.
+/// One result line: which sweep and shard wrote it, the point's index in the sweep's order, the
+/// point, and either the run's report without `stats` or the error that ended the run.
+///
+/// `sweep` and `points` identify the spec ([`Spec::id`]) so that a resume or a merge never mixes
+/// two sweeps; `shard` (`I/N`) says which shard ran it, so a merge can tell a missing shard from
+/// missing points. A merged file's lines say `0/1`, as one machine's would.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Line {
+    pub sweep: String,
+    pub shard: String,
+    pub points: usize,
     pub index: usize,
     pub point: Point,
-    pub report: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<serde_json::Value>,
+    /// Why the point has no report (the run panicked or failed); a resume runs it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The longest line a sweep's JSON Lines reader accepts (a run's report is tens of KiB; a
+/// longer line is not one of ours, e.g. `/dev/zero` or `/dev/full` given as a file).
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Where a line was written: the spec's identity, the shard that ran it, the sweep's size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub sweep: String,
+    pub shard: (usize, usize),
+    pub points: usize,
 }
 
 impl Line {
     /// The line of a finished run: its report less the wall-clock `stats`.
-    pub fn new(index: usize, point: Point, report: &RunReport) -> Line {
+    pub fn new(origin: &Origin, index: usize, point: Point, report: &RunReport) -> Line {
         let mut report = serde_json::to_value(report).expect("reports serialise");
         report.as_object_mut().expect("a report is an object").remove("stats");
-        Line { index, point, report }
+        Line::with(origin, index, point, Some(report), None)
+    }
+
+    /// The line of a run that ended without a report.
+    pub fn failed(origin: &Origin, index: usize, point: Point, error: String) -> Line {
+        Line::with(origin, index, point, None, Some(error))
+    }
+
+    fn with(o: &Origin, index: usize, point: Point, report: Option<serde_json::Value>, error: Option<String>) -> Line {
+        let shard = format!("{}/{}", o.shard.0, o.shard.1);
+        Line { sweep: o.sweep.clone(), shard, points: o.points, index, point, report, error }
     }
 
     /// The line as written to a JSON Lines file (without the newline).
@@ -143,7 +184,30 @@ impl Line {
 
     /// Parse one line of a JSON Lines file; `file` and `line` (1-based) locate it in messages.
     pub fn parse(file: &str, line: usize, text: &str) -> Result<Line> {
-        serde_json::from_str(text).map_err(|e| fail!("{file}:{line}: not a sweep line: {e}"))
+        let l: Line = serde_json::from_str(text).map_err(|e| fail!("{file}:{line}: not a sweep line: {}", json_message(&e)))?;
+        let ok = match (&l.report, &l.error) {
+            (Some(r), None) => r.is_object(),
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(fail!("{file}:{line}: not a sweep line: it needs a `report` object or an `error`, not both"));
+        }
+        parse_shard(&l.shard).map_err(|e| fail!("{file}:{line}: shard: {e}"))?;
+        if l.index >= l.points {
+            return Err(fail!("{file}:{line}: index {} is not below `points` ({})", l.index, l.points));
+        }
+        Ok(l)
+    }
+
+    /// The shard that wrote the line, as (I, N) (checked by [`Line::parse`]).
+    pub fn shard(&self) -> (usize, usize) {
+        parse_shard(&self.shard).unwrap_or((0, 1))
+    }
+
+    /// Whether this line holds a result (not a failure).
+    pub fn ok(&self) -> bool {
+        self.report.is_some()
     }
 }
 
@@ -186,6 +250,20 @@ impl Spec {
             ensure(seen.insert((&v.group, &v.name)), &format!("variant `{}` is defined twice in group `{}`", v.name, v.group))?;
         }
         Ok(Spec { file: file.to_string(), body })
+    }
+
+    /// The spec's identity: the FNV-1a 64-bit hash of its canonical JSON ([`Spec::to_json`]), in
+    /// hex. The same fields give the same identity whatever the file's name, layout or comments.
+    pub fn id(&self) -> String {
+        use std::hash::Hasher;
+        let mut h = fnv::FnvHasher::default();
+        h.write(self.to_json().as_bytes());
+        format!("{:016x}", h.finish())
+    }
+
+    /// What the lines of shard `I/N` of this sweep carry.
+    pub fn origin(&self, shard: (usize, usize)) -> Result<Origin> {
+        Ok(Origin { sweep: self.id(), shard, points: self.points()?.len() })
     }
 
     /// The spec as JSON (for [`Spec::parse_json`] in another process).
@@ -316,13 +394,53 @@ impl Spec {
     }
 
     /// Run the point at `index` (in [`Spec::points`]' order) and return its line: what one
-    /// task of a distributed sweep does.
+    /// task of a distributed sweep does. A run that panics gives a failure line (its `error`);
+    /// an error is a point that cannot be configured.
     pub fn run_point(&self, index: usize) -> Result<Line> {
         let all = self.points()?;
         let p = all.get(index).ok_or_else(|| fail!("{}: no point {index} (the sweep has {})", self.file, all.len()))?;
         let cfg = self.config(p)?;
-        Ok(Line::new(index, p.clone(), &forefront_sim::run(&cfg)))
+        let origin = Origin { sweep: self.id(), shard: (0, 1), points: all.len() };
+        Ok(match std::panic::catch_unwind(|| forefront_sim::run(&cfg)) {
+            Ok(r) => Line::new(&origin, index, p.clone(), &r),
+            Err(payload) => Line::failed(&origin, index, p.clone(), panic_message(payload.as_ref())),
+        })
     }
+}
+
+/// What a caught panic says, as a line's `error`.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    format!("the run panicked: {msg}")
+}
+
+/// Rewrite the sweep file at `path` in its canonical form ([`canonical`]: index order, one line
+/// per point) through a temporary file renamed over it, unless it already is; its lines.
+/// What a finished sweep leaves, however it was interrupted and resumed.
+pub fn finish(path: &Path) -> Result<Vec<Line>> {
+    use std::io::Write;
+    let name = path.display().to_string();
+    let lines = canonical(read_lines(path)?.into_iter().map(|l| (name.clone(), l)).collect())?;
+    let mut text = String::new();
+    for l in &lines {
+        text.push_str(&l.to_json());
+        text.push('\n');
+    }
+    if std::fs::read(path).map_err(|e| fail!("{name}: {e}"))? != text.as_bytes() {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let io = |e: std::io::Error| fail!("{name}: {e}");
+        let mut tmp = tempfile::Builder::new().prefix(".sweep.").suffix(".tmp").tempfile_in(dir).map_err(io)?;
+        let mode = std::fs::metadata(path).map_err(io)?.permissions();
+        tmp.as_file().set_permissions(mode).map_err(io)?;
+        tmp.write_all(text.as_bytes()).map_err(io)?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(path).map_err(|e| io(e.error))?;
+    }
+    Ok(lines)
 }
 
 /// A JSON error without its position (" at line 1 column 42" of text a program wrote, which
@@ -356,55 +474,216 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
-/// The lines of a JSON Lines file (none if it does not exist).
+/// Read `reader` line by line, each line at most `limit` bytes (without its newline); `f` gets
+/// the 1-based line number and the line. A longer line, or one that is not UTF-8, is an error
+/// naming `file`, the line and the byte offset, read no further than the limit: a bounded
+/// reader for every line-oriented input (a resume file that is `/dev/zero` does not grow).
+pub fn for_each_line<R: std::io::BufRead>(
+    file: &str,
+    mut reader: R,
+    limit: usize,
+    mut f: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<()> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let (mut line, mut offset) = (0usize, 0u64);
+    loop {
+        buf.clear();
+        line += 1;
+        let n = (&mut reader)
+            .take(limit as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| fail!("{file}:{line}: {e}"))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if text.len() > limit {
+            return Err(fail!("{file}:{line}: line longer than {} MiB (at byte {offset}): not a sweep's JSON Lines file", limit >> 20));
+        }
+        let text = std::str::from_utf8(text)
+            .map_err(|e| fail!("{file}:{line}: not UTF-8 at byte {}", offset + e.valid_up_to() as u64))?;
+        f(line, text)?;
+        offset += n as u64;
+    }
+}
+
+/// The lines of a JSON Lines file (none if it does not exist); lines over
+/// [`MAX_LINE_BYTES`] are refused.
 pub fn read_lines(path: &Path) -> Result<Vec<Line>> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(fail!("{}: {e}", path.display())),
     };
+    read_existing(path, f)
+}
+
+fn read_existing(path: &Path, f: std::fs::File) -> Result<Vec<Line>> {
     let file = path.display().to_string();
-    let mut out = vec![];
-    for (i, l) in std::io::BufReader::new(f).lines().enumerate() {
-        let l = l.map_err(|e| fail!("{file}: {e}"))?;
-        if l.trim().is_empty() {
-            continue;
-        }
-        out.push(Line::parse(&file, i + 1, &l)?);
+    if f.metadata().map_err(|e| fail!("{file}: {e}"))?.is_dir() {
+        return Err(fail!("{file}: is a directory"));
     }
+    let mut out = vec![];
+    for_each_line(&file, std::io::BufReader::new(f), MAX_LINE_BYTES, |i, l| {
+        if !l.trim().is_empty() {
+            out.push(Line::parse(&file, i, l)?);
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
-/// The indices of `lines` that belong to `all`; an error for a line of another sweep.
-pub fn done_indices(file: &str, all: &[Point], lines: &[Line]) -> Result<BTreeSet<usize>> {
-    lines
-        .iter()
-        .map(|l| {
-            if all.get(l.index) != Some(&l.point) {
-                return Err(fail!("{file}: line for point {} does not belong to this sweep (another spec?)", l.index));
-            }
-            Ok(l.index)
-        })
-        .collect()
-}
-
-/// Shard outputs joined: each point once, in index order, as JSON text (what `sim merge`
-/// writes, one per line). A point whose lines differ between two files is an error.
-pub fn merge(inputs: &[&Path]) -> Result<Vec<String>> {
-    let mut by_index: BTreeMap<usize, (String, &Path)> = BTreeMap::new();
-    for &p in inputs {
-        for l in read_lines(p)? {
-            let text = l.to_json();
-            if let Some((other, from)) = by_index.get(&l.index) {
-                if *other != text {
-                    return Err(fail!("point {} differs between {} and {}", l.index, from.display(), p.display()));
-                }
-                continue;
-            }
-            by_index.insert(l.index, (text, p));
+/// The indices of the points of `spec` that already have a result in `lines` (failures do not
+/// count: a resume runs them again); an error for a line of another sweep.
+pub fn done_indices(file: &str, spec: &Spec, all: &[Point], lines: &[Line]) -> Result<BTreeSet<usize>> {
+    let id = spec.id();
+    let mut done = BTreeSet::new();
+    for l in lines {
+        if l.sweep != id || l.points != all.len() || all.get(l.index) != Some(&l.point) {
+            return Err(fail!(
+                "{file}: has lines of another sweep (sweep {} of {} points, point {}; this spec is sweep {id} of {} points): \
+                 give another output file",
+                l.sweep,
+                l.points,
+                l.index,
+                all.len()
+            ));
+        }
+        if l.ok() {
+            done.insert(l.index);
         }
     }
-    Ok(by_index.into_values().map(|(t, _)| t).collect())
+    Ok(done)
+}
+
+/// One line per point, in index order: a result where there is one (two results for one point
+/// must be the same bytes), else the last failure. What a finished sweep leaves in its file and
+/// what a merge writes; `file` names the source in messages.
+pub fn canonical(lines: Vec<(String, Line)>) -> Result<Vec<Line>> {
+    let mut by_index: BTreeMap<usize, (String, Line)> = BTreeMap::new();
+    for (from, l) in lines {
+        match by_index.get(&l.index) {
+            Some((other_from, other)) if other.ok() && l.ok() => {
+                if other.report != l.report || other.point != l.point {
+                    return Err(fail!("point {} differs between {other_from} and {from}", l.index));
+                }
+            }
+            Some((_, other)) if other.ok() => {}
+            _ => {
+                by_index.insert(l.index, (from, l));
+            }
+        }
+    }
+    Ok(by_index.into_values().map(|(_, l)| l).collect())
+}
+
+/// The result of joining shard outputs ([`merge`]).
+#[derive(Debug)]
+pub struct Merged {
+    /// One line per point that has one, in index order, each marked shard `0/1`.
+    pub lines: Vec<Line>,
+    /// The sweep's size.
+    pub points: usize,
+    /// Points with no line at all, and with only a failure.
+    pub missing: Vec<usize>,
+    pub failed: Vec<usize>,
+    /// The shard count the lines name (1 for unsharded sweeps).
+    pub shards: usize,
+}
+
+impl Merged {
+    /// Whether every point has a result.
+    pub fn complete(&self) -> bool {
+        self.missing.is_empty() && self.failed.is_empty()
+    }
+
+    /// What is missing, for a message: the points (as ranges) and, for a sharded sweep, the
+    /// shards that have none of their points (a file that was not given, or a task that never ran).
+    pub fn describe_gaps(&self) -> String {
+        let mut parts = vec![];
+        if !self.missing.is_empty() {
+            let mut s = format!("{} of {} points missing ({})", self.missing.len(), self.points, ranges(&self.missing));
+            let empty: Vec<String> = (0..self.shards)
+                .filter(|sh| {
+                    let own: Vec<usize> = (0..self.points).filter(|i| i % self.shards == *sh).collect();
+                    !own.is_empty() && own.iter().all(|i| self.missing.binary_search(i).is_ok())
+                })
+                .map(|sh| format!("{sh}/{}", self.shards))
+                .collect();
+            if !empty.is_empty() {
+                s.push_str(&format!("; no line at all from shard(s) {}", empty.join(", ")));
+            }
+            parts.push(s);
+        }
+        if !self.failed.is_empty() {
+            parts.push(format!("{} point(s) failed ({})", self.failed.len(), ranges(&self.failed)));
+        }
+        parts.join("; ")
+    }
+}
+
+/// `[0, 1, 2, 5, 7, 8]` as `0-2, 5, 7-8` (at most 12 ranges, then `…`).
+fn ranges(v: &[usize]) -> String {
+    let mut out: Vec<String> = vec![];
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j { v[i].to_string() } else { format!("{}-{}", v[i], v[j]) });
+        i = j + 1;
+    }
+    if out.len() > 12 {
+        out.truncate(12);
+        out.push("…".into());
+    }
+    out.join(", ")
+}
+
+/// Shard outputs joined: each point once, in index order, each line marked shard `0/1` (the
+/// file one machine would have written). Every input must exist and be a sweep file of one
+/// and the same spec (its identity, size and shard count); a point with two different results
+/// is an error. What is missing or failed is in the result, for the caller to refuse or warn.
+pub fn merge(inputs: &[&Path]) -> Result<Merged> {
+    let mut all = vec![];
+    let mut first: Option<(String, Line)> = None;
+    for &p in inputs {
+        let name = p.display().to_string();
+        let f = std::fs::File::open(p).map_err(|e| fail!("{name}: {e}"))?;
+        for l in read_existing(p, f)? {
+            if let Some((from, f)) = &first {
+                if f.sweep != l.sweep || f.points != l.points || f.shard().1 != l.shard().1 {
+                    return Err(fail!(
+                        "{name}: point {} is from sweep {} ({} points, {} shard(s)) but {from} is from sweep {} ({} points, {} shard(s)): \
+                         not shards of one sweep",
+                        l.index,
+                        l.sweep,
+                        l.points,
+                        l.shard().1,
+                        f.sweep,
+                        f.points,
+                        f.shard().1
+                    ));
+                }
+            } else {
+                first = Some((name.clone(), l.clone()));
+            }
+            all.push((name.clone(), l));
+        }
+    }
+    let Some((_, first)) = first else {
+        return Err(fail!("no sweep line in {} input file(s)", inputs.len()));
+    };
+    let mut lines = canonical(all)?;
+    for l in &mut lines {
+        l.shard = "0/1".into();
+    }
+    let have: BTreeSet<usize> = lines.iter().map(|l| l.index).collect();
+    let missing = (0..first.points).filter(|i| !have.contains(i)).collect();
+    let failed = lines.iter().filter(|l| !l.ok()).map(|l| l.index).collect();
+    Ok(Merged { lines, points: first.points, missing, failed, shards: first.shard().1 })
 }
 
 /// One configuration (a point less its seed) summarised over its seeds.
@@ -429,8 +708,9 @@ pub fn summary(all: &[Point], lines: &[Line]) -> Vec<Summary> {
     };
     let mut groups: BTreeMap<String, (Point, Vec<f64>)> = BTreeMap::new();
     for l in lines {
+        let Some(report) = &l.report else { continue };
         let (k, p) = key(&l.point);
-        let fg = l.report["metrics"]["fg_ms"].as_f64().unwrap_or(f64::NAN);
+        let fg = report["metrics"]["fg_ms"].as_f64().unwrap_or(f64::NAN);
         groups.entry(k).or_insert_with(|| (p, vec![])).1.push(fg);
     }
     let mut seen = BTreeSet::new();
@@ -523,6 +803,41 @@ mod tests {
         let bad = text.replace("phone.net_mb_s\" = 50.0", "phone.nope\" = 50.0");
         let e = Spec::parse("v.toml", &bad).unwrap();
         assert!(e.config(&e.points().unwrap()[2]).unwrap_err().0.contains("variant `fast`: set.\"phone.nope\": no field `nope`"));
+    }
+
+    #[test]
+    fn lines_are_read_within_a_bound_and_bad_bytes_are_located() {
+        let mut seen = vec![];
+        for_each_line("f", &b"ab\ncd\n\nlast"[..], 8, |i, l| {
+            seen.push((i, l.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [(1, "ab".into()), (2, "cd".into()), (3, "".into()), (4, "last".into())]);
+        let e = for_each_line("f", &b"ok\n0123456789\n"[..], 8, |_, _| Ok(())).unwrap_err();
+        assert!(e.0.starts_with("f:2: line longer than"), "{e}");
+        // An endless input stops at the bound (`/dev/zero` as a resume file).
+        let e = for_each_line("z", std::io::BufReader::new(std::io::repeat(0)), 1 << 20, |_, _| Ok(())).unwrap_err();
+        assert!(e.0.starts_with("z:1: line longer than 1 MiB"), "{e}");
+        let e = for_each_line("u", &b"fine\nab\xffc\n"[..], 8, |_, _| Ok(())).unwrap_err();
+        assert_eq!(e.0, "u:2: not UTF-8 at byte 7");
+    }
+
+    #[test]
+    fn a_line_says_its_sweep_and_the_spec_identity_ignores_layout() {
+        let a = Spec::parse("a.toml", SPEC).unwrap();
+        let b = Spec::parse("b.toml", &format!("# a comment\n\n{SPEC}")).unwrap();
+        assert_eq!(a.id(), b.id());
+        let c = Spec::parse("c.toml", &SPEC.replace("seeds = 2", "seeds = 3")).unwrap();
+        assert_ne!(a.id(), c.id());
+        let o = a.origin((1, 3)).unwrap();
+        let p = a.points().unwrap();
+        let l = Line::failed(&o, 1, p[1].clone(), "boom".into());
+        let back = Line::parse("x", 1, &l.to_json()).unwrap();
+        assert_eq!((back.shard(), back.points, back.ok(), back.error.as_deref()), ((1, 3), 16, false, Some("boom")));
+        let both = l.to_json().replace("\"error\"", "\"report\":{},\"error\"");
+        assert!(Line::parse("x", 4, &both).unwrap_err().0.contains("x:4: not a sweep line"));
+        assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
     }
 
     #[test]
