@@ -72,7 +72,10 @@ impl OutputFile {
         };
         if let Some(m) = &existing {
             if !m.is_file() {
-                bail!("{}: exists and is not a regular file; give a file path (or `-` for stdout where the command takes it)", path.display());
+                bail!(
+                    "{}: exists and is not a regular file; give a file path (or `-` for stdout where the command takes it)",
+                    path.display()
+                );
             }
             refuse_input_as_output(&path, inputs)?;
             if !force {
@@ -115,7 +118,8 @@ mod tests {
     use super::*;
 
     fn leftovers(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         v.sort();
         v
     }

@@ -58,7 +58,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             stdin_used = true;
             let mut text = String::new();
             std::io::stdin().take(input::MAX_BYTES + 1).read_to_string(&mut text).context("reading stdin")?;
-            anyhow::ensure!(text.len() as u64 <= input::MAX_BYTES, "<stdin>: more than {} MiB: not a saved result", input::MAX_BYTES >> 20);
+            anyhow::ensure!(
+                text.len() as u64 <= input::MAX_BYTES,
+                "<stdin>: more than {} MiB: not a saved result",
+                input::MAX_BYTES >> 20
+            );
             input::parse(Path::new("<stdin>"), &text)?
         } else {
             input::load(path)?

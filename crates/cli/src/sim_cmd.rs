@@ -629,10 +629,7 @@ pub type Streamed = fn(Vec<RunConfig>, &mut dyn FnMut(usize, RunOutcome) -> anyh
 /// SIGINT, SIGTERM or SIGHUP stop it: no run starts after the signal, and it returns `false`
 /// at once, without waiting for the runs in flight (their threads end with the process).
 /// Returns `true` when every run was handed to `done`; an error from `done` ends it too.
-pub fn run_streamed(
-    cfgs: Vec<RunConfig>,
-    done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>,
-) -> anyhow::Result<bool> {
+pub fn run_streamed(cfgs: Vec<RunConfig>, done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>) -> anyhow::Result<bool> {
     run_streamed_with(cfgs, sim_run, done)
 }
 
@@ -954,7 +951,8 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
             sk.calls.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
         );
     }
-    let inputs: Vec<&std::path::Path> = a.files.iter().map(|f| f.as_path()).chain(a.devices.iter().map(std::path::Path::new)).collect();
+    let inputs: Vec<&std::path::Path> =
+        a.files.iter().map(|f| f.as_path()).chain(a.devices.iter().map(std::path::Path::new)).collect();
     let mut reports = vec![run_with_trace(&cfgs[0], a.trace.trace_out.as_deref(), a.trace.force, &inputs)?];
     reports.extend(run_all(&cfgs[1..]));
     let mut out = std::io::stdout().lock();

@@ -85,7 +85,10 @@ fn open_output(a: &SweepArgs) -> anyhow::Result<nix::fcntl::Flock<std::fs::File>
             let text = std::fs::read(&a.output).with_context(|| name.clone())?;
             let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             f.set_len(keep as u64).with_context(|| name.clone())?;
-            eprintln!("warning: {name}: dropped an incomplete last line ({} bytes, from an interrupted write)", text.len() - keep);
+            eprintln!(
+                "warning: {name}: dropped an incomplete last line ({} bytes, from an interrupted write)",
+                text.len() - keep
+            );
         }
     }
     Ok(f)
@@ -246,8 +249,11 @@ mod tests {
     fn a_resume_drops_a_torn_last_line_and_refuses_another_sweeps_file() {
         let d = tempfile::tempdir().unwrap();
         let spec = d.path().join("s.toml");
-        std::fs::write(&spec, "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 2\n[axes]\n\"duration_s\" = [2.0]\n")
-            .unwrap();
+        std::fs::write(
+            &spec,
+            "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 2\n[axes]\n\"duration_s\" = [2.0]\n",
+        )
+        .unwrap();
         let output = d.path().join("out.jsonl");
         let args = || SweepArgs { spec: spec.clone(), output: output.clone(), shard: None };
         assert_eq!(sweep(args(), run_streamed).unwrap(), ExitCode::SUCCESS);

@@ -21,7 +21,8 @@ fn stderr(o: &std::process::Output) -> String {
 
 /// Forty points of a camera switch (seeds 1..=40): long enough (a few hundred ms on two cores)
 /// for a signal to land in the middle.
-const SPEC: &str = "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 40\n[axes]\n\"duration_s\" = [15.0]\n";
+const SPEC: &str =
+    "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 40\n[axes]\n\"duration_s\" = [15.0]\n";
 const POINTS: usize = 40;
 
 /// The complete lines of `path` (each ends with a newline).
@@ -100,11 +101,20 @@ fn sigint_ends_a_sweep_at_once_with_what_it_wrote() {
 fn merge_refuses_mixed_specs_missing_files_and_missing_shards_unless_partial() {
     let d = tempfile::tempdir().unwrap();
     let p = |f: &str| d.path().join(f).to_str().unwrap().to_owned();
-    let small = "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 6\n[axes]\n\"duration_s\" = [2.0]\n";
+    let small =
+        "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 6\n[axes]\n\"duration_s\" = [2.0]\n";
     std::fs::write(p("a.toml"), small).unwrap();
     std::fs::write(p("b.toml"), small.replace("[2.0]", "[2.5]")).unwrap();
     for (spec, i) in [("a", 0), ("a", 1), ("b", 2)] {
-        let o = forefront(&["sim", "sweep", &p(&format!("{spec}.toml")), "-o", &p(&format!("{spec}{i}.jsonl")), "--shard", &format!("{i}/3")]);
+        let o = forefront(&[
+            "sim",
+            "sweep",
+            &p(&format!("{spec}.toml")),
+            "-o",
+            &p(&format!("{spec}{i}.jsonl")),
+            "--shard",
+            &format!("{i}/3"),
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
     // Shards of two different specs.
@@ -135,7 +145,8 @@ fn merge_refuses_mixed_specs_missing_files_and_missing_shards_unless_partial() {
 #[test]
 fn a_failing_convert_leaves_the_old_output_intact_and_no_temporary_file() {
     let d = tempfile::tempdir().unwrap();
-    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt")).unwrap();
+    let good =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/traces/sample.blkparse.txt")).unwrap();
     let mut bad: String = good.lines().take(20).map(|l| format!("{l}\n")).collect();
     bad.push_str("  8,0    0       21     0.000009999   100  Q   R not-a-sector + 8 [fio]\n");
     let input = d.path().join("bad.blkparse.txt");
@@ -146,7 +157,8 @@ fn a_failing_convert_leaves_the_old_output_intact_and_no_temporary_file() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bad.blkparse.txt:21"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "the old output");
-    let names: Vec<String> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> =
+        std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
 }
 

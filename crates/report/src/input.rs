@@ -178,7 +178,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
         fg_only: Vec<RunReport>,
         runs: Vec<RunReport>,
     }
-    if value.get("index").is_some() && value.get("point").is_some() && (value.get("report").is_some() || value.get("error").is_some()) {
+    if value.get("index").is_some()
+        && value.get("point").is_some()
+        && (value.get("report").is_some() || value.get("error").is_some())
+    {
         // A sweep of one point: one line.
         parse_sweep(path, text)
     } else if value.is_array() {
@@ -228,7 +231,8 @@ pub fn load(path: &Path) -> Result<Input, LoadError> {
             return Err(LoadError::TooLarge { path: path.to_path_buf(), limit_mib: MAX_BYTES >> 20 });
         }
     }
-    let text = String::from_utf8(bytes).map_err(|e| LoadError::NotUtf8 { path: path.to_path_buf(), offset: e.utf8_error().valid_up_to() })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| LoadError::NotUtf8 { path: path.to_path_buf(), offset: e.utf8_error().valid_up_to() })?;
     parse(path, &text)
 }
 

@@ -490,16 +490,16 @@ pub fn for_each_line<R: std::io::BufRead>(
     loop {
         buf.clear();
         line += 1;
-        let n = (&mut reader)
-            .take(limit as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| fail!("{file}:{line}: {e}"))?;
+        let n = (&mut reader).take(limit as u64 + 1).read_until(b'\n', &mut buf).map_err(|e| fail!("{file}:{line}: {e}"))?;
         if n == 0 {
             return Ok(());
         }
         let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
         if text.len() > limit {
-            return Err(fail!("{file}:{line}: line longer than {} MiB (at byte {offset}): not a sweep's JSON Lines file", limit >> 20));
+            return Err(fail!(
+                "{file}:{line}: line longer than {} MiB (at byte {offset}): not a sweep's JSON Lines file",
+                limit >> 20
+            ));
         }
         let text = std::str::from_utf8(text)
             .map_err(|e| fail!("{file}:{line}: not UTF-8 at byte {}", offset + e.valid_up_to() as u64))?;
