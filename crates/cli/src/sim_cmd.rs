@@ -8,7 +8,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use forefront_model::block::SchedulerConfig;
 use forefront_model::cpu::SchedKind;
 use forefront_policy::Policy;
-use forefront_record::run::RunReport;
+use forefront_record::compare::{CompareCell, CompareSummary};
+use forefront_record::run::{or_dash, RunReport};
 use forefront_sim::{run as sim_run, RunConfig};
 
 #[derive(Args)]
@@ -340,7 +341,12 @@ fn csv_row(r: &RunReport) -> Vec<String> {
         r.seed.to_string(),
         r.bg_apps.to_string(),
     ];
-    v.extend([m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms, m.bg_mb_per_s].iter().map(f64::to_string));
+    // A figure the run could not measure (no headline sample) is an empty field.
+    v.extend(
+        [m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms, m.bg_mb_per_s]
+            .iter()
+            .map(|v| or_dash(*v, |v| v.to_string()).replace('–', "")),
+    );
     v.push(m.fg_samples_ms.len().to_string());
     v.push(r.bg_cells.to_string());
     v
@@ -359,10 +365,15 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
         r.scenario, r.policy, r.device, r.scheduler, r.bg_apps, r.seed
     )?;
     writeln!(out, "headline `{}`: {} samples", r.headline, m.fg_samples_ms.len())?;
+    let f = |v: f64| or_dash(v, |v| format!("{v:.1}"));
     writeln!(
         out,
-        "  mean {:>9.1} ms   p50 {:>9.1}   p90 {:>9.1}   p99 {:>9.1}   max {:>9.1}",
-        m.fg_ms, m.fg_p50_ms, m.fg_p90_ms, m.fg_p99_ms, m.fg_max_ms
+        "  mean {:>9} ms   p50 {:>9}   p90 {:>9}   p99 {:>9}   max {:>9}",
+        f(m.fg_ms),
+        f(m.fg_p50_ms),
+        f(m.fg_p90_ms),
+        f(m.fg_p99_ms),
+        f(m.fg_max_ms)
     )?;
     writeln!(
         out,
@@ -503,7 +514,8 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
                     (v, rs.iter().map(|r| r.metrics.bg_mb_per_s).sum::<f64>() / rs.len() as f64)
                 })
                 .collect();
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+            // No sample: no figure (NaN, printed `–`).
+            let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
             let t0 = mean(&pooled[0].0);
             let a = &reports[0];
             writeln!(
@@ -521,17 +533,18 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
             )?;
             for (k, ((v, bg), (policy, n))) in pooled.iter().zip(&labels).enumerate() {
                 let name = if k == 0 { "FG only (reference)" } else { policy };
-                let delay = if k == 0 { "-".to_string() } else { format!("{:.1}", mean(v) - t0) };
-                let (p50, p99) = (forefront_sim::percentile(v, 50.0), forefront_sim::percentile(v, 99.0));
+                let f = |x: f64| or_dash(x, |x| format!("{x:.1}"));
+                let delay = if k == 0 { "-".to_string() } else { f(mean(v) - t0) };
+                let pct = |p: f64| forefront_record::stats::percentile(v, p).unwrap_or(f64::NAN);
                 writeln!(
                     out,
-                    "{:<22} {:>7} {:>8} {:>10.1} {:>10.1} {:>10.1} {:>12} {:>10.2}",
+                    "{:<22} {:>7} {:>8} {:>10} {:>10} {:>10} {:>12} {:>10.2}",
                     name,
                     n,
                     v.len(),
-                    mean(v),
-                    p50,
-                    p99,
+                    f(mean(v)),
+                    f(pct(50.0)),
+                    f(pct(99.0)),
                     delay,
                     bg
                 )?;
@@ -541,27 +554,6 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One cell of a comparison: a policy at a background-app count, averaged over seeds.
-#[derive(serde::Serialize)]
-struct Cell {
-    policy: String,
-    bg_apps: u32,
-    /// Headline samples over all seeds; a run with none (the FG app never finished a headline
-    /// phase within the scenario's duration) leaves the latency fields null.
-    samples: usize,
-    fg_ms: Option<f64>,
-    fg_p50_ms: Option<f64>,
-    fg_p99_ms: Option<f64>,
-    /// T_policy − T_fg_only (ms).
-    delay_ms: Option<f64>,
-    /// 1 − (T_policy − T_fg_only) / (T_android − T_fg_only); null where android shows no delay.
-    delay_reduction: Option<f64>,
-    bg_mb_per_s: f64,
-    /// 1 − BG throughput / BG throughput under android.
-    bg_loss: Option<f64>,
-    hooks: std::collections::BTreeMap<String, u64>,
 }
 
 /// Run `cfgs` on up to `available_parallelism` threads (parallelism across runs, never inside
@@ -769,14 +761,15 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
                     *hooks.entry(h.clone()).or_insert(0) += v;
                 }
             }
-            cells.push(Cell {
+            cells.push(CompareCell {
                 policy: p.clone(),
                 bg_apps: bg,
                 samples: rs.iter().map(|r| r.metrics.fg_samples_ms.len()).sum(),
                 fg_ms: fg.map(round1),
                 fg_p50_ms: complete.then(|| round1(mean(rs, |r| r.metrics.fg_p50_ms))),
                 fg_p99_ms: complete.then(|| round1(mean(rs, |r| r.metrics.fg_p99_ms))),
-                delay_ms: fg.map(|fg| round1(fg - t0)),
+                // NaN without FG-only samples: no delay then.
+                delay_ms: fg.map(|fg| fg - t0).filter(|d| d.is_finite()).map(round1),
                 delay_reduction: match (fg, ta) {
                     (Some(fg), Some(ta)) if ta - t0 > 1e-6 => Some(round3(1.0 - (fg - t0) / (ta - t0))),
                     _ => None,
@@ -791,11 +784,16 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
     let r0 = &reports[0];
     match c.format {
         Format::Json => {
-            let v = serde_json::json!({
-                "scenario": r0.scenario, "device": r0.device, "scheduler": r0.scheduler,
-                "headline": r0.headline, "seed": c.seed, "seeds": c.seeds,
-                "fg_only_ms": round1(t0), "cells": cells,
-            });
+            let v = CompareSummary {
+                scenario: r0.scenario.clone(),
+                device: r0.device.clone(),
+                scheduler: r0.scheduler.clone(),
+                headline: r0.headline.clone(),
+                seed: c.seed,
+                seeds: c.seeds,
+                fg_only_ms: Some(round1(t0)).filter(|t| t.is_finite()),
+                cells,
+            };
             serde_json::to_writer_pretty(&mut out, &v)?;
             writeln!(out)?;
         }
@@ -825,7 +823,7 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
                     opt(x.fg_ms),
                     opt(x.fg_p50_ms),
                     opt(x.fg_p99_ms),
-                    round1(t0).to_string(),
+                    or_dash(round1(t0), |t| t.to_string()).replace('–', ""),
                     opt(x.delay_ms),
                     opt(x.delay_reduction),
                     x.bg_mb_per_s.to_string(),
@@ -837,14 +835,14 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
         Format::Table => {
             writeln!(
                 out,
-                "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {:.1} ms",
+                "{} on {} ({}), headline `{}`, seeds {}..{}: FG only {} ms",
                 r0.scenario,
                 r0.device,
                 r0.scheduler,
                 r0.headline,
                 c.seed,
                 c.seed + c.seeds - 1,
-                t0
+                or_dash(t0, |t| format!("{t:.1}"))
             )?;
             writeln!(
                 out,
@@ -853,7 +851,8 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
             let mut unfinished = false;
             for x in &cells {
-                let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0));
+                // `+ 0.0`: a negative zero prints as 0 %, never -0 %.
+                let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0 + 0.0));
                 let ms = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
                 unfinished |= x.fg_ms.is_none();
                 writeln!(
@@ -986,12 +985,12 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
                 let m = &r.metrics;
                 writeln!(
                     out,
-                    "| {} | {:.2} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                    "| {} | {:.2} | {} | {} | {} | {:.1} | {:.1} |",
                     r.device,
                     r.stats.sim_ms / 1e3,
                     m.fg_samples_ms.len(),
-                    m.fg_ms,
-                    m.fg_p99_ms,
+                    or_dash(m.fg_ms, |v| format!("{v:.1}")),
+                    or_dash(m.fg_p99_ms, |v| format!("{v:.1}")),
                     m.device_read_mb,
                     m.device_written_mb
                 )?;

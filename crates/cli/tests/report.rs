@@ -110,6 +110,35 @@ fn accepts_sim_compare_output() {
     assert!(page.contains("BG loss"));
 }
 
+/// A run with no headline sample (stock Android never finishes a camera burst within the
+/// scenario's 1,800 s): null figures in JSON, `–` in the table and in the page, never `-0.0`.
+#[test]
+fn renders_runs_and_comparisons_without_samples_as_missing_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = forefront(&["sim", "run", "qasio-camera-burst", "--policy", "android", "--format", "json"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(stderr(&run).contains("no headline sample (`burst`)"), "{}", stderr(&run));
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    for k in ["fg_ms", "fg_p50_ms", "fg_p90_ms", "fg_p99_ms", "fg_max_ms"] {
+        assert!(v["metrics"][k].is_null(), "{k}: {}", v["metrics"][k]);
+    }
+    let table = forefront(&["sim", "run", "qasio-camera-burst", "--policy", "android"]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("mean         – ms") && !table.contains("-0.0"), "{table}");
+    let cmp =
+        forefront(&["sim", "compare", "qasio-camera-burst", "--policy", "android,qasio", "--bg-apps", "1", "--format", "json"]);
+    assert!(cmp.status.success(), "{}", stderr(&cmp));
+    let c: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    assert!(c["cells"][0]["fg_ms"].is_null() && c["cells"][1]["fg_ms"].is_number(), "{c}");
+    let (pr, pc) = (dir.path().join("run.json"), dir.path().join("cmp.json"));
+    std::fs::write(&pr, &run.stdout).unwrap();
+    std::fs::write(&pc, &cmp.stdout).unwrap();
+    let o = forefront(&["report", s(&pr), s(&pc), "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = String::from_utf8(o.stdout).unwrap();
+    assert!(page.contains("<td>–</td>") && !page.contains("NaN") && !page.contains("-0.0"), "missing figures as –");
+}
+
 #[test]
 fn accepts_sim_sweep_json_lines_and_names_the_command_of_json_it_refuses() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,9 +2,11 @@
 //! types, no behaviour.
 //!
 //! - [`run`]: what a simulation run reports ([`run::RunReport`]), the stable JSON contract.
+//! - [`compare`]: what `sim compare` writes ([`compare::CompareSummary`]).
 //! - [`trace`]: records imported from real traces (block requests, syscalls, scheduler events).
 //! - [`stats`]: the percentile every run's latency figures use.
 
+pub mod compare;
 pub mod run;
 pub mod stats;
 pub mod trace;

@@ -42,13 +42,21 @@ pub struct RunReport {
     pub stats: RunStats,
 }
 
+/// A run's figures. The FG latency figures of a run with no headline sample (the FG app finished
+/// no headline phase within the scenario's duration) are NaN here, `null` in JSON and `–` in
+/// tables: never a 0 ms that reads like a fast app ([`nan_as_null`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
     /// Mean headline FG latency (ms).
+    #[serde(with = "nan_as_null")]
     pub fg_ms: f64,
+    #[serde(with = "nan_as_null")]
     pub fg_p50_ms: f64,
+    #[serde(with = "nan_as_null")]
     pub fg_p90_ms: f64,
+    #[serde(with = "nan_as_null")]
     pub fg_p99_ms: f64,
+    #[serde(with = "nan_as_null")]
     pub fg_max_ms: f64,
     /// Every headline sample (ms), in completion order.
     pub fg_samples_ms: Vec<f64>,
@@ -257,4 +265,33 @@ pub struct TickPoint {
     pub headline_p50_ms: f64,
     pub headline_p99_ms: f64,
     pub bg_cpu_share: f64,
+}
+
+/// A figure that may be missing (NaN) as JSON: `null` for NaN, and back. serde_json writes a
+/// NaN `f64` as `null` but refuses to read `null` into one; this reads it back, so a report
+/// with no headline sample round-trips.
+pub mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() {
+            s.serialize_none()
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
+/// `v` with a missing figure (NaN) as `–`, else formatted by `f`: how tables print a figure a
+/// run could not measure.
+pub fn or_dash(v: f64, f: impl Fn(f64) -> String) -> String {
+    if v.is_nan() {
+        "–".to_string()
+    } else {
+        f(v)
+    }
 }

@@ -164,6 +164,7 @@ fn grid_section(h: &mut String, reports: &[&RunReport]) {
                 .iter()
                 .filter(|r| r.device == d && r.scenario == s && r.policy == policy && r.bg_apps == bg)
                 .map(|r| r.metrics.fg_ms)
+                .filter(|v| !v.is_nan())
                 .collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         };
@@ -194,8 +195,15 @@ fn grid_section(h: &mut String, reports: &[&RunReport]) {
     }
 }
 
+/// A figure that may be missing (`None`, or NaN: a run without headline samples) as `–`; a
+/// negative zero prints as `0.0`, never `-0.0`.
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map_or_else(|| "–".to_string(), f)
+    v.filter(|v| !v.is_nan()).map_or_else(|| "–".to_string(), |v| f(v + 0.0))
+}
+
+/// [`opt`] for a figure that is NaN when missing.
+fn nan(v: f64) -> String {
+    opt(Some(v), |v| format!("{v:.1}"))
 }
 
 fn comparison_table(h: &mut String, reports: &[&RunReport], labels: &[String], styles: &[(&str, &str)], rows: &[Row]) {
@@ -211,14 +219,14 @@ fn comparison_table(h: &mut String, reports: &[&RunReport], labels: &[String], s
         };
         let _ = writeln!(
             h,
-            "<tr><td class=\"l\">{}{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{hooks}</td></tr>",
+            "<tr><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{hooks}</td></tr>",
             swatch(styles[i].0),
             escape(&labels[i]),
-            m.fg_ms,
-            m.fg_p50_ms,
-            m.fg_p90_ms,
-            m.fg_p99_ms,
-            m.fg_max_ms,
+            nan(m.fg_ms),
+            nan(m.fg_p50_ms),
+            nan(m.fg_p90_ms),
+            nan(m.fg_p99_ms),
+            nan(m.fg_max_ms),
             opt(row.delay_ms, |v| format!("{v:.1}")),
             opt(row.delay_reduction, |v| format!("{:.1}%", v * 100.0)),
             m.bg_mb_per_s,
@@ -365,7 +373,7 @@ fn breakdown_section(h: &mut String, reports: &[&RunReport], labels: &[String], 
 fn compare_section(h: &mut String, name: &str, c: &CompareSummary) {
     let _ = writeln!(
         h,
-        "<h2>Comparison from <code>{}</code></h2>\n<p class=\"sub\">{} on {} ({}), headline <code>{}</code>, seeds {}..{}: FG only {:.1} ms. Means over seeds (<code>forefront sim compare</code>).</p>",
+        "<h2>Comparison from <code>{}</code></h2>\n<p class=\"sub\">{} on {} ({}), headline <code>{}</code>, seeds {}..{}: FG only {} ms. Means over seeds (<code>forefront sim compare</code>).</p>",
         escape(name),
         escape(&c.scenario),
         escape(&c.device),
@@ -373,21 +381,22 @@ fn compare_section(h: &mut String, name: &str, c: &CompareSummary) {
         escape(&c.headline),
         c.seed,
         c.seed + c.seeds.max(1) - 1,
-        c.fg_only_ms
+        opt(c.fg_only_ms, |v| format!("{v:.1}"))
     );
     h.push_str("<div class=\"wrap\"><table class=\"compare\">\n<tr><th>BG apps</th><th class=\"l\">policy</th><th>FG mean ms</th><th>p50</th><th>p99</th><th>delay ms</th><th>delay reduction</th><th>BG MB/s</th><th>BG loss</th><th>hooks fired</th></tr>\n");
     for x in &c.cells {
         let pct = |v: Option<f64>| opt(v, |v| format!("{:.1}%", v * 100.0));
+        let ms = |v: Option<f64>| opt(v, |v| format!("{v:.1}"));
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td class=\"l\">{}{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
             x.bg_apps,
             swatch(metrics::policy_color(&x.policy)),
             escape(&x.policy),
-            x.fg_ms,
-            x.fg_p50_ms,
-            x.fg_p99_ms,
-            x.delay_ms,
+            ms(x.fg_ms),
+            ms(x.fg_p50_ms),
+            ms(x.fg_p99_ms),
+            ms(x.delay_ms),
             pct(x.delay_reduction),
             x.bg_mb_per_s,
             pct(x.bg_loss),

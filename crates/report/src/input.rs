@@ -13,9 +13,9 @@
 //! validate` — is recognised and refused with a message naming the command that wrote it and
 //! the commands whose output is accepted ([`ACCEPTED`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use forefront_record::compare::{CompareCell, CompareSummary};
 use forefront_record::run::{InteractivitySummary, RunReport};
 use serde::Deserialize;
 
@@ -34,36 +34,6 @@ pub enum Input {
 pub struct Named<T> {
     pub name: String,
     pub value: T,
-}
-
-/// The output of `forefront sim compare --format json`: means over seeds, no samples or timelines.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct CompareSummary {
-    pub scenario: String,
-    pub device: String,
-    pub scheduler: String,
-    pub headline: String,
-    pub seed: u64,
-    pub seeds: u64,
-    /// Mean FG latency with no background apps (ms).
-    pub fg_only_ms: f64,
-    pub cells: Vec<CompareCell>,
-}
-
-/// One policy at one background-app count in a [`CompareSummary`].
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct CompareCell {
-    pub policy: String,
-    pub bg_apps: u32,
-    pub fg_ms: f64,
-    pub fg_p50_ms: f64,
-    pub fg_p99_ms: f64,
-    pub delay_ms: f64,
-    pub delay_reduction: Option<f64>,
-    pub bg_mb_per_s: f64,
-    pub bg_loss: Option<f64>,
-    #[serde(default)]
-    pub hooks: BTreeMap<String, u64>,
 }
 
 /// Why an input could not be used. Every variant names the file; parse errors carry serde's

@@ -11,7 +11,8 @@ use crate::metrics::policy_color;
 use crate::svg::{escape, line_chart, Series};
 
 fn pct(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), |v| format!("{:.0}%", v * 100.0))
+    // `+ 0.0`: a negative zero prints as 0 %, never -0 %.
+    v.map_or_else(|| "–".to_string(), |v| format!("{:.0}%", v * 100.0 + 0.0))
 }
 
 /// Series of `points(policy)` for every policy of `policies`, in order.

@@ -159,6 +159,12 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
             cfg.scenario.duration_s
         ));
     }
+    if samples.is_empty() {
+        warnings.push(format!(
+            "no headline sample (`{}`) in the run: its FG latency figures are null in JSON and – in tables",
+            cfg.scenario.headline
+        ));
+    }
     let report = RunReport {
         scenario: cfg.scenario.name.clone(),
         policy: cfg.policy.name.clone(),
@@ -169,11 +175,12 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
         bg_cells: if cfg.scenario.has_cells() { cfg.scenario.bg_cells } else { 0 },
         headline: cfg.scenario.headline.clone(),
         metrics: Metrics {
-            fg_ms: round3(samples.iter().sum::<f64>() / n),
-            fg_p50_ms: round3(percentile(&sorted, 50.0)),
-            fg_p90_ms: round3(percentile(&sorted, 90.0)),
-            fg_p99_ms: round3(percentile(&sorted, 99.0)),
-            fg_max_ms: round3(sorted.last().copied().unwrap_or(0.0)),
+            // No headline sample: no figure (NaN; `null` in JSON), not a 0 ms.
+            fg_ms: if samples.is_empty() { f64::NAN } else { round3(samples.iter().sum::<f64>() / n) },
+            fg_p50_ms: fg_percentile(&sorted, 50.0),
+            fg_p90_ms: fg_percentile(&sorted, 90.0),
+            fg_p99_ms: fg_percentile(&sorted, 99.0),
+            fg_max_ms: sorted.last().map_or(f64::NAN, |&v| round3(v)),
             fg_samples_ms: samples.iter().map(|&v| round3(v)).collect(),
             bg_mb_per_s: round3((out.bg_read + out.bg_written) as f64 / 1e6 / sim_s),
             bg_read_mb: mb(out.bg_read),
@@ -288,6 +295,11 @@ fn ui_metrics(cfg: &RunConfig, u: world::UiOutcome) -> UiMetrics {
         chain_tasks: u.chain_tasks,
         ftc_left_promoted: u.left_promoted,
     }
+}
+
+/// A headline percentile, NaN (no figure) without samples.
+fn fg_percentile(sorted: &[f64], p: f64) -> f64 {
+    forefront_record::stats::percentile(sorted, p).map_or(f64::NAN, round3)
 }
 
 fn round3(v: f64) -> f64 {
