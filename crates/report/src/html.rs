@@ -1,6 +1,6 @@
 //! The self-contained HTML page: inline CSS and inline SVG, no scripts, no network.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use forefront_record::run::RunReport;
@@ -247,6 +247,74 @@ fn comparison_table(h: &mut String, reports: &[&RunReport], labels: &[String], s
         if has_alone { "" } else { "; <b>no FG-only run among the inputs</b>, add one with <code>forefront sim run SCENARIO --bg-apps 0 --format json</code>" },
         if has_android { "" } else { "; <b>no android run with BG apps among the inputs</b>" }
     );
+    // The figure every seed paper draws: latency and delay reduction against the BG-app count.
+    let several = reports.iter().map(|r| (&r.scenario, &r.device, &r.scheduler)).collect::<BTreeSet<_>>().len() > 1;
+    let points: Vec<ByCount> = reports
+        .iter()
+        .zip(rows)
+        .map(|(r, row)| ByCount {
+            series: if several { format!("{} · {} · {}", r.policy, r.scenario, r.device) } else { r.policy.clone() },
+            policy: r.policy.clone(),
+            bg_apps: r.bg_apps,
+            fg_ms: Some(r.metrics.fg_ms).filter(|v| !v.is_nan()),
+            delay_reduction: row.delay_reduction.filter(|v| !v.is_nan()),
+        })
+        .collect();
+    by_count_charts(h, &points);
+}
+
+/// One point of the by-BG-count charts: a run, or a comparison's cell.
+struct ByCount {
+    series: String,
+    policy: String,
+    bg_apps: u32,
+    fg_ms: Option<f64>,
+    delay_reduction: Option<f64>,
+}
+
+/// FG latency and delay reduction against the BG-app count, a line per series (the mean over
+/// the points of one series at one count: the seeds of a sweep). Drawn only where some series
+/// has two counts or more; a point without its figure (no sample, no FG-only or android run)
+/// is left out.
+fn by_count_charts(h: &mut String, points: &[ByCount]) {
+    let mut by: BTreeMap<&str, (&str, BTreeMap<u32, (Vec<f64>, Vec<f64>)>)> = BTreeMap::new();
+    for p in points {
+        let e = by.entry(&p.series).or_insert((&p.policy, BTreeMap::new())).1.entry(p.bg_apps).or_default();
+        e.0.extend(p.fg_ms);
+        e.1.extend(p.delay_reduction);
+    }
+    if !by.values().any(|(_, counts)| counts.keys().filter(|&&n| n > 0).count() > 1) {
+        return;
+    }
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let series = |pick: &dyn Fn(&(Vec<f64>, Vec<f64>)) -> Option<f64>, with_android: bool| -> Vec<Series> {
+        by.iter()
+            .filter(|(_, (policy, _))| with_android || *policy != "android")
+            .map(|(name, (policy, counts))| Series {
+                label: name.to_string(),
+                color: metrics::policy_color(policy).to_string(),
+                dash: String::new(),
+                points: counts.iter().filter_map(|(&n, v)| pick(v).map(|y| (f64::from(n), y))).collect(),
+                step: false,
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let latency = series(&|v| mean(&v.0), true);
+    let reduction = series(&|v| mean(&v.1).map(|r| r * 100.0), false);
+    h.push_str("<figure>\n");
+    h.push_str(&svg::line_chart("FG latency by BG-app count", &latency, "BG apps", "mean FG latency (ms)", None, f64::INFINITY));
+    if !reduction.is_empty() {
+        h.push_str(&svg::line_chart(
+            "Delay reduction by BG-app count",
+            &reduction,
+            "BG apps",
+            "delay reduction (%)",
+            None,
+            f64::INFINITY,
+        ));
+    }
+    h.push_str("\n<figcaption class=\"note\">Mean FG latency and delay reduction (against android at the same count) per policy as the number of background apps grows, the figure each seed paper draws; points without a figure are left out.</figcaption>\n</figure>\n");
 }
 
 fn cdf_section(h: &mut String, reports: &[&RunReport], labels: &[String], styles: &[(&str, &str)]) {
@@ -404,6 +472,18 @@ fn compare_section(h: &mut String, name: &str, c: &CompareSummary) {
         );
     }
     h.push_str("</table></div>\n");
+    let points: Vec<ByCount> = c
+        .cells
+        .iter()
+        .map(|x| ByCount {
+            series: x.policy.clone(),
+            policy: x.policy.clone(),
+            bg_apps: x.bg_apps,
+            fg_ms: x.fg_ms,
+            delay_reduction: x.delay_reduction,
+        })
+        .collect();
+    by_count_charts(h, &points);
 }
 
 #[cfg(test)]
@@ -432,6 +512,27 @@ mod tests {
         assert!(!a.contains("<script"));
         assert!(a.contains("<td>75.0%</td>"), "fasttrack's delay reduction");
         assert!(a.contains("<td>200.0</td>"), "android's delay");
+    }
+
+    #[test]
+    fn latency_and_delay_reduction_are_charted_against_the_bg_app_count() {
+        let mut inputs = vec![named(run("android", 0, 100.0), "alone.json")];
+        for (bg, a, f) in [(1, 200.0, 110.0), (2, 300.0, 150.0), (4, 500.0, 300.0)] {
+            inputs.push(named(run("android", bg, a), "a.json"));
+            inputs.push(named(run("fasttrack", bg, f), "f.json"));
+        }
+        let page = render(&inputs, &Options::default());
+        assert!(page.contains("<title>FG latency by BG-app count</title>"));
+        assert!(page.contains("<title>Delay reduction by BG-app count</title>"));
+        // One BG-app count: nothing to draw against it.
+        let one = render(&inputs[..3], &Options::default());
+        assert!(!one.contains("by BG-app count"));
+        // A run without samples has no point, and no NaN reaches the page.
+        let mut none = run("fasttrack", 4, f64::NAN);
+        none.metrics.fg_samples_ms.clear();
+        inputs[6] = named(none, "none.json");
+        let page = render(&inputs, &Options::default());
+        assert!(page.contains("by BG-app count") && !page.contains("NaN"));
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! The page shows a header table of the runs, the comparison table, the FG latency CDF per run,
 //! FG/BG throughput over time (small multiples with the headline phases shaded) and a per-layer
 //! stacked breakdown of the headline operation. `forefront sim compare --format json` output is
-//! accepted too and shown as a table, and `forefront sim interactivity --format json` output
+//! accepted too and shown as a table (with FG latency and delay reduction charted against the
+//! BG-app count per policy, as for runs at several counts), and `forefront sim interactivity --format json` output
 //! (FTC + VT-CFS) as its table, the headline latency against background apps and the VT-CFS
 //! tick sweep charts.
 //!
@@ -21,7 +22,7 @@
 //! let text = r#"{"scenario":"demo","device":"d","scheduler":"cfq","headline":"switch",
 //!   "seed":1,"seeds":1,"fg_only_ms":100.0,"cells":[{"policy":"android","bg_apps":2,
 //!   "fg_ms":300.0,"fg_p50_ms":290.0,"fg_p99_ms":400.0,"delay_ms":200.0,
-//!   "delay_reduction":0.0,"bg_mb_per_s":30.0,"bg_loss":0.0,"hooks":{}}]}"#;
+//!   "delay_reduction":0.0,"bg_mb_per_s":30.0,"bg_loss":0.0,"hooks":{},"samples":20}]}"#;
 //! let loaded = input::parse(Path::new("cmp.json"), text).unwrap();
 //! let page = html::render(
 //!     &[input::Named { name: "cmp.json".into(), value: loaded }],
