@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use forefront_record::trace::{BlockAction, BlockDetail, BlockEvent, DevId, Rwbs, TraceRecord, SECTOR_BYTES};
 
 use crate::error::LineError;
-use crate::text::{parse_dev, parse_u64, Field, Fields};
+use crate::text::{parse_dev, parse_u64, shown, Field, Fields};
 use crate::LineParser;
 
 /// Parses blkparse default-format lines.
@@ -108,10 +108,11 @@ pub(crate) fn parse_event_tail(
     pid: u32,
 ) -> Result<BlockEvent, LineError> {
     let act = f.expect("action")?;
-    let action = BlockAction::from_code(act.text)
-        .ok_or_else(|| act.err(format!("unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)", act.text)))?;
+    let action = BlockAction::from_code(act.text).ok_or_else(|| {
+        act.err(format!("unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)", shown(act.text)))
+    })?;
     let rw = f.expect("RWBS")?;
-    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", shown(rw.text))))?;
     let mut ev = BlockEvent {
         time_ns,
         dev,
@@ -181,7 +182,7 @@ pub(crate) fn parse_event_tail(
                     }
                     ev.comm = Some(bracket_comm(&fs.rest())?.to_string());
                 } else {
-                    return Err(next.err(format!("expected `+` after the sector, found `{}`", next.text)));
+                    return Err(next.err(format!("expected `+` after the sector, found `{}`", shown(next.text))));
                 }
             }
         }
@@ -201,19 +202,19 @@ pub(crate) fn parse_event_tail(
             ev.sector = f.expect("sector")?.u64("sector")?;
             let plus = f.expect("+")?;
             if plus.text != "+" {
-                return Err(plus.err(format!("expected `+`, found `{}`", plus.text)));
+                return Err(plus.err(format!("expected `+`, found `{}`", shown(plus.text))));
             }
             ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
             let arrow = f.expect("<-")?;
             if arrow.text != "<-" {
-                return Err(arrow.err(format!("expected `<-`, found `{}`", arrow.text)));
+                return Err(arrow.err(format!("expected `<-`, found `{}`", shown(arrow.text))));
             }
             let from = f.expect("(maj,min)")?;
             let inner = from
                 .text
                 .strip_prefix('(')
                 .and_then(|s| s.strip_suffix(')'))
-                .ok_or_else(|| from.err(format!("expected (maj,min), found `{}`", from.text)))?;
+                .ok_or_else(|| from.err(format!("expected (maj,min), found `{}`", shown(from.text))))?;
             let from_dev = parse_dev(&Field { text: inner, column: from.column + 1 })?;
             let from_sector = f.expect("source sector")?.u64("source sector")?;
             ev.detail = BlockDetail::Remap { from: from_dev, from_sector };
@@ -223,7 +224,7 @@ pub(crate) fn parse_event_tail(
             ev.sector = f.expect("sector")?.u64("sector")?;
             let slash = f.expect("/")?;
             if slash.text != "/" {
-                return Err(slash.err(format!("expected `/`, found `{}`", slash.text)));
+                return Err(slash.err(format!("expected `/`, found `{}`", shown(slash.text))));
             }
             let new_sector = f.expect("new sector")?.u64("new sector")?;
             ev.detail = BlockDetail::Split { new_sector };
@@ -278,7 +279,7 @@ fn bracket_comm<'a>(f: &Field<'a>) -> Result<&'a str, LineError> {
     let t = f.text.trim_end();
     t.strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| f.err(format!("expected [process name], found `{}`", f.text)))
+        .ok_or_else(|| f.err(format!("expected [process name], found `{}`", shown(f.text))))
 }
 
 fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
@@ -286,7 +287,7 @@ fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
         .text
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| f.err(format!("expected [error], found `{}`", f.text)))?;
+        .ok_or_else(|| f.err(format!("expected [error], found `{}`", shown(f.text))))?;
     Field { text: inner, column: f.column + 1 }.i32("error")
 }
 

@@ -15,7 +15,7 @@ use forefront_record::trace::{BlockAction, BlockEvent, DevId, Rwbs, SchedEvent, 
 
 use crate::blkparse;
 use crate::error::LineError;
-use crate::text::{parse_dev, parse_secs_ns, parse_u64, Field, Fields};
+use crate::text::{parse_dev, parse_secs_ns, parse_u64, shown, Field, Fields};
 use crate::LineParser;
 
 #[derive(Default)]
@@ -207,7 +207,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
     let mut f = Fields::at(line, at);
     let dev = parse_dev(&f.expect("device")?)?;
     let rw = f.expect("RWBS")?;
-    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", shown(rw.text))))?;
     let mut tok = f.expect("(cmd)")?;
     let mut bytes_field = None;
     if !tok.text.starts_with('(') {
@@ -215,7 +215,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
         tok = f.expect("(cmd)")?;
     }
     if !tok.text.starts_with('(') {
-        return Err(tok.err(format!("expected `(cmd)`, found `{}`", tok.text)));
+        return Err(tok.err(format!("expected `(cmd)`, found `{}`", shown(tok.text))));
     }
     while !tok.text.ends_with(')') {
         tok = f.expect("closing `)`")?;
@@ -223,7 +223,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
     let sector = f.expect("sector")?.u64("sector")?;
     let plus = f.expect("+")?;
     if plus.text != "+" {
-        return Err(plus.err(format!("expected `+`, found `{}`", plus.text)));
+        return Err(plus.err(format!("expected `+`, found `{}`", shown(plus.text))));
     }
     let nr = f.expect("sector count")?.u64("sector count")?;
     let mut last = f.expect("[comm]")?;
@@ -236,7 +236,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
         .text
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| last.err(format!("expected `[...]`, found `{}`", last.text)))?;
+        .ok_or_else(|| last.err(format!("expected `[...]`, found `{}`", shown(last.text))))?;
     let mut ev = BlockEvent {
         time_ns: h.time_ns,
         dev,

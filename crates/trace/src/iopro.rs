@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use forefront_record::trace::{IoLayer, IoSpan, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_i64, Fields};
+use crate::text::{parse_i64, shown, Fields};
 use crate::LineParser;
 
 #[derive(Default)]
@@ -44,13 +44,13 @@ impl LineParser for IoproParser {
         let pid = f.expect("pid")?.u32("pid")?;
         let tid = f.expect("tid")?.u32("tid")?;
         let lf = f.expect("layer")?;
-        let layer =
-            IoLayer::from_iopro(lf.u32("layer")?).ok_or_else(|| lf.err(format!("layer must be 4..=9, found {}", lf.text)))?;
+        let layer = IoLayer::from_iopro(lf.u32("layer")?)
+            .ok_or_else(|| lf.err(format!("layer must be 4..=9, found {}", shown(lf.text))))?;
         let rw_raw = f.expect("rw")?.u32("rw")?;
         let func_id = f.expect("func_id")?.u32("func_id")?;
         let ff = f.expect("flag")?;
         let flag = match ff.text.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16).map_err(|_| ff.err(format!("flag: bad hex `{}`", ff.text)))?,
+            Some(h) => u64::from_str_radix(h, 16).map_err(|_| ff.err(format!("flag: bad hex `{}`", shown(ff.text))))?,
             None => ff.u64("flag")?,
         };
         let fd = f.expect("fd")?.i32("fd")?;

@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_u64, Field, Fields};
+use crate::text::{parse_u64, shown, Field, Fields};
 use crate::LineParser;
 
 #[derive(Default)]
@@ -53,7 +53,7 @@ impl LineParser for MobigenParser {
         let time_ns = t.u64("time (us)")?.checked_mul(1000).ok_or_else(|| t.err("time out of range"))?;
         let name = f.expect("syscall")?;
         if !name.text.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-            return Err(name.err(format!("bad syscall name `{}`", name.text)));
+            return Err(name.err(format!("bad syscall name `{}`", shown(name.text))));
         }
         let mut r = SyscallRecord { time_ns, tid, name: name.text.to_string(), ..Default::default() };
         match name.text {

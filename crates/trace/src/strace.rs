@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_i64, parse_secs_ns, parse_u64};
+use crate::text::{parse_i64, parse_secs_ns, parse_u64, shown};
 use crate::LineParser;
 
 const DAY_NS: u64 = 86_400 * 1_000_000_000;
@@ -244,10 +244,16 @@ impl StraceParser {
         let result = if result_text == "?" {
             None
         } else if let Some(h) = result_text.strip_prefix("0x") {
-            Some(u64::from_str_radix(h, 16).map_err(|_| LineError::new(col + res_start, format!("bad result `{result_text}`")))?
-                as i64)
+            Some(
+                u64::from_str_radix(h, 16)
+                    .map_err(|_| LineError::new(col + res_start, format!("bad result `{}`", shown(result_text))))?
+                    as i64,
+            )
         } else {
-            Some(parse_i64(result_text).ok_or_else(|| LineError::new(col + res_start, format!("bad result `{result_text}`")))?)
+            Some(
+                parse_i64(result_text)
+                    .ok_or_else(|| LineError::new(col + res_start, format!("bad result `{}`", shown(result_text))))?,
+            )
         };
         let args = split_args(args_text);
         let mut r = SyscallRecord { time_ns, tid, name: name.to_string(), duration_ns, result, ..Default::default() };

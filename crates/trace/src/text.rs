@@ -1,7 +1,23 @@
 //! Line splitting and field parsing shared by the text importers. Columns are 1-based byte
 //! offsets, so an error points at the exact field.
 
+use std::borrow::Cow;
+
 use crate::error::LineError;
+
+/// A field's text as an error message shows it: whole when short, else its start and its length
+/// (a 20 MB "field" must not make a 20 MB message).
+pub(crate) fn shown(s: &str) -> Cow<'_, str> {
+    const KEEP: usize = 64;
+    if s.len() <= KEEP + 16 {
+        return Cow::Borrowed(s);
+    }
+    let mut end = KEEP;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
+}
 
 /// Whitespace-separated fields of one line, with their byte offsets.
 pub(crate) struct Fields<'a> {
@@ -63,7 +79,7 @@ impl<'a> Fields<'a> {
     pub(crate) fn expect_end(&mut self) -> Result<(), LineError> {
         match self.next_field() {
             None => Ok(()),
-            Some(f) => Err(LineError::new(f.column, format!("unexpected field `{}`", f.text))),
+            Some(f) => Err(LineError::new(f.column, format!("unexpected field `{}`", shown(f.text)))),
         }
     }
 
@@ -78,26 +94,53 @@ impl<'a> Field<'a> {
     }
 
     pub(crate) fn u64(&self, what: &str) -> Result<u64, LineError> {
-        parse_u64(self.text).ok_or_else(|| self.err(format!("{what}: expected an unsigned integer, found `{}`", self.text)))
+        parse_u64(self.text).ok_or_else(|| {
+            if all_digits(self.text) {
+                self.err(format!("{what}: `{}` is out of range (more than {})", shown(self.text), u64::MAX))
+            } else {
+                self.err(format!("{what}: expected an unsigned integer, found `{}`", shown(self.text)))
+            }
+        })
     }
 
     pub(crate) fn u32(&self, what: &str) -> Result<u32, LineError> {
-        self.u64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+        self.u64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", shown(self.text))))
     }
 
     pub(crate) fn i64(&self, what: &str) -> Result<i64, LineError> {
-        parse_i64(self.text).ok_or_else(|| self.err(format!("{what}: expected an integer, found `{}`", self.text)))
+        parse_i64(self.text).ok_or_else(|| {
+            if all_digits(self.text.strip_prefix('-').unwrap_or(self.text)) {
+                self.err(format!("{what}: `{}` is out of range (a 64-bit signed integer)", shown(self.text)))
+            } else {
+                self.err(format!("{what}: expected an integer, found `{}`", shown(self.text)))
+            }
+        })
     }
 
     pub(crate) fn i32(&self, what: &str) -> Result<i32, LineError> {
-        self.i64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+        self.i64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", shown(self.text))))
     }
 
     /// `seconds.fraction` (any number of fraction digits, up to 9 kept) as nanoseconds.
     pub(crate) fn time_ns(&self, what: &str) -> Result<u64, LineError> {
-        parse_secs_ns(self.text)
-            .ok_or_else(|| self.err(format!("{what}: expected seconds like 12.345678, found `{}`", self.text)))
+        parse_secs_ns(self.text).ok_or_else(|| {
+            let (sec, frac) = self.text.split_once('.').unwrap_or((self.text, ""));
+            if all_digits(sec) && (frac.is_empty() || all_digits(frac)) {
+                // Nanoseconds are a u64: 2^64 ns is about 584 years.
+                self.err(format!(
+                    "{what}: `{}` s is out of range (at most {} s: times are 64-bit nanoseconds)",
+                    shown(self.text),
+                    u64::MAX / 1_000_000_000
+                ))
+            } else {
+                self.err(format!("{what}: expected seconds like 12.345678, found `{}`", shown(self.text)))
+            }
+        })
     }
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
 }
 
 pub(crate) fn parse_u64(s: &str) -> Option<u64> {
@@ -156,7 +199,7 @@ pub(crate) fn parse_secs_ns(s: &str) -> Option<u64> {
 
 /// `maj,min`.
 pub(crate) fn parse_dev(f: &Field<'_>) -> Result<forefront_record::trace::DevId, LineError> {
-    let bad = || f.err(format!("device: expected major,minor, found `{}`", f.text));
+    let bad = || f.err(format!("device: expected major,minor, found `{}`", shown(f.text)));
     let (a, b) = f.text.split_once(',').ok_or_else(bad)?;
     let major = parse_u64(a).and_then(|v| u32::try_from(v).ok()).ok_or_else(bad)?;
     let minor = parse_u64(b).and_then(|v| u32::try_from(v).ok()).ok_or_else(bad)?;
@@ -179,6 +222,32 @@ mod tests {
         assert_eq!(parse_secs_ns("269.461225"), Some(269_461_225_000));
         assert_eq!(parse_secs_ns("1.1234567891"), Some(1_123_456_789));
         assert_eq!(parse_secs_ns("1.x"), None);
+    }
+
+    #[test]
+    fn out_of_range_numbers_and_times_say_so() {
+        let f = Field { text: "18446744073709551616", column: 3 };
+        let e = f.u64("sector").unwrap_err();
+        assert!(e.message.contains("sector: `18446744073709551616` is out of range"), "{}", e.message);
+        let e = f.time_ns("time").unwrap_err();
+        assert!(e.message.contains("time: `18446744073709551616` s is out of range (at most 18446744073 s"), "{}", e.message);
+        let e = Field { text: "18446744074.000000001", column: 1 }.time_ns("time").unwrap_err();
+        assert!(e.message.contains("out of range"), "{}", e.message);
+        let e = Field { text: "12.x", column: 1 }.time_ns("time").unwrap_err();
+        assert!(e.message.contains("expected seconds like 12.345678, found `12.x`"), "{}", e.message);
+        let e = Field { text: "-99999999999999999999", column: 1 }.i64("result").unwrap_err();
+        assert!(e.message.contains("out of range"), "{}", e.message);
+    }
+
+    #[test]
+    fn long_fields_are_shown_abridged() {
+        let long = "x".repeat(1000);
+        let e = Field { text: &long, column: 1 }.u64("tid").unwrap_err();
+        assert!(e.message.len() < 200, "{}", e.message);
+        assert!(e.message.ends_with("… (1000 bytes)`"), "{}", e.message);
+        let utf = "é".repeat(100);
+        assert!(shown(&utf).starts_with("éé"));
+        assert_eq!(shown("short"), "short");
     }
 
     #[test]
