@@ -197,6 +197,30 @@ pub(crate) fn parse_secs_ns(s: &str) -> Option<u64> {
     sec.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
+/// The largest request a block trace can hold: `struct blk_io_trace` records a request's size
+/// in a 32-bit byte count (blkparse text prints what that holds, in sectors).
+pub(crate) const MAX_REQUEST_BYTES: u64 = u32::MAX as u64;
+
+/// `n` sectors as bytes, refused past [`MAX_REQUEST_BYTES`] (a 2^32-sector "request" is 2 TiB).
+pub(crate) fn sectors_to_bytes(f: &Field<'_>) -> Result<u64, LineError> {
+    let n = f.u64("sector count")?;
+    match n.checked_mul(forefront_record::trace::SECTOR_BYTES) {
+        Some(b) if b <= MAX_REQUEST_BYTES => Ok(b),
+        _ => Err(f.err(format!(
+            "sector count {n}: more than a block trace can record for one request ({MAX_REQUEST_BYTES} bytes, a 32-bit count)"
+        ))),
+    }
+}
+
+/// Checks that a request of `bytes` at `sector` ends within a 64-bit byte address space
+/// (sectors near 2^64 are corrupt records, not disks).
+pub(crate) fn check_extent(sector: u64, bytes: u64) -> Result<(), String> {
+    match sector.checked_mul(forefront_record::trace::SECTOR_BYTES).and_then(|b| b.checked_add(bytes)) {
+        Some(_) => Ok(()),
+        None => Err(format!("sector {sector} (+ {bytes} bytes): ends past byte 2^64, beyond any device (a corrupt record?)")),
+    }
+}
+
 /// `maj,min`.
 pub(crate) fn parse_dev(f: &Field<'_>) -> Result<forefront_record::trace::DevId, LineError> {
     let bad = || f.err(format!("device: expected major,minor, found `{}`", shown(f.text)));
