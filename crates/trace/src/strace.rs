@@ -102,7 +102,8 @@ fn parse_clock(tok: &str) -> Option<u64> {
         let h = parse_u64(&tok[0..2])?;
         let m = parse_u64(&tok[3..5])?;
         let s = parse_secs_ns(&tok[6..])?;
-        if h > 23 || m > 59 {
+        // (60: a leap second.)
+        if h > 23 || m > 59 || s >= 61_000_000_000 {
             return None;
         }
         Some((h * 3600 + m * 60) * 1_000_000_000 + s)
@@ -111,6 +112,24 @@ fn parse_clock(tok: &str) -> Option<u64> {
     } else {
         None
     }
+}
+
+/// The byte offset of a string literal in `s` that is never closed, if any (strace prints every
+/// string with its closing quote, also when `-s` cuts it: `"abc"...`).
+fn unterminated_string(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut open = None;
+    let mut i = 0;
+    while i < b.len() {
+        match (open, b[i]) {
+            (Some(_), b'\\') => i += 1,
+            (Some(_), b'"') => open = None,
+            (None, b'"') => open = Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    open
 }
 
 /// Splits a call's argument text at top-level commas (quotes, brackets, braces and parentheses
@@ -240,6 +259,9 @@ impl StraceParser {
             search_end = e;
         };
         let args_text = &body[..args_end];
+        if let Some(at) = unterminated_string(args_text) {
+            return Err(LineError::new(col + at, "unterminated string literal (no closing `\"`): a cut or corrupt line"));
+        }
         let result_text = body[res_start..].split(' ').next().unwrap_or("");
         let result = if result_text == "?" {
             None
@@ -383,10 +405,11 @@ impl LineParser for StraceParser {
         }
         let (tid, mut time, _tcol, rest) = split_prefix(line)?;
         // -tt restarts at midnight: keep time monotonic across a day boundary.
-        time += self.day_offset;
-        if time + DAY_NS / 2 < self.last_time && time < DAY_NS + self.day_offset {
-            self.day_offset += DAY_NS;
-            time += DAY_NS;
+        // (Saturating: a -ttt time near 2^64 ns must not wrap.)
+        time = time.saturating_add(self.day_offset);
+        if time.saturating_add(DAY_NS / 2) < self.last_time && time < DAY_NS.saturating_add(self.day_offset) {
+            self.day_offset = self.day_offset.saturating_add(DAY_NS);
+            time = time.saturating_add(DAY_NS);
         }
         self.last_time = self.last_time.max(time);
         let col = line.len() - rest.len() + 1;
@@ -534,5 +557,18 @@ mod tests {
         assert_eq!(e.column, 3);
         let e = parse("1 00:00:00.000001 read(3, \"\", 1) <0.1>\n").unwrap_err();
         assert!(e.message.contains("missing `) = result`"), "{}", e.message);
+        // A string literal that never closes (a cut or corrupt line) mid-file is an error,
+        // not a record without its path.
+        let e = parse(
+            "1 00:00:00.000001 close(3) = 0 <0.1>\n\
+             1 00:00:00.000002 openat(AT_FDCWD, \"/data/x, O_RDONLY) = 3 <0.1>\n\
+             1 00:00:00.000003 close(3) = 0 <0.1>\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("unterminated string literal"), "{}", e.message);
+        assert_eq!(e.column, 36);
+        // Escaped quotes and strings cut by `-s` are terminated.
+        let v = parse("1 00:00:00.000001 write(1, \"say \\\"hi\\\" \"..., 40) = 40 <0.1>\n").unwrap();
+        assert_eq!(v[0].size, Some(40));
     }
 }
