@@ -33,7 +33,8 @@ impl LineParser for IoproParser {
             return Ok(());
         }
         let mut f = Fields::new(line);
-        let sec = f.expect("start_sec")?.u64("start_sec")?;
+        let secf = f.expect("start_sec")?;
+        let sec = secf.u64("start_sec")?;
         let nsec_f = f.expect("start_nsec")?;
         let nsec = nsec_f.u64("start_nsec")?;
         if nsec >= 1_000_000_000 {
@@ -55,15 +56,23 @@ impl LineParser for IoproParser {
         };
         let fd = f.expect("fd")?.i32("fd")?;
         let offset = f.expect("offset")?.u64("offset")?;
-        let size = f.expect("size")?.u64("size")?;
+        let sf = f.expect("size")?;
+        let size = sf.u64("size")?;
+        if offset.checked_add(size).is_none() {
+            return Err(sf.err(format!("offset {offset} + size {size}: ends past 2^64 bytes")));
+        }
         let inode = f.expect("inode")?.u64("inode")?;
         let lba = f.expect("lba")?.u64("lba")?;
         let name = f.rest();
         if name.text.is_empty() {
             return Err(name.err("missing field: filename"));
         }
-        let time_ns =
-            sec.checked_mul(1_000_000_000).map(|t| t + nsec).ok_or_else(|| LineError::new(1, "start_sec out of range"))?;
+        let time_ns = sec.checked_mul(1_000_000_000).and_then(|t| t.checked_add(nsec)).ok_or_else(|| {
+            secf.err(format!(
+                "start_sec {sec} is out of range (at most {} s: times are 64-bit nanoseconds)",
+                u64::MAX / 1_000_000_000
+            ))
+        })?;
         out.push_back(TraceRecord::Span(IoSpan {
             time_ns,
             duration_ns,

@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_i64, parse_secs_ns, parse_u64, shown};
+use crate::text::{check_rw, parse_i64, parse_secs_ns, parse_u64, shown};
 use crate::LineParser;
 
 const DAY_NS: u64 = 86_400 * 1_000_000_000;
@@ -301,6 +301,8 @@ impl StraceParser {
                 let explicit = if name.starts_with('p') { arg(3).and_then(parse_u64) } else { None };
                 let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
                 let entry = self.table(tid).entry(fd).or_default();
+                let at = explicit.unwrap_or(entry.offset);
+                check_rw(at, done).map_err(|m| LineError::new(col, format!("{name}: {m}")))?;
                 if ypath.is_some() {
                     entry.path = ypath;
                 }
@@ -567,6 +569,14 @@ mod tests {
         .unwrap_err();
         assert!(e.message.contains("unterminated string literal"), "{}", e.message);
         assert_eq!(e.column, 36);
+        // More than one call can move, or past the largest file offset.
+        let e = parse("1 00:00:00.000001 read(3, \"\"..., 4294967296) = 4294967296 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("read: size 4294967296: more than one read or write transfers"), "{}", e.message);
+        let e = parse("1 00:00:00.000001 pread64(3, \"\"..., 10, 9223372036854775800) = 10 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("past the largest file offset"), "{}", e.message);
+        // A large buffer with a small result is fine.
+        let v = parse("1 00:00:00.000001 read(3, \"\"..., 18446744073709551615) = 10 <0.1>\n").unwrap();
+        assert_eq!(v[0].result, Some(10));
         // Escaped quotes and strings cut by `-s` are terminated.
         let v = parse("1 00:00:00.000001 write(1, \"say \\\"hi\\\" \"..., 40) = 40 <0.1>\n").unwrap();
         assert_eq!(v[0].size, Some(40));

@@ -221,6 +221,24 @@ pub(crate) fn check_extent(sector: u64, bytes: u64) -> Result<(), String> {
     }
 }
 
+/// The most one `read`/`write` (or its `p`/`v` variants) transfers on Linux: `MAX_RW_COUNT`,
+/// `INT_MAX & PAGE_MASK` (4 KiB pages). A traced call that moved more is corrupt.
+pub(crate) const MAX_RW_COUNT: u64 = 0x7fff_f000;
+
+/// The largest file offset (`loff_t` is an `i64`).
+pub(crate) const MAX_FILE_OFFSET: u64 = i64::MAX as u64;
+
+/// Checks the bytes one read/write call moved and where they end in the file.
+pub(crate) fn check_rw(offset: u64, len: u64) -> Result<(), String> {
+    if len > MAX_RW_COUNT {
+        return Err(format!("size {len}: more than one read or write transfers on Linux ({MAX_RW_COUNT} bytes, MAX_RW_COUNT)"));
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= MAX_FILE_OFFSET => Ok(()),
+        _ => Err(format!("offset {offset} + size {len}: past the largest file offset ({MAX_FILE_OFFSET}, 2^63 - 1)")),
+    }
+}
+
 /// `maj,min`.
 pub(crate) fn parse_dev(f: &Field<'_>) -> Result<forefront_record::trace::DevId, LineError> {
     let bad = || f.err(format!("device: expected major,minor, found `{}`", shown(f.text)));
