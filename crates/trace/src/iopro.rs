@@ -69,8 +69,8 @@ impl LineParser for IoproParser {
         }
         let time_ns = sec.checked_mul(1_000_000_000).and_then(|t| t.checked_add(nsec)).ok_or_else(|| {
             secf.err(format!(
-                "start_sec {sec} is out of range (at most {} s: times are 64-bit nanoseconds)",
-                u64::MAX / 1_000_000_000
+                "start_sec {sec} + start_nsec {nsec} is out of range (at most {} ns: times are 64-bit nanoseconds)",
+                u64::MAX
             ))
         })?;
         out.push_back(TraceRecord::Span(IoSpan {

@@ -50,7 +50,13 @@ impl LineParser for MobigenParser {
         let mut f = Fields::new(line);
         let tid = f.expect("tid")?.u32("tid")?;
         let t = f.expect("time (us)")?;
-        let time_ns = t.u64("time (us)")?.checked_mul(1000).ok_or_else(|| t.err("time out of range"))?;
+        let time_ns = t.u64("time (us)")?.checked_mul(1000).ok_or_else(|| {
+            t.err(format!(
+                "time (us) `{}` is out of range (at most {} us: times are 64-bit nanoseconds)",
+                shown(t.text),
+                u64::MAX / 1000
+            ))
+        })?;
         let name = f.expect("syscall")?;
         if !name.text.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
             return Err(name.err(format!("bad syscall name `{}`", shown(name.text))));

@@ -104,7 +104,9 @@ impl<'a> Field<'a> {
     }
 
     pub(crate) fn u32(&self, what: &str) -> Result<u32, LineError> {
-        self.u64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", shown(self.text))))
+        self.u64(what)?
+            .try_into()
+            .map_err(|_| self.err(format!("{what}: `{}` is out of range (more than {})", shown(self.text), u32::MAX)))
     }
 
     pub(crate) fn i64(&self, what: &str) -> Result<i64, LineError> {
@@ -118,7 +120,14 @@ impl<'a> Field<'a> {
     }
 
     pub(crate) fn i32(&self, what: &str) -> Result<i32, LineError> {
-        self.i64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", shown(self.text))))
+        self.i64(what)?.try_into().map_err(|_| {
+            self.err(format!(
+                "{what}: `{}` is out of range (a 32-bit signed integer: {} to {})",
+                shown(self.text),
+                i32::MIN,
+                i32::MAX
+            ))
+        })
     }
 
     /// `seconds.fraction` (any number of fraction digits, up to 9 kept) as nanoseconds.
