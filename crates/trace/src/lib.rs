@@ -9,7 +9,10 @@
 //!
 //! Import is strict: a line that does not parse, a missing field, or a file that yields no
 //! records is a [`TraceError`] naming file, line and column. With [`ReadOptions::lenient`] those
-//! become counted warnings ([`TraceReader::warnings`]).
+//! become counted warnings ([`TraceReader::warnings`]). Import is bounded: a line longer than
+//! [`MAX_LINE_BYTES`] ends it (also when lenient), and sizes, sectors, offsets and times past
+//! what the kernel produces (a request over 4 GiB, a sector past 2^64 bytes, a read over
+//! `MAX_RW_COUNT`, an offset past 2^63, a time past 2^64 ns) are errors at their field.
 //!
 //! ```no_run
 //! use forefront_trace::{InputFormat, ReadOptions, TraceReader};
