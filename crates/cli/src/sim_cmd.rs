@@ -919,22 +919,22 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let timing = if a.timing == "afap" { Timing::Afap } else { Timing::Trace };
     let name = a.files.first().and_then(|f| f.file_name()).map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     let devices = if a.devices.is_empty() { vec!["galaxy-s5-emmc".to_string()] } else { a.devices.clone() };
-    let build = |device: &str| -> anyhow::Result<_> {
+    let build = |device: &str, capacity: u64| -> anyhow::Result<_> {
         let r = if !calls.is_empty() {
-            syscall_scenario(&name, &calls, &fg_tids, timing, device)
+            syscall_scenario(&name, &calls, &fg_tids, timing, device, capacity)
         } else if !a.fg.is_empty() {
             Err("--fg selects threads of a syscall trace; this is a block trace".into())
         } else {
-            block_scenario(&name, &blocks, timing, device)
+            block_scenario(&name, &blocks, timing, device, capacity)
         };
         r.map_err(|e| anyhow::anyhow!("{name}: {e}"))
     };
     let mut cfgs = vec![];
     let mut skipped = None;
     for d in &devices {
-        let (scenario, sk) = build(d)?;
-        skipped.get_or_insert(sk);
         let device = forefront_workload::load_device(d)?;
+        let (scenario, sk) = build(d, device.capacity_gib.checked_mul(1 << 30).unwrap_or(u64::MAX))?;
+        skipped.get_or_insert(sk);
         let policy = Policy::by_name(&a.policy)?;
         cfgs.push(RunConfig { scenario, device, policy, bg_apps: 0, seed: a.seed });
         let bg = cfgs.last().expect("pushed").scenario.bg_apps;

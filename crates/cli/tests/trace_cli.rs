@@ -187,3 +187,68 @@ fn convert_names_a_process_per_app_and_writes_to_stdout() {
         "no --fg, no marks"
     );
 }
+
+/// `testdata/bad/traces/`: every hostile trace through the command `expected.toml` names
+/// (`trace stats` or `sim replay`), refused with its error on stderr — no panic — in under a
+/// second.
+#[test]
+fn hostile_traces_are_refused_by_the_commands_in_under_a_second() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/bad/traces");
+    let spec: toml::Value = toml::from_str(&std::fs::read_to_string(dir.join("expected.toml")).unwrap()).unwrap();
+    let cases = spec["case"].as_array().unwrap();
+    assert!(cases.len() >= 20);
+    for c in cases {
+        let s = |k: &str| c.get(k).and_then(|x| x.as_str());
+        let file = dir.join(s("file").unwrap());
+        let mut args = match s("command").unwrap() {
+            "stats" => vec!["trace", "stats"],
+            "replay" => vec!["sim", "replay"],
+            other => panic!("unknown command {other}"),
+        };
+        if let Some(f) = s("format") {
+            args.extend(["--input-format", f]);
+        }
+        args.push(file.to_str().unwrap());
+        let t = std::time::Instant::now();
+        let out = forefront(&args);
+        let took = t.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(s("error").unwrap()), "{args:?}:\n  got:  {err}\n  want: {}", s("error").unwrap());
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(took < std::time::Duration::from_secs(1), "{args:?} took {took:?}");
+    }
+}
+
+/// Endless input ends at the 1 MiB line limit at once (it grew until killed), and a trace with
+/// more threads than a replay simulates is refused before the run (200,000 thread ids would
+/// take minutes).
+#[test]
+fn endless_lines_and_too_many_threads_end_at_once() {
+    let cases: [&[&str]; 3] = [
+        &["trace", "stats", "--input-format", "mobigen", "/dev/zero"],
+        &["sim", "replay", "--input-format", "strace", "/dev/zero"],
+        &["trace", "convert", "--input-format", "blkparse", "/dev/zero", "-"],
+    ];
+    for args in cases {
+        let t = std::time::Instant::now();
+        let out = forefront(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("/dev/zero:1: line longer than 1048576 bytes"), "{args:?}: {err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "{args:?} took {:?}", t.elapsed());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("threads.txt");
+    let text: String = (1..=10_001).map(|t| format!("{t} {} read 3 4096\n", t * 10)).collect();
+    std::fs::write(&path, text).unwrap();
+    let t = std::time::Instant::now();
+    let out = forefront(&["sim", "replay", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("threads.txt: the trace has 10001 threads; a replay simulates at most 10000 (each is a simulated task)"),
+        "{err}"
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(1), "took {:?}", t.elapsed());
+}

@@ -15,8 +15,11 @@
 //! | `m`               | free text                                          |
 //!
 //! blkparse ends its output with a summary (`CPU0 (8,0):`, `Total (8,0):`, `Throughput`,
-//! `Events (8,0): N entries`, `Skips: ...`). The importer recognises the first summary line and
-//! skips the rest of the file explicitly (counted in [`BlkparseParser::trailer_lines`]).
+//! `Events (8,0): N entries`, `Skips: ...`; with `-s`, per-process blocks `NAME (PID)` first).
+//! The importer recognises the first summary line and skips the summary explicitly (counted in
+//! [`BlkparseParser::trailer_lines`]); anything after it that a summary does not contain — an
+//! event line of a second `cat`-ed blkparse output, lines of another format — is an error, so
+//! nothing is skipped silently.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -24,15 +27,51 @@ use std::io::{self, Write};
 use forefront_record::trace::{BlockAction, BlockDetail, BlockEvent, DevId, Rwbs, TraceRecord, SECTOR_BYTES};
 
 use crate::error::LineError;
-use crate::text::{parse_dev, parse_u64, Field, Fields};
+use crate::text::{check_extent, parse_dev, parse_u64, sectors_to_bytes, shown, Field, Fields, MAX_REQUEST_BYTES};
 use crate::LineParser;
 
 /// Parses blkparse default-format lines.
 #[derive(Default)]
 pub struct BlkparseParser {
-    in_trailer: bool,
+    /// Line number (1-based) where the closing summary began, once it has.
+    trailer_from: Option<u64>,
+    /// Lines seen so far (the parser sees every line, blank ones too).
+    lines: u64,
     /// Lines of blkparse's closing summary (and `Input file X added` notes) that were skipped.
     pub trailer_lines: u64,
+}
+
+/// True for a line blkparse's summary may hold after its first line: another block's header,
+/// an indented statistic (` Reads Queued:   8,  28KiB`), `Skips: ...`, a per-process header
+/// (`kjournald (697)`, with `-s`), or a blank line.
+fn is_summary_line(line: &str) -> bool {
+    if line.trim().is_empty() || is_summary_start(line) || line.starts_with("Skips: ") {
+        return true;
+    }
+    let t = line.trim_start();
+    if t.len() < line.len() {
+        // ` Label words: values`: the label is letters, spaces and dots.
+        return match t.split_once(':') {
+            Some((label, _)) => {
+                label.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && label.bytes().all(|c| c.is_ascii_alphabetic() || c == b' ' || c == b'.')
+            }
+            None => false,
+        };
+    }
+    is_process_header(line)
+}
+
+/// `NAME (PID)`, the header of a per-process block of `blkparse -s`.
+fn is_process_header(line: &str) -> bool {
+    let Some(open) = line.rfind(" (") else {
+        return false;
+    };
+    let Some(pid) = line[open + 2..].strip_suffix(')') else {
+        return false;
+    };
+    let first = Fields::new(line).next_field();
+    open > 0 && parse_u64(pid).is_some() && !line.starts_with(' ') && first.is_some_and(|f| parse_dev(&f).is_err())
 }
 
 /// True if `line` starts blkparse's closing summary.
@@ -42,7 +81,7 @@ pub(crate) fn is_summary_start(line: &str) -> bool {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         return digits > 0 && rest[digits..].starts_with(" (");
     }
-    t.starts_with("Total (") || t.starts_with("Throughput (R/W):") || t.starts_with("Events (")
+    t.starts_with("Total (") || t.starts_with("Throughput (R/W):") || t.starts_with("Events (") || is_process_header(line)
 }
 
 /// True if the line looks like a blkparse default-format event (used by format detection).
@@ -69,9 +108,19 @@ pub(crate) fn looks_like(line: &str) -> bool {
 
 impl LineParser for BlkparseParser {
     fn parse_line(&mut self, line: &str, out: &mut VecDeque<TraceRecord>) -> Result<(), LineError> {
-        if self.in_trailer {
-            self.trailer_lines += 1;
-            return Ok(());
+        self.lines += 1;
+        if let Some(from) = self.trailer_from {
+            if is_summary_line(line) {
+                self.trailer_lines += 1;
+                return Ok(());
+            }
+            let what = if looks_like(line) { "an event line (a second blkparse output appended?)" } else { "a line" };
+            return Err(LineError::new(
+                1,
+                format!(
+                    "{what} after blkparse's closing summary (which began at line {from}); a summary holds only statistics, and blkparse prints it last"
+                ),
+            ));
         }
         if line.trim().is_empty() {
             return Ok(());
@@ -82,7 +131,7 @@ impl LineParser for BlkparseParser {
             return Ok(());
         }
         if is_summary_start(line) {
-            self.in_trailer = true;
+            self.trailer_from = Some(self.lines);
             self.trailer_lines += 1;
             return Ok(());
         }
@@ -108,10 +157,11 @@ pub(crate) fn parse_event_tail(
     pid: u32,
 ) -> Result<BlockEvent, LineError> {
     let act = f.expect("action")?;
-    let action = BlockAction::from_code(act.text)
-        .ok_or_else(|| act.err(format!("unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)", act.text)))?;
+    let action = BlockAction::from_code(act.text).ok_or_else(|| {
+        act.err(format!("unknown action `{}` (expected one of A B C D F G I M P Q R S T U X m)", shown(act.text)))
+    })?;
     let rw = f.expect("RWBS")?;
-    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", shown(rw.text))))?;
     let mut ev = BlockEvent {
         time_ns,
         dev,
@@ -126,6 +176,8 @@ pub(crate) fn parse_event_tail(
         error: 0,
         detail: BlockDetail::None,
     };
+    // Column of the sector field, for the extent check at the end.
+    let mut sector_col = rw.column;
     use BlockAction::*;
     match action {
         Complete | Requeue => {
@@ -138,9 +190,10 @@ pub(crate) fn parse_event_tail(
                 ev.error = bracket_int(&fs.expect("[error]")?)?;
             } else {
                 ev.sector = first.u64("sector")?;
+                sector_col = first.column;
                 let mut next = f.expect("[error]")?;
                 if next.text == "+" {
-                    ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
+                    ev.bytes = sectors_to_bytes(&f.expect("sector count")?)?;
                     next = f.expect("[error]")?;
                 }
                 if next.text.starts_with('(') {
@@ -165,7 +218,8 @@ pub(crate) fn parse_event_tail(
                 let next = f.expect("+ or [comm]")?;
                 if next.text == "+" {
                     ev.sector = n;
-                    ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
+                    sector_col = first.column;
+                    ev.bytes = sectors_to_bytes(&f.expect("sector count")?)?;
                     let mut next = f.expect("[comm]")?;
                     if next.text.starts_with('(') {
                         next = elapsed_then(f, next)?;
@@ -174,6 +228,11 @@ pub(crate) fn parse_event_tail(
                 } else if matches!(action, Issue | Insert | Queue | Bounce) {
                     // Passthrough: `bytes [(pdu)] [comm]`.
                     ev.detail = BlockDetail::Passthrough;
+                    if n > MAX_REQUEST_BYTES {
+                        return Err(first.err(format!(
+                            "passthrough bytes {n}: more than a block trace can record ({MAX_REQUEST_BYTES}, a 32-bit count)"
+                        )));
+                    }
                     ev.bytes = n;
                     let mut fs = Fields::at(f.line(), next.column - 1);
                     if next.text.starts_with('(') {
@@ -181,7 +240,7 @@ pub(crate) fn parse_event_tail(
                     }
                     ev.comm = Some(bracket_comm(&fs.rest())?.to_string());
                 } else {
-                    return Err(next.err(format!("expected `+` after the sector, found `{}`", next.text)));
+                    return Err(next.err(format!("expected `+` after the sector, found `{}`", shown(next.text))));
                 }
             }
         }
@@ -198,34 +257,42 @@ pub(crate) fn parse_event_tail(
             fs.expect_end()?;
         }
         Remap => {
-            ev.sector = f.expect("sector")?.u64("sector")?;
+            let sf = f.expect("sector")?;
+            ev.sector = sf.u64("sector")?;
+            sector_col = sf.column;
             let plus = f.expect("+")?;
             if plus.text != "+" {
-                return Err(plus.err(format!("expected `+`, found `{}`", plus.text)));
+                return Err(plus.err(format!("expected `+`, found `{}`", shown(plus.text))));
             }
-            ev.bytes = f.expect("sector count")?.u64("sector count")? * SECTOR_BYTES;
+            ev.bytes = sectors_to_bytes(&f.expect("sector count")?)?;
             let arrow = f.expect("<-")?;
             if arrow.text != "<-" {
-                return Err(arrow.err(format!("expected `<-`, found `{}`", arrow.text)));
+                return Err(arrow.err(format!("expected `<-`, found `{}`", shown(arrow.text))));
             }
             let from = f.expect("(maj,min)")?;
             let inner = from
                 .text
                 .strip_prefix('(')
                 .and_then(|s| s.strip_suffix(')'))
-                .ok_or_else(|| from.err(format!("expected (maj,min), found `{}`", from.text)))?;
+                .ok_or_else(|| from.err(format!("expected (maj,min), found `{}`", shown(from.text))))?;
             let from_dev = parse_dev(&Field { text: inner, column: from.column + 1 })?;
-            let from_sector = f.expect("source sector")?.u64("source sector")?;
+            let ff = f.expect("source sector")?;
+            let from_sector = ff.u64("source sector")?;
+            check_extent(from_sector, 0).map_err(|m| ff.err(format!("source {m}")))?;
             ev.detail = BlockDetail::Remap { from: from_dev, from_sector };
             f.expect_end()?;
         }
         Split => {
-            ev.sector = f.expect("sector")?.u64("sector")?;
+            let sf = f.expect("sector")?;
+            ev.sector = sf.u64("sector")?;
+            sector_col = sf.column;
             let slash = f.expect("/")?;
             if slash.text != "/" {
-                return Err(slash.err(format!("expected `/`, found `{}`", slash.text)));
+                return Err(slash.err(format!("expected `/`, found `{}`", shown(slash.text))));
             }
-            let new_sector = f.expect("new sector")?.u64("new sector")?;
+            let nf = f.expect("new sector")?;
+            let new_sector = nf.u64("new sector")?;
+            check_extent(new_sector, 0).map_err(|m| nf.err(format!("new {m}")))?;
             ev.detail = BlockDetail::Split { new_sector };
             ev.comm = Some(bracket_comm(&f.rest())?.to_string());
         }
@@ -233,6 +300,7 @@ pub(crate) fn parse_event_tail(
             ev.detail = BlockDetail::Message { text: f.rest().text.trim_end().to_string() };
         }
     }
+    check_extent(ev.sector, ev.bytes).map_err(|m| LineError::new(sector_col, m))?;
     Ok(ev)
 }
 
@@ -278,7 +346,7 @@ fn bracket_comm<'a>(f: &Field<'a>) -> Result<&'a str, LineError> {
     let t = f.text.trim_end();
     t.strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| f.err(format!("expected [process name], found `{}`", f.text)))
+        .ok_or_else(|| f.err(format!("expected [process name], found `{}`", shown(f.text))))
 }
 
 fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
@@ -286,7 +354,7 @@ fn bracket_int(f: &Field<'_>) -> Result<i32, LineError> {
         .text
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| f.err(format!("expected [error], found `{}`", f.text)))?;
+        .ok_or_else(|| f.err(format!("expected [error], found `{}`", shown(f.text))))?;
     Field { text: inner, column: f.column + 1 }.i32("error")
 }
 
@@ -475,14 +543,64 @@ mod tests {
     }
 
     #[test]
+    fn sizes_and_sectors_past_their_range_are_refused() {
+        // 2^32 sectors: a 2 TiB "request", more than blktrace's 32-bit byte count holds.
+        let e = one("  8,0    3        1     0.000000000   697  C   R 0 + 4294967296 [0]").unwrap_err();
+        assert_eq!(e.column, 54, "{}", e.message);
+        assert!(e.message.contains("sector count 4294967296: more than a block trace can record"), "{}", e.message);
+        // The largest request that fits is accepted.
+        let ok = one("  8,0    3        1     0.000000000   697  C   R 0 + 8388607 [0]").unwrap();
+        assert_eq!(ok.bytes, 8_388_607 * 512);
+        // A sector whose byte address passes 2^64.
+        let e = one("  8,0    3        1     0.000000000   697  Q   R 18446744073709551615 + 8 [dd]").unwrap_err();
+        assert_eq!(e.column, 50, "{}", e.message);
+        assert!(e.message.contains("ends past byte 2^64"), "{}", e.message);
+        let e = one("  8,0    0        1     0.000000000  4561  A   R 2048 + 8 <- (8,1) 36028797018963968").unwrap_err();
+        assert!(e.message.contains("source sector 36028797018963968"), "{}", e.message);
+        let e = one("  8,0    0        1     0.000000000  4561  D   N 4294967296 [scsi_id]").unwrap_err();
+        assert!(e.message.contains("passthrough bytes 4294967296"), "{}", e.message);
+        // A time of 2^64 s is out of range, not "not a time".
+        let e = one("  8,0    3        1 18446744073709551616.000000000   697  Q   R 0 + 8 [dd]").unwrap_err();
+        assert!(e.message.contains("time: `18446744073709551616.000000000` s is out of range"), "{}", e.message);
+    }
+
+    #[test]
     fn summary_is_skipped_explicitly() {
         let mut p = BlkparseParser::default();
         let mut out = VecDeque::new();
-        for l in ["CPU0 (8,0):", " Reads Queued:           0,        0KiB", "Total (8,0):", "Events (8,0): 2 entries"] {
+        let summary = [
+            "CPU0 (8,0):",
+            " Reads Queued:           0,        0KiB\t Writes Queued:          15,     1084KiB",
+            " PC Read Disp.:          0,        0KiB",
+            "",
+            "Total (8,0):",
+            " IO unplugs:            34        \t Timer unplugs:           6",
+            "Throughput (R/W): 0KiB/s / 0KiB/s",
+            "Events (8,0): 2 entries",
+            "Skips: 0 forward (0 -   0.0%)",
+        ];
+        for l in summary {
             p.parse_line(l, &mut out).unwrap();
         }
         assert!(out.is_empty());
-        assert_eq!(p.trailer_lines, 4);
+        assert_eq!(p.trailer_lines, 9);
+        // What follows a summary must be summary: an appended blkparse output or another
+        // format's lines are errors, not skipped.
+        let e = p.parse_line("  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]", &mut out).unwrap_err();
+        assert!(
+            e.message.contains(
+                "an event line (a second blkparse output appended?) after blkparse's closing summary (which began at line 1)"
+            ),
+            "{}",
+            e.message
+        );
+        let e = p.parse_line("53 377033 pwrite 43 0 4096", &mut out).unwrap_err();
+        assert!(e.message.starts_with("a line after blkparse's closing summary"), "{}", e.message);
+        // blkparse -s prints per-process blocks before the device summary.
+        let mut p = BlkparseParser::default();
+        for l in ["kjournald (697)", " Reads Queued:           0,        0KiB", "CPU0 (8,0):"] {
+            p.parse_line(l, &mut out).unwrap_or_else(|e| panic!("{l}: {}", e.message));
+        }
         assert!(!is_summary_start("  8,0    3        1     0.000000000   697  Q   W 1 + 8 [a]"));
     }
 

@@ -449,6 +449,7 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
         ev.detail = BlockDetail::Passthrough;
         ev.sector = 0;
     }
+    crate::text::check_extent(ev.sector, ev.bytes)?;
     match ev.action {
         BlockAction::Remap => {
             if pdu.len() < 16 {
@@ -457,7 +458,9 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
             let from = u32::from_be_bytes(pdu[0..4].try_into().unwrap());
             let to = u32::from_be_bytes(pdu[4..8].try_into().unwrap());
             ev.dev = dev_of(to);
-            ev.detail = BlockDetail::Remap { from: dev_of(from), from_sector: be64(&pdu[8..16]).unwrap() };
+            let from_sector = be64(&pdu[8..16]).unwrap();
+            crate::text::check_extent(from_sector, 0).map_err(|m| format!("remap source {m}"))?;
+            ev.detail = BlockDetail::Remap { from: dev_of(from), from_sector };
         }
         BlockAction::Unplug | BlockAction::UnplugTimer => {
             let depth = be64(pdu).ok_or("unplug record without its 8-byte depth")?;
@@ -465,6 +468,7 @@ pub fn decode(raw: &RawTrace) -> Result<Decoded, String> {
         }
         BlockAction::Split => {
             let s = be64(pdu).ok_or("split record without its 8-byte new sector")?;
+            crate::text::check_extent(s, 0).map_err(|m| format!("split's new {m}"))?;
             ev.detail = BlockDetail::Split { new_sector: s };
         }
         _ => {}
@@ -620,6 +624,29 @@ mod tests {
             assert_eq!(back, ev);
             assert!(r.read_raw().is_none());
         }
+    }
+
+    #[test]
+    fn sectors_past_2_64_bytes_are_refused_at_their_offset() {
+        let ok = RawTrace {
+            magic: MAGIC | VERSION,
+            action: (TC_READ << TC_SHIFT) | action_number(BlockAction::Queue),
+            sector: 2048,
+            bytes: 4096,
+            ..Default::default()
+        };
+        let bad = RawTrace { sector: u64::MAX, ..ok.clone() };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sda.blktrace.0");
+        let mut bytes = encode(&ok, false);
+        bytes.extend(encode(&bad, false));
+        std::fs::write(&path, bytes).unwrap();
+        let mut r = MergedReader::open(std::slice::from_ref(&path)).unwrap();
+        let mut w = Warnings::default();
+        assert!(r.next_record(false, &mut w).unwrap().is_ok());
+        let e = r.next_record(false, &mut w).unwrap().unwrap_err().to_string();
+        assert!(e.contains("sda.blktrace.0: at byte 48: sector 18446744073709551615"), "{e}");
+        assert!(e.contains("ends past byte 2^64"), "{e}");
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub enum TraceError {
     /// A binary blktrace record that does not decode (`offset` in bytes from the file start).
     #[error("{}: at byte {offset}: {message}", path.display())]
     Binary { path: PathBuf, offset: u64, message: String },
+    /// A text line longer than [`crate::MAX_LINE_BYTES`] (not a text trace, e.g. `/dev/zero`).
+    #[error("{}:{line}: line longer than {limit} bytes (the longest a text trace may have; it starts at byte offset {offset}): not a text trace?", path.display())]
+    LineTooLong { path: PathBuf, line: u64, offset: u64, limit: usize },
     /// The file parsed but produced no records.
     #[error("{}: no trace records in file ({format})", path.display())]
     Empty { path: PathBuf, format: &'static str },

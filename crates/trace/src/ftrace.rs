@@ -11,11 +11,11 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use forefront_record::trace::{BlockAction, BlockEvent, DevId, Rwbs, SchedEvent, SchedRecord, TraceRecord, SECTOR_BYTES};
+use forefront_record::trace::{BlockAction, BlockEvent, DevId, Rwbs, SchedEvent, SchedRecord, TraceRecord};
 
 use crate::blkparse;
 use crate::error::LineError;
-use crate::text::{parse_dev, parse_secs_ns, parse_u64, Field, Fields};
+use crate::text::{check_extent, parse_dev, parse_secs_ns, parse_u64, sectors_to_bytes, shown, Field, Fields, MAX_REQUEST_BYTES};
 use crate::LineParser;
 
 #[derive(Default)]
@@ -207,25 +207,32 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
     let mut f = Fields::at(line, at);
     let dev = parse_dev(&f.expect("device")?)?;
     let rw = f.expect("RWBS")?;
-    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", rw.text)))?;
+    let rwbs = Rwbs::parse(rw.text).ok_or_else(|| rw.err(format!("bad RWBS flags `{}`", shown(rw.text))))?;
     let mut tok = f.expect("(cmd)")?;
     let mut bytes_field = None;
     if !tok.text.starts_with('(') {
-        bytes_field = Some(tok.u64("bytes")?);
+        let b = tok.u64("bytes")?;
+        if b > MAX_REQUEST_BYTES {
+            return Err(tok.err(format!("bytes {b}: more than a block trace can record ({MAX_REQUEST_BYTES}, a 32-bit count)")));
+        }
+        bytes_field = Some(b);
         tok = f.expect("(cmd)")?;
     }
     if !tok.text.starts_with('(') {
-        return Err(tok.err(format!("expected `(cmd)`, found `{}`", tok.text)));
+        return Err(tok.err(format!("expected `(cmd)`, found `{}`", shown(tok.text))));
     }
     while !tok.text.ends_with(')') {
         tok = f.expect("closing `)`")?;
     }
-    let sector = f.expect("sector")?.u64("sector")?;
+    let sf = f.expect("sector")?;
+    let sector = sf.u64("sector")?;
     let plus = f.expect("+")?;
     if plus.text != "+" {
-        return Err(plus.err(format!("expected `+`, found `{}`", plus.text)));
+        return Err(plus.err(format!("expected `+`, found `{}`", shown(plus.text))));
     }
-    let nr = f.expect("sector count")?.u64("sector count")?;
+    let nf = f.expect("sector count")?;
+    let nr_bytes = sectors_to_bytes(&nf)?;
+    check_extent(sector, nr_bytes).map_err(|m| sf.err(m))?;
     let mut last = f.expect("[comm]")?;
     if !last.text.starts_with('[') {
         // ioprio `be,0,4` (kernels ≥ 6.x).
@@ -236,7 +243,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
         .text
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
-        .ok_or_else(|| last.err(format!("expected `[...]`, found `{}`", last.text)))?;
+        .ok_or_else(|| last.err(format!("expected `[...]`, found `{}`", shown(last.text))))?;
     let mut ev = BlockEvent {
         time_ns: h.time_ns,
         dev,
@@ -247,7 +254,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
         action,
         rwbs,
         sector,
-        bytes: nr * SECTOR_BYTES,
+        bytes: nr_bytes,
         error: 0,
         detail: Default::default(),
     };
@@ -255,7 +262,7 @@ fn parse_block_rq(line: &str, at: usize, action: BlockAction, h: &Header<'_>) ->
         ev.error = Field { text: inner, column: last.column + 1 }.i32("error")?;
     } else {
         ev.comm = Some(inner.to_string());
-        if nr == 0 {
+        if nr_bytes == 0 {
             ev.bytes = bytes_field.unwrap_or(0);
         }
     }

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use forefront_record::trace::{IoLayer, IoSpan, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_i64, Fields};
+use crate::text::{parse_i64, shown, Fields};
 use crate::LineParser;
 
 #[derive(Default)]
@@ -33,7 +33,8 @@ impl LineParser for IoproParser {
             return Ok(());
         }
         let mut f = Fields::new(line);
-        let sec = f.expect("start_sec")?.u64("start_sec")?;
+        let secf = f.expect("start_sec")?;
+        let sec = secf.u64("start_sec")?;
         let nsec_f = f.expect("start_nsec")?;
         let nsec = nsec_f.u64("start_nsec")?;
         if nsec >= 1_000_000_000 {
@@ -44,26 +45,34 @@ impl LineParser for IoproParser {
         let pid = f.expect("pid")?.u32("pid")?;
         let tid = f.expect("tid")?.u32("tid")?;
         let lf = f.expect("layer")?;
-        let layer =
-            IoLayer::from_iopro(lf.u32("layer")?).ok_or_else(|| lf.err(format!("layer must be 4..=9, found {}", lf.text)))?;
+        let layer = IoLayer::from_iopro(lf.u32("layer")?)
+            .ok_or_else(|| lf.err(format!("layer must be 4..=9, found {}", shown(lf.text))))?;
         let rw_raw = f.expect("rw")?.u32("rw")?;
         let func_id = f.expect("func_id")?.u32("func_id")?;
         let ff = f.expect("flag")?;
         let flag = match ff.text.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16).map_err(|_| ff.err(format!("flag: bad hex `{}`", ff.text)))?,
+            Some(h) => u64::from_str_radix(h, 16).map_err(|_| ff.err(format!("flag: bad hex `{}`", shown(ff.text))))?,
             None => ff.u64("flag")?,
         };
         let fd = f.expect("fd")?.i32("fd")?;
         let offset = f.expect("offset")?.u64("offset")?;
-        let size = f.expect("size")?.u64("size")?;
+        let sf = f.expect("size")?;
+        let size = sf.u64("size")?;
+        if offset.checked_add(size).is_none() {
+            return Err(sf.err(format!("offset {offset} + size {size}: ends past 2^64 bytes")));
+        }
         let inode = f.expect("inode")?.u64("inode")?;
         let lba = f.expect("lba")?.u64("lba")?;
         let name = f.rest();
         if name.text.is_empty() {
             return Err(name.err("missing field: filename"));
         }
-        let time_ns =
-            sec.checked_mul(1_000_000_000).map(|t| t + nsec).ok_or_else(|| LineError::new(1, "start_sec out of range"))?;
+        let time_ns = sec.checked_mul(1_000_000_000).and_then(|t| t.checked_add(nsec)).ok_or_else(|| {
+            secf.err(format!(
+                "start_sec {sec} + start_nsec {nsec} is out of range (at most {} ns: times are 64-bit nanoseconds)",
+                u64::MAX
+            ))
+        })?;
         out.push_back(TraceRecord::Span(IoSpan {
             time_ns,
             duration_ns,

@@ -9,7 +9,10 @@
 //!
 //! Import is strict: a line that does not parse, a missing field, or a file that yields no
 //! records is a [`TraceError`] naming file, line and column. With [`ReadOptions::lenient`] those
-//! become counted warnings ([`TraceReader::warnings`]).
+//! become counted warnings ([`TraceReader::warnings`]). Import is bounded: a line longer than
+//! [`MAX_LINE_BYTES`] ends it (also when lenient), and sizes, sectors, offsets and times past
+//! what the kernel produces (a request over 4 GiB, a sector past 2^64 bytes, a read over
+//! `MAX_RW_COUNT`, an offset past 2^63, a time past 2^64 ns) are errors at their field.
 //!
 //! ```no_run
 //! use forefront_trace::{InputFormat, ReadOptions, TraceReader};
@@ -161,6 +164,8 @@ struct TextSource {
     parser: Box<dyn LineParser>,
     buf: Vec<u8>,
     line: u64,
+    /// Byte offset of the next line's first byte.
+    offset: u64,
     pending: VecDeque<TraceRecord>,
     records: u64,
     done: bool,
@@ -206,6 +211,7 @@ impl TraceReader {
                 parser: new_parser(f),
                 buf: Vec::with_capacity(256),
                 line: 0,
+                offset: 0,
                 pending: VecDeque::new(),
                 records: 0,
                 done: false,
@@ -228,6 +234,7 @@ impl TraceReader {
             parser: new_parser(format),
             buf: Vec::new(),
             line: 0,
+            offset: 0,
             pending: VecDeque::new(),
             records: 0,
             done: false,
@@ -269,12 +276,12 @@ impl TextSource {
                 return None;
             }
             self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
+            match read_line_bounded(&mut *self.reader, &mut self.buf, MAX_LINE_BYTES) {
                 Err(source) => {
                     self.done = true;
                     return Some(Err(TraceError::Io { path: self.path.clone(), source }));
                 }
-                Ok(0) => {
+                Ok(LineRead::Eof) => {
                     self.done = true;
                     self.parser.finish(&mut self.pending);
                     if self.pending.is_empty() && self.records == 0 {
@@ -287,9 +294,22 @@ impl TextSource {
                     }
                     continue;
                 }
-                Ok(_) => {}
+                Ok(LineRead::TooLong) => {
+                    // Fatal even when lenient: skipping to the next newline could read forever
+                    // (`/dev/zero`), and a text trace has no lines this long.
+                    self.done = true;
+                    return Some(Err(TraceError::LineTooLong {
+                        path: self.path.clone(),
+                        line: self.line + 1,
+                        offset: self.offset,
+                        limit: MAX_LINE_BYTES,
+                    }));
+                }
+                Ok(LineRead::Line) => {}
             }
             self.line += 1;
+            let line_offset = self.offset;
+            self.offset += self.buf.len() as u64;
             let mut bytes = &self.buf[..];
             if bytes.last() == Some(&b'\n') {
                 bytes = &bytes[..bytes.len() - 1];
@@ -299,7 +319,10 @@ impl TextSource {
             }
             let result = match std::str::from_utf8(bytes) {
                 Ok(line) => self.parser.parse_line(line, &mut self.pending),
-                Err(e) => Err(LineError::new(e.valid_up_to() + 1, "invalid UTF-8")),
+                Err(e) => Err(LineError::new(
+                    e.valid_up_to() + 1,
+                    format!("invalid UTF-8 at byte offset {} of the file", line_offset + e.valid_up_to() as u64),
+                )),
             };
             if let Err(le) = result {
                 let e = TraceError::Parse { path: self.path.clone(), line: self.line, column: le.column, message: le.message };
@@ -341,6 +364,47 @@ impl Iterator for TraceReader {
     }
 }
 
+/// The longest line a text importer accepts, in bytes (without its line end). Real trace lines
+/// are at most a few KiB (a strace line with a long string argument); a longer one means the
+/// file is not a text trace (`/dev/zero`, a binary file) and reading on would only grow memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+enum LineRead {
+    Eof,
+    /// A line (with its `\n`, unless it is the last line of a file without one) is in the buffer.
+    Line,
+    /// More than the limit before a `\n`; the buffer holds the part read so far.
+    TooLong,
+}
+
+/// `read_until(b'\n')` with a bound: at most `max` bytes before the `\n` (a `\r` before it
+/// counts too). Memory stays bounded whatever the input.
+fn read_line_bounded(r: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<LineRead> {
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(if buf.is_empty() { LineRead::Eof } else { LineRead::Line });
+        }
+        let (take, found) = match memchr::memchr(b'\n', avail) {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let content = buf.len() + take - usize::from(found);
+        if content > max {
+            return Ok(LineRead::TooLong);
+        }
+        buf.extend_from_slice(&avail[..take]);
+        r.consume(take);
+        if found {
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
 /// Opens a file for reading with a large buffer.
 pub(crate) fn open_file(path: &Path) -> Result<BufReader<File>, TraceError> {
     let f = File::open(path).map_err(|source| TraceError::Io { path: path.to_path_buf(), source })?;
@@ -364,4 +428,42 @@ pub fn detect_format(head: &[u8]) -> Option<InputFormat> {
         return Some(InputFormat::Blktrace);
     }
     detect::detect_text(head).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_line_is_refused_at_the_limit_not_read_on() {
+        // `/dev/zero` as a MobiGen trace: one line that never ends.
+        let zero = Box::new(BufReader::new(std::io::repeat(0)));
+        let mut r = TraceReader::from_reader(Path::new("/dev/zero"), zero, InputFormat::Mobigen, true);
+        let e = r.next().expect("an item").expect_err("an error");
+        let msg = e.to_string();
+        assert!(msg.starts_with("/dev/zero:1: line longer than 1048576 bytes"), "{msg}");
+        assert!(r.next().is_none());
+        // A line of exactly the limit is read; one byte more is refused, at its own line.
+        let mut text = b"1 1 close 3 0\n".to_vec();
+        text.extend(std::iter::repeat_n(b' ', MAX_LINE_BYTES));
+        text.extend_from_slice(b"\n1 2 close 3 0\n");
+        text.extend(std::iter::repeat_n(b' ', MAX_LINE_BYTES + 1));
+        text.push(b'\n');
+        let mut r = TraceReader::from_reader(Path::new("t"), Box::new(std::io::Cursor::new(text)), InputFormat::Mobigen, false);
+        assert!(r.next().unwrap().is_ok());
+        assert!(r.next().unwrap().is_ok());
+        let e = r.next().unwrap().unwrap_err().to_string();
+        assert!(e.starts_with("t:4: line longer than"), "{e}");
+        assert!(e.contains(&format!("byte offset {}", 14 + MAX_LINE_BYTES + 1 + 14)), "{e}");
+    }
+
+    #[test]
+    fn invalid_utf8_names_line_and_byte_offset() {
+        let text: &'static [u8] = b"1 1 close 3 0\n1 2 close \xff 0\n";
+        let mut r = TraceReader::from_reader(Path::new("t"), Box::new(text), InputFormat::Mobigen, false);
+        assert!(r.next().unwrap().is_ok());
+        let e = r.next().unwrap().unwrap_err().to_string();
+        assert_eq!(e, "t:2:11: invalid UTF-8 at byte offset 24 of the file");
+        assert_eq!(text[24], 0xff);
+    }
 }

@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_u64, Field, Fields};
+use crate::text::{check_rw, parse_u64, shown, Field, Fields};
 use crate::LineParser;
 
 #[derive(Default)]
@@ -50,10 +50,16 @@ impl LineParser for MobigenParser {
         let mut f = Fields::new(line);
         let tid = f.expect("tid")?.u32("tid")?;
         let t = f.expect("time (us)")?;
-        let time_ns = t.u64("time (us)")?.checked_mul(1000).ok_or_else(|| t.err("time out of range"))?;
+        let time_ns = t.u64("time (us)")?.checked_mul(1000).ok_or_else(|| {
+            t.err(format!(
+                "time (us) `{}` is out of range (at most {} us: times are 64-bit nanoseconds)",
+                shown(t.text),
+                u64::MAX / 1000
+            ))
+        })?;
         let name = f.expect("syscall")?;
         if !name.text.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-            return Err(name.err(format!("bad syscall name `{}`", name.text)));
+            return Err(name.err(format!("bad syscall name `{}`", shown(name.text))));
         }
         let mut r = SyscallRecord { time_ns, tid, name: name.text.to_string(), ..Default::default() };
         match name.text {
@@ -71,12 +77,14 @@ impl LineParser for MobigenParser {
             "read" | "write" => {
                 // The last field is the call's result: bytes transferred, or -1.
                 let fd = f.expect("fd")?.i32("fd")?;
-                let result = f.expect("result (bytes)")?.i64("result (bytes)")?;
+                let rf = f.expect("result (bytes)")?;
+                let result = rf.i64("result (bytes)")?;
                 r.fd = Some(fd);
                 r.result = Some(result);
                 let done = result.max(0) as u64;
                 r.size = (result >= 0).then_some(done);
                 let entry = self.files.entry(fd).or_insert((None, 0));
+                check_rw(entry.1, done).map_err(|m| rf.err(format!("{m} (the descriptor's offset is {})", entry.1)))?;
                 r.path = entry.0.clone();
                 r.offset = Some(entry.1);
                 entry.1 = entry.1.saturating_add(done);
@@ -84,7 +92,9 @@ impl LineParser for MobigenParser {
             "pread" | "pwrite" | "pread64" | "pwrite64" => {
                 let fd = f.expect("fd")?.i32("fd")?;
                 let off = f.expect("offset")?.u64("offset")?;
-                let size = f.expect("size")?.u64("size")?;
+                let sf = f.expect("size")?;
+                let size = sf.u64("size")?;
+                check_rw(off, size).map_err(|m| sf.err(m))?;
                 r.fd = Some(fd);
                 r.offset = Some(off);
                 r.size = Some(size);
@@ -203,5 +213,16 @@ mod tests {
         assert!(e.message.contains("missing field: result"), "{}", e.message);
         let e = p.parse_line("1 1378 read 43 1 9", &mut out).unwrap_err();
         assert_eq!(e.column, 18);
+        // Sizes one call cannot move, and ends past the largest file offset.
+        let e = p.parse_line("1 1378 pread 43 0 1152921504606846976", &mut out).unwrap_err();
+        assert!(e.message.contains("size 1152921504606846976: more than one read or write transfers"), "{}", e.message);
+        assert_eq!(e.column, 19);
+        let e = p.parse_line("1 1378 pwrite 43 9223372036854775807 1", &mut out).unwrap_err();
+        assert!(e.message.contains("past the largest file offset"), "{}", e.message);
+        let e = p.parse_line("1 1378 write 43 4294967296", &mut out).unwrap_err();
+        assert!(e.message.contains("more than one read or write transfers"), "{}", e.message);
+        // A pread far into a file (1 EiB) is a valid offset: the replay checks it against the
+        // device.
+        p.parse_line("1 1378 pread 43 1152921504606846976 4096", &mut out).unwrap();
     }
 }

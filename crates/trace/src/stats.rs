@@ -92,7 +92,7 @@ impl FgSelector {
 /// Up to 8 items, then how many there are in all.
 fn few<T: std::fmt::Display>(items: impl ExactSizeIterator<Item = T>) -> String {
     let n = items.len();
-    let mut s = items.take(8).map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    let mut s = items.take(8).map(|x| crate::text::shown(&x.to_string()).into_owned()).collect::<Vec<_>>().join(", ");
     if n > 8 {
         let _ = write!(s, ", … ({n} in all)");
     }
@@ -321,7 +321,7 @@ impl SeqTracker {
     fn add(&mut self, key: (DevId, bool), start: u64, len: u64, bytes: u64) {
         self.n += 1;
         if bytes > 0 {
-            *self.sizes.entry(bytes.next_power_of_two()).or_insert(0) += 1;
+            *self.sizes.entry(bytes.checked_next_power_of_two().unwrap_or(u64::MAX)).or_insert(0) += 1;
         }
         if let Some(prev) = self.last_end.insert(key, start.saturating_add(len)) {
             self.classified += 1;
@@ -505,12 +505,12 @@ impl StatsBuilder {
                     let p = self.proc(pid, comm.as_deref());
                     if w {
                         p.writes += 1;
-                        p.bytes_written += b.bytes;
-                        self.s.bytes_written += b.bytes;
+                        p.bytes_written = p.bytes_written.saturating_add(b.bytes);
+                        self.s.bytes_written = self.s.bytes_written.saturating_add(b.bytes);
                     } else {
                         p.reads += 1;
-                        p.bytes_read += b.bytes;
-                        self.s.bytes_read += b.bytes;
+                        p.bytes_read = p.bytes_read.saturating_add(b.bytes);
+                        self.s.bytes_read = self.s.bytes_read.saturating_add(b.bytes);
                     }
                 }
             }
@@ -558,17 +558,17 @@ impl StatsBuilder {
                 self.file_seq.add((dev, false), off, done, done);
             }
         } else if done > 0 {
-            *self.file_seq.sizes.entry(done.next_power_of_two()).or_insert(0) += 1;
+            *self.file_seq.sizes.entry(done.checked_next_power_of_two().unwrap_or(u64::MAX)).or_insert(0) += 1;
         }
         let p = self.proc(c.tid, None);
         if is_write {
             p.writes += 1;
-            p.bytes_written += done;
-            self.s.bytes_written += done;
+            p.bytes_written = p.bytes_written.saturating_add(done);
+            self.s.bytes_written = self.s.bytes_written.saturating_add(done);
         } else {
             p.reads += 1;
-            p.bytes_read += done;
-            self.s.bytes_read += done;
+            p.bytes_read = p.bytes_read.saturating_add(done);
+            self.s.bytes_read = self.s.bytes_read.saturating_add(done);
         }
     }
 
@@ -588,12 +588,12 @@ impl StatsBuilder {
         let p = self.proc(s.pid, None);
         if s.write {
             p.writes += 1;
-            p.bytes_written += s.size;
-            self.s.bytes_written += s.size;
+            p.bytes_written = p.bytes_written.saturating_add(s.size);
+            self.s.bytes_written = self.s.bytes_written.saturating_add(s.size);
         } else {
             p.reads += 1;
-            p.bytes_read += s.size;
-            self.s.bytes_read += s.size;
+            p.bytes_read = p.bytes_read.saturating_add(s.size);
+            self.s.bytes_read = self.s.bytes_read.saturating_add(s.size);
         }
     }
 
@@ -675,6 +675,18 @@ fn human_ns(ns: u64) -> String {
     }
 }
 
+/// The longest name a table cell shows, in characters; longer ones are cut with `…` (JSON keeps
+/// them whole). Laying out a table costs more than linear time in a cell's width, so a
+/// megabyte-long process name must not reach it.
+pub const MAX_CELL_CHARS: usize = 48;
+
+fn cell(name: &str) -> String {
+    match name.char_indices().nth(MAX_CELL_CHARS - 1) {
+        Some((i, _)) if name.chars().nth(MAX_CELL_CHARS).is_some() => format!("{}…", &name[..i]),
+        _ => name.to_owned(),
+    }
+}
+
 /// A table in the style of the other `forefront` tables (Markdown pipes, so it pastes into an
 /// issue), numbers right-aligned. `right` lists the right-aligned columns.
 fn table(header: &[&str], right: &[usize], rows: impl IntoIterator<Item = Vec<String>>) -> comfy_table::Table {
@@ -723,7 +735,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
         if let Some(m) = map {
             let mut v: Vec<_> = m.iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            let t = table(&[what, "count"], &[1], v.into_iter().map(|(k, n)| vec![k.clone(), n.to_string()]));
+            let t = table(&[what, "count"], &[1], v.into_iter().map(|(k, n)| vec![cell(k), n.to_string()]));
             let _ = writeln!(o, "\n{title}:\n{t}");
         }
     }
@@ -738,7 +750,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
     }
     if !s.latency.is_empty() {
         let rows = s.latency.iter().map(|(k, l)| {
-            vec![k.clone(), l.count.to_string(), human_ns(l.p50_ns), human_ns(l.p90_ns), human_ns(l.p99_ns), human_ns(l.max_ns)]
+            vec![cell(k), l.count.to_string(), human_ns(l.p50_ns), human_ns(l.p90_ns), human_ns(l.p99_ns), human_ns(l.max_ns)]
         });
         let t = table(&["latency", "count", "p50", "p90", "p99", "max"], &[1, 2, 3, 4, 5], rows);
         let _ = writeln!(o, "\n{t}");
@@ -768,7 +780,7 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
             .then(a.0.cmp(b.0))
     });
     let rows = procs.iter().take(max_processes).map(|(pid, p)| {
-        let mut row = vec![pid.to_string(), p.comm.clone().unwrap_or_else(|| "-".into())];
+        let mut row = vec![pid.to_string(), p.comm.as_deref().map_or_else(|| "-".into(), cell)];
         if split {
             row.push(if p.fg { "*" } else { "" }.to_owned());
         }
@@ -796,6 +808,17 @@ pub fn render_table(s: &TraceStats, max_processes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_names_are_cut_in_cells() {
+        assert_eq!(cell("fio"), "fio");
+        let exact = "é".repeat(MAX_CELL_CHARS);
+        assert_eq!(cell(&exact), exact);
+        let long = "é".repeat(MAX_CELL_CHARS + 1);
+        let c = cell(&long);
+        assert_eq!(c.chars().count(), MAX_CELL_CHARS);
+        assert!(c.ends_with("é…"), "{c}");
+    }
 
     #[test]
     fn histogram_is_within_its_bucket_width() {

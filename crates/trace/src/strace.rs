@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{parse_i64, parse_secs_ns, parse_u64};
+use crate::text::{check_rw, parse_i64, parse_secs_ns, parse_u64, shown};
 use crate::LineParser;
 
 const DAY_NS: u64 = 86_400 * 1_000_000_000;
@@ -102,7 +102,8 @@ fn parse_clock(tok: &str) -> Option<u64> {
         let h = parse_u64(&tok[0..2])?;
         let m = parse_u64(&tok[3..5])?;
         let s = parse_secs_ns(&tok[6..])?;
-        if h > 23 || m > 59 {
+        // (60: a leap second.)
+        if h > 23 || m > 59 || s >= 61_000_000_000 {
             return None;
         }
         Some((h * 3600 + m * 60) * 1_000_000_000 + s)
@@ -111,6 +112,24 @@ fn parse_clock(tok: &str) -> Option<u64> {
     } else {
         None
     }
+}
+
+/// The byte offset of a string literal in `s` that is never closed, if any (strace prints every
+/// string with its closing quote, also when `-s` cuts it: `"abc"...`).
+fn unterminated_string(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut open = None;
+    let mut i = 0;
+    while i < b.len() {
+        match (open, b[i]) {
+            (Some(_), b'\\') => i += 1,
+            (Some(_), b'"') => open = None,
+            (None, b'"') => open = Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    open
 }
 
 /// Splits a call's argument text at top-level commas (quotes, brackets, braces and parentheses
@@ -240,14 +259,23 @@ impl StraceParser {
             search_end = e;
         };
         let args_text = &body[..args_end];
+        if let Some(at) = unterminated_string(args_text) {
+            return Err(LineError::new(col + at, "unterminated string literal (no closing `\"`): a cut or corrupt line"));
+        }
         let result_text = body[res_start..].split(' ').next().unwrap_or("");
         let result = if result_text == "?" {
             None
         } else if let Some(h) = result_text.strip_prefix("0x") {
-            Some(u64::from_str_radix(h, 16).map_err(|_| LineError::new(col + res_start, format!("bad result `{result_text}`")))?
-                as i64)
+            Some(
+                u64::from_str_radix(h, 16)
+                    .map_err(|_| LineError::new(col + res_start, format!("bad result `{}`", shown(result_text))))?
+                    as i64,
+            )
         } else {
-            Some(parse_i64(result_text).ok_or_else(|| LineError::new(col + res_start, format!("bad result `{result_text}`")))?)
+            Some(
+                parse_i64(result_text)
+                    .ok_or_else(|| LineError::new(col + res_start, format!("bad result `{}`", shown(result_text))))?,
+            )
         };
         let args = split_args(args_text);
         let mut r = SyscallRecord { time_ns, tid, name: name.to_string(), duration_ns, result, ..Default::default() };
@@ -273,6 +301,8 @@ impl StraceParser {
                 let explicit = if name.starts_with('p') { arg(3).and_then(parse_u64) } else { None };
                 let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
                 let entry = self.table(tid).entry(fd).or_default();
+                let at = explicit.unwrap_or(entry.offset);
+                check_rw(at, done).map_err(|m| LineError::new(col, format!("{name}: {m}")))?;
                 if ypath.is_some() {
                     entry.path = ypath;
                 }
@@ -377,10 +407,11 @@ impl LineParser for StraceParser {
         }
         let (tid, mut time, _tcol, rest) = split_prefix(line)?;
         // -tt restarts at midnight: keep time monotonic across a day boundary.
-        time += self.day_offset;
-        if time + DAY_NS / 2 < self.last_time && time < DAY_NS + self.day_offset {
-            self.day_offset += DAY_NS;
-            time += DAY_NS;
+        // (Saturating: a -ttt time near 2^64 ns must not wrap.)
+        time = time.saturating_add(self.day_offset);
+        if time.saturating_add(DAY_NS / 2) < self.last_time && time < DAY_NS.saturating_add(self.day_offset) {
+            self.day_offset = self.day_offset.saturating_add(DAY_NS);
+            time = time.saturating_add(DAY_NS);
         }
         self.last_time = self.last_time.max(time);
         let col = line.len() - rest.len() + 1;
@@ -528,5 +559,26 @@ mod tests {
         assert_eq!(e.column, 3);
         let e = parse("1 00:00:00.000001 read(3, \"\", 1) <0.1>\n").unwrap_err();
         assert!(e.message.contains("missing `) = result`"), "{}", e.message);
+        // A string literal that never closes (a cut or corrupt line) mid-file is an error,
+        // not a record without its path.
+        let e = parse(
+            "1 00:00:00.000001 close(3) = 0 <0.1>\n\
+             1 00:00:00.000002 openat(AT_FDCWD, \"/data/x, O_RDONLY) = 3 <0.1>\n\
+             1 00:00:00.000003 close(3) = 0 <0.1>\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("unterminated string literal"), "{}", e.message);
+        assert_eq!(e.column, 36);
+        // More than one call can move, or past the largest file offset.
+        let e = parse("1 00:00:00.000001 read(3, \"\"..., 4294967296) = 4294967296 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("read: size 4294967296: more than one read or write transfers"), "{}", e.message);
+        let e = parse("1 00:00:00.000001 pread64(3, \"\"..., 10, 9223372036854775800) = 10 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("past the largest file offset"), "{}", e.message);
+        // A large buffer with a small result is fine.
+        let v = parse("1 00:00:00.000001 read(3, \"\"..., 18446744073709551615) = 10 <0.1>\n").unwrap();
+        assert_eq!(v[0].result, Some(10));
+        // Escaped quotes and strings cut by `-s` are terminated.
+        let v = parse("1 00:00:00.000001 write(1, \"say \\\"hi\\\" \"..., 40) = 40 <0.1>\n").unwrap();
+        assert_eq!(v[0].size, Some(40));
     }
 }

@@ -1,7 +1,23 @@
 //! Line splitting and field parsing shared by the text importers. Columns are 1-based byte
 //! offsets, so an error points at the exact field.
 
+use std::borrow::Cow;
+
 use crate::error::LineError;
+
+/// A field's text as an error message shows it: whole when short, else its start and its length
+/// (a 20 MB "field" must not make a 20 MB message).
+pub(crate) fn shown(s: &str) -> Cow<'_, str> {
+    const KEEP: usize = 64;
+    if s.len() <= KEEP + 16 {
+        return Cow::Borrowed(s);
+    }
+    let mut end = KEEP;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
+}
 
 /// Whitespace-separated fields of one line, with their byte offsets.
 pub(crate) struct Fields<'a> {
@@ -63,7 +79,7 @@ impl<'a> Fields<'a> {
     pub(crate) fn expect_end(&mut self) -> Result<(), LineError> {
         match self.next_field() {
             None => Ok(()),
-            Some(f) => Err(LineError::new(f.column, format!("unexpected field `{}`", f.text))),
+            Some(f) => Err(LineError::new(f.column, format!("unexpected field `{}`", shown(f.text)))),
         }
     }
 
@@ -78,26 +94,62 @@ impl<'a> Field<'a> {
     }
 
     pub(crate) fn u64(&self, what: &str) -> Result<u64, LineError> {
-        parse_u64(self.text).ok_or_else(|| self.err(format!("{what}: expected an unsigned integer, found `{}`", self.text)))
+        parse_u64(self.text).ok_or_else(|| {
+            if all_digits(self.text) {
+                self.err(format!("{what}: `{}` is out of range (more than {})", shown(self.text), u64::MAX))
+            } else {
+                self.err(format!("{what}: expected an unsigned integer, found `{}`", shown(self.text)))
+            }
+        })
     }
 
     pub(crate) fn u32(&self, what: &str) -> Result<u32, LineError> {
-        self.u64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+        self.u64(what)?
+            .try_into()
+            .map_err(|_| self.err(format!("{what}: `{}` is out of range (more than {})", shown(self.text), u32::MAX)))
     }
 
     pub(crate) fn i64(&self, what: &str) -> Result<i64, LineError> {
-        parse_i64(self.text).ok_or_else(|| self.err(format!("{what}: expected an integer, found `{}`", self.text)))
+        parse_i64(self.text).ok_or_else(|| {
+            if all_digits(self.text.strip_prefix('-').unwrap_or(self.text)) {
+                self.err(format!("{what}: `{}` is out of range (a 64-bit signed integer)", shown(self.text)))
+            } else {
+                self.err(format!("{what}: expected an integer, found `{}`", shown(self.text)))
+            }
+        })
     }
 
     pub(crate) fn i32(&self, what: &str) -> Result<i32, LineError> {
-        self.i64(what)?.try_into().map_err(|_| self.err(format!("{what}: `{}` is out of range", self.text)))
+        self.i64(what)?.try_into().map_err(|_| {
+            self.err(format!(
+                "{what}: `{}` is out of range (a 32-bit signed integer: {} to {})",
+                shown(self.text),
+                i32::MIN,
+                i32::MAX
+            ))
+        })
     }
 
     /// `seconds.fraction` (any number of fraction digits, up to 9 kept) as nanoseconds.
     pub(crate) fn time_ns(&self, what: &str) -> Result<u64, LineError> {
-        parse_secs_ns(self.text)
-            .ok_or_else(|| self.err(format!("{what}: expected seconds like 12.345678, found `{}`", self.text)))
+        parse_secs_ns(self.text).ok_or_else(|| {
+            let (sec, frac) = self.text.split_once('.').unwrap_or((self.text, ""));
+            if all_digits(sec) && (frac.is_empty() || all_digits(frac)) {
+                // Nanoseconds are a u64: 2^64 ns is about 584 years.
+                self.err(format!(
+                    "{what}: `{}` s is out of range (at most {} s: times are 64-bit nanoseconds)",
+                    shown(self.text),
+                    u64::MAX / 1_000_000_000
+                ))
+            } else {
+                self.err(format!("{what}: expected seconds like 12.345678, found `{}`", shown(self.text)))
+            }
+        })
     }
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
 }
 
 pub(crate) fn parse_u64(s: &str) -> Option<u64> {
@@ -154,9 +206,51 @@ pub(crate) fn parse_secs_ns(s: &str) -> Option<u64> {
     sec.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
+/// The largest request a block trace can hold: `struct blk_io_trace` records a request's size
+/// in a 32-bit byte count (blkparse text prints what that holds, in sectors).
+pub(crate) const MAX_REQUEST_BYTES: u64 = u32::MAX as u64;
+
+/// `n` sectors as bytes, refused past [`MAX_REQUEST_BYTES`] (a 2^32-sector "request" is 2 TiB).
+pub(crate) fn sectors_to_bytes(f: &Field<'_>) -> Result<u64, LineError> {
+    let n = f.u64("sector count")?;
+    match n.checked_mul(forefront_record::trace::SECTOR_BYTES) {
+        Some(b) if b <= MAX_REQUEST_BYTES => Ok(b),
+        _ => Err(f.err(format!(
+            "sector count {n}: more than a block trace can record for one request ({MAX_REQUEST_BYTES} bytes, a 32-bit count)"
+        ))),
+    }
+}
+
+/// Checks that a request of `bytes` at `sector` ends within a 64-bit byte address space
+/// (sectors near 2^64 are corrupt records, not disks).
+pub(crate) fn check_extent(sector: u64, bytes: u64) -> Result<(), String> {
+    match sector.checked_mul(forefront_record::trace::SECTOR_BYTES).and_then(|b| b.checked_add(bytes)) {
+        Some(_) => Ok(()),
+        None => Err(format!("sector {sector} (+ {bytes} bytes): ends past byte 2^64, beyond any device (a corrupt record?)")),
+    }
+}
+
+/// The most one `read`/`write` (or its `p`/`v` variants) transfers on Linux: `MAX_RW_COUNT`,
+/// `INT_MAX & PAGE_MASK` (4 KiB pages). A traced call that moved more is corrupt.
+pub(crate) const MAX_RW_COUNT: u64 = 0x7fff_f000;
+
+/// The largest file offset (`loff_t` is an `i64`).
+pub(crate) const MAX_FILE_OFFSET: u64 = i64::MAX as u64;
+
+/// Checks the bytes one read/write call moved and where they end in the file.
+pub(crate) fn check_rw(offset: u64, len: u64) -> Result<(), String> {
+    if len > MAX_RW_COUNT {
+        return Err(format!("size {len}: more than one read or write transfers on Linux ({MAX_RW_COUNT} bytes, MAX_RW_COUNT)"));
+    }
+    match offset.checked_add(len) {
+        Some(end) if end <= MAX_FILE_OFFSET => Ok(()),
+        _ => Err(format!("offset {offset} + size {len}: past the largest file offset ({MAX_FILE_OFFSET}, 2^63 - 1)")),
+    }
+}
+
 /// `maj,min`.
 pub(crate) fn parse_dev(f: &Field<'_>) -> Result<forefront_record::trace::DevId, LineError> {
-    let bad = || f.err(format!("device: expected major,minor, found `{}`", f.text));
+    let bad = || f.err(format!("device: expected major,minor, found `{}`", shown(f.text)));
     let (a, b) = f.text.split_once(',').ok_or_else(bad)?;
     let major = parse_u64(a).and_then(|v| u32::try_from(v).ok()).ok_or_else(bad)?;
     let minor = parse_u64(b).and_then(|v| u32::try_from(v).ok()).ok_or_else(bad)?;
@@ -179,6 +273,32 @@ mod tests {
         assert_eq!(parse_secs_ns("269.461225"), Some(269_461_225_000));
         assert_eq!(parse_secs_ns("1.1234567891"), Some(1_123_456_789));
         assert_eq!(parse_secs_ns("1.x"), None);
+    }
+
+    #[test]
+    fn out_of_range_numbers_and_times_say_so() {
+        let f = Field { text: "18446744073709551616", column: 3 };
+        let e = f.u64("sector").unwrap_err();
+        assert!(e.message.contains("sector: `18446744073709551616` is out of range"), "{}", e.message);
+        let e = f.time_ns("time").unwrap_err();
+        assert!(e.message.contains("time: `18446744073709551616` s is out of range (at most 18446744073 s"), "{}", e.message);
+        let e = Field { text: "18446744074.000000001", column: 1 }.time_ns("time").unwrap_err();
+        assert!(e.message.contains("out of range"), "{}", e.message);
+        let e = Field { text: "12.x", column: 1 }.time_ns("time").unwrap_err();
+        assert!(e.message.contains("expected seconds like 12.345678, found `12.x`"), "{}", e.message);
+        let e = Field { text: "-99999999999999999999", column: 1 }.i64("result").unwrap_err();
+        assert!(e.message.contains("out of range"), "{}", e.message);
+    }
+
+    #[test]
+    fn long_fields_are_shown_abridged() {
+        let long = "x".repeat(1000);
+        let e = Field { text: &long, column: 1 }.u64("tid").unwrap_err();
+        assert!(e.message.len() < 200, "{}", e.message);
+        assert!(e.message.ends_with("… (1000 bytes)`"), "{}", e.message);
+        let utf = "é".repeat(100);
+        assert!(shown(&utf).starts_with("éé"));
+        assert_eq!(shown("short"), "short");
     }
 
     #[test]
