@@ -274,7 +274,12 @@ impl Config {
             return bad("agent.rescan_ms", format!("{} is below 10", self.agent.rescan_ms));
         }
         for (name, path) in &self.cells {
-            if name.is_empty() || !path.starts_with('/') || path.split('/').any(|s| s == "..") {
+            if name.is_empty()
+                || name.len() > 64
+                || name.chars().any(char::is_control)
+                || !path.starts_with('/')
+                || path.split('/').any(|s| s == "..")
+            {
                 return bad("cells", format!("cell {name:?} = {path:?}: need a name and an absolute group path without '..'"));
             }
         }
@@ -297,8 +302,37 @@ impl Config {
             );
         }
         let g = &self.agent.group;
-        if g.is_empty() || g.contains('/') || g == "." || g == ".." {
-            return bad("agent.group", format!("{g:?} must be one plain directory name"));
+        if g.is_empty() || g.contains('/') || g == "." || g == ".." || g.len() > 64 || g.chars().any(char::is_control) {
+            return bad("agent.group", format!("{g:?} must be one plain directory name (1 to 64 bytes, no control characters)"));
+        }
+        for (field, p) in
+            [("agent.root", &self.agent.root), ("agent.state", &self.agent.state), ("agent.socket", &self.agent.socket)]
+        {
+            if !p.is_absolute() || p.components().any(|c| c == std::path::Component::ParentDir) {
+                return bad(field, format!("{:?} must be an absolute path without '..'", p.display()));
+            }
+        }
+        if self.agent.state.file_name().is_none() || self.agent.socket.file_name().is_none() {
+            return bad("agent.state", "the state and socket paths must name files".into());
+        }
+        if let Some(p) = self.scope.trees.iter().find(|p| **p <= 1) {
+            return bad(
+                "scope.trees",
+                format!("{p}: a tree is a process id above 1 (pid 1's tree is every process on the machine)"),
+            );
+        }
+        for c in &self.scope.cgroups {
+            if let Err(why) = crate::proto::check_cgroup_path(c) {
+                return bad("scope.cgroups", why);
+            }
+        }
+        for (name, path) in &self.cells {
+            if let Err(why) = crate::proto::check_cgroup_path(path) {
+                return bad("cells", format!("cell {name:?}: {why}"));
+            }
+        }
+        if let Some(c) = self.scope.interactive.iter().find(|c| c.is_empty() || c.len() > 15) {
+            return bad("scope.interactive", format!("{c:?}: a command name is 1 to 15 bytes (the kernel's `comm`)"));
         }
         Ok(())
     }
@@ -356,6 +390,28 @@ mod tests {
     fn wrong_type_is_an_error() {
         let s = Config::parse(Path::new("c.toml"), "[pause]\nmax_ms = \"long\"\n").unwrap_err().to_string();
         assert!(s.contains("line 2") && s.contains("max_ms"), "{s}");
+    }
+
+    #[test]
+    fn scope_and_paths_that_would_reach_too_far_are_refused() {
+        for (text, field) in [
+            ("[scope]\ntrees = [-5, 0, 1]\n", "scope.trees"),
+            ("[scope]\ntrees = [1]\n", "scope.trees"),
+            ("[scope]\ncgroups = [\"/\"]\n", "scope.cgroups"),
+            ("[scope]\ncgroups = [\"user.slice\"]\n", "scope.cgroups"),
+            ("[scope]\ncgroups = [\"/a\\u0000b\"]\n", "scope.cgroups"),
+            ("[scope]\ninteractive = [\"a-very-long-program-name\"]\n", "scope.interactive"),
+            ("[agent]\nroot = \"fake\"\n", "agent.root"),
+            ("[agent]\nstate = \"run/state.json\"\n", "agent.state"),
+            ("[agent]\nsocket = \"/run/../tmp/s\"\n", "agent.socket"),
+            ("[agent]\ngroup = \"a\\nb\"\n", "agent.group"),
+            ("[cells]\nw = \"/\"\n", "cells"),
+        ] {
+            let e = Config::parse(Path::new("c.toml"), text).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("c.toml: field `{field}`")), "{text:?}: {e}");
+        }
+        let c = Config::parse(Path::new("c.toml"), "[scope]\ntrees = [2, 4242]\ncgroups = [\"/user.slice\"]\n").unwrap();
+        assert_eq!(c.scope.trees, [2, 4242]);
     }
 
     #[test]

@@ -74,8 +74,41 @@ impl Response {
     }
 }
 
+/// Longest cell name accepted (bytes).
+pub const MAX_NAME: usize = 64;
+
+/// Longest cgroup path accepted in a request or the config (bytes).
+pub const MAX_CGROUP_PATH: usize = 1024;
+
+/// A group path as the agent accepts it from a client or the config: absolute in the hierarchy
+/// (`/user.slice/app.scope`), at most [`MAX_CGROUP_PATH`] bytes, no NUL or other control
+/// character, no empty, `.` or `..` component, and not the root group (which holds every
+/// process on the machine).
+pub fn check_cgroup_path(c: &str) -> Result<(), String> {
+    let shown: String = c.chars().take(80).collect::<String>().escape_debug().to_string();
+    if c.len() > MAX_CGROUP_PATH {
+        return Err(format!("cgroup \"{shown}...\" is {} bytes long: at most {MAX_CGROUP_PATH}", c.len()));
+    }
+    if c.chars().any(char::is_control) {
+        return Err(format!("cgroup \"{shown}\" contains a control character (NUL, newline, ...)"));
+    }
+    if !c.starts_with('/') {
+        return Err(format!("cgroup \"{shown}\" must be an absolute path in the hierarchy (starting with '/')"));
+    }
+    let body = c.strip_suffix('/').unwrap_or(c);
+    if body.is_empty() {
+        return Err("cgroup \"/\" is the root group: every process on the machine".into());
+    }
+    if body[1..].split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+        return Err(format!("cgroup \"{shown}\" must be an absolute path without '..', '.' or empty components"));
+    }
+    Ok(())
+}
+
 /// Parses one request line, checking what serde cannot: exactly one way of naming the
-/// foreground, a positive pid, an absolute group path.
+/// foreground, a pid above 1, a group path that [`check_cgroup_path`] accepts, a cell name
+/// without control characters. What needs the system (the pid exists, is not the agent's) is
+/// checked by the agent ([`crate::daemon::Agent::handle`]).
 pub fn parse(line: &[u8]) -> Result<Request, String> {
     if line.len() > MAX_REQUEST {
         return Err(format!("request longer than {MAX_REQUEST} bytes"));
@@ -92,18 +125,22 @@ pub fn parse(line: &[u8]) -> Result<Request, String> {
         if named != 1 {
             return Err(format!("{cmd} needs exactly one of pid, uid, cgroup"));
         }
-        if pid.is_some_and(|p| p <= 0) {
-            return Err("pid must be positive".into());
+        if let Some(p) = pid.filter(|p| *p <= 1) {
+            return Err(format!("pid {p}: a pid must be above 1 (pid 1's tree is every process on the machine)"));
+        }
+        if *uid == Some(u32::MAX) {
+            return Err("uid 4294967295 is (uid_t)-1, no user".into());
         }
         if let Some(c) = cgroup {
-            if !c.starts_with('/') || c.split('/').any(|s| s == "..") {
-                return Err(format!("cgroup {c:?} must be an absolute path without '..'"));
-            }
+            check_cgroup_path(c)?;
         }
     }
     if let Request::Cell { name, .. } = &req {
-        if name.is_empty() {
-            return Err("cell needs a name".into());
+        if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
+            return Err(format!(
+                "cell needs a name of 1 to {MAX_NAME} bytes without control characters, not \"{}\"",
+                name.chars().take(80).collect::<String>().escape_debug()
+            ));
         }
     }
     Ok(req)
@@ -140,7 +177,17 @@ mod tests {
             (br#"{"cmd":"reboot"}"#, "unknown variant"),
             (br#"{"cmd":"fg"}"#, "exactly one"),
             (br#"{"cmd":"fg","pid":1,"uid":2}"#, "exactly one"),
-            (br#"{"cmd":"fg","pid":-5}"#, "positive"),
+            (br#"{"cmd":"fg","pid":-5}"#, "above 1"),
+            (br#"{"cmd":"fg","pid":1}"#, "above 1"),
+            (br#"{"cmd":"scope","pid":0}"#, "above 1"),
+            (br#"{"cmd":"scope","uid":4294967295}"#, "no user"),
+            (br#"{"cmd":"fg","cgroup":"/a\u0000b"}"#, "control character"),
+            (br#"{"cmd":"fg","cgroup":"/a\nforefront-agent: forged"}"#, "control character"),
+            (br#"{"cmd":"scope","cgroup":"/"}"#, "root group"),
+            (br#"{"cmd":"fg","cgroup":"/a//b"}"#, "empty components"),
+            (br#"{"cmd":"fg","cgroup":"/a/./b"}"#, "empty components"),
+            (br#"{"cmd":"cell","name":"a\nb"}"#, "control characters"),
+            (br#"{"cmd":"cell","name":""}"#, "cell needs a name"),
             (br#"{"cmd":"fg","pid":99999999999}"#, "bad request"),
             (br#"{"cmd":"fg","cgroup":"../../etc"}"#, "absolute"),
             (br#"{"cmd":"fg","cgroup":"/a/../b"}"#, "absolute"),
@@ -150,6 +197,9 @@ mod tests {
             let e = parse(input).unwrap_err();
             assert!(e.contains(want), "{:?}: {e}", String::from_utf8_lossy(input));
         }
+        let path = format!("/{}", "a".repeat(3000));
+        let e = parse(format!(r#"{{"cmd":"fg","cgroup":"{path}"}}"#).as_bytes()).unwrap_err();
+        assert!(e.contains("3001 bytes long"), "{e}");
         let long = vec![b' '; MAX_REQUEST + 1];
         assert!(parse(&long).unwrap_err().contains("longer than"));
     }
