@@ -120,12 +120,22 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
         let dir = p.parent().unwrap_or(Path::new("/"));
         let ok = dir.is_dir() || dir.parent().is_some_and(|d| d.is_dir());
         let mut c = cap(what, ok, dir.display().to_string());
-        if what == "state directory" && ok && crate::config::on_tmpfs(dir) == Some(false) {
+        if what == "state directory" {
+            match crate::state::check_private_dir(dir) {
+                Ok(true) => c.detail = format!("{}: private (owned by this user, no group or world write)", dir.display()),
+                Ok(false) => c.detail = format!("{}: created with mode 0700 at start", dir.display()),
+                Err(e) => {
+                    c.ok = false;
+                    c.detail = e.to_string();
+                }
+            }
+        }
+        if what == "state directory" && c.ok && crate::config::on_tmpfs(dir) == Some(false) {
             // Every change is written and fsynced before it is made: on a disk that is I/O on
             // the disk the agent is trying to keep fast.
             c.warn = true;
             c.detail = format!(
-                "{}: not a tmpfs, so every change the agent makes is fsynced there first; if that disk is the one in use, set [agent] state under /run or /dev/shm",
+                "{}: not a tmpfs, so every change the agent makes is fsynced there first; if that disk is the one in use, set [agent] state under a tmpfs, in a directory of its own",
                 dir.display()
             );
         }

@@ -184,16 +184,14 @@ impl Default for AgentSection {
     }
 }
 
-/// The state journal's default home: a tmpfs, so that recording a change never writes to a disk
-/// (least of all the one being measured), and because what it records — cgroups, knobs, frozen
-/// processes — does not survive a reboot either. `/run` where it is a tmpfs, else `/dev/shm`
-/// where that is, else `/run` anyway (`agent check` then warns).
+/// The state journal's default home: `/run/forefront/state/`, a directory the agent makes with
+/// mode 0700 below root's `/run` (systemd's `RuntimeDirectory=forefront` makes `/run/forefront`;
+/// the socket lives there, reachable by the clients `control` allows). Never a world-writable
+/// place such as `/dev/shm`, where any local user could make the directory first. `/run` is a
+/// tmpfs on most systems; where it is not, `agent check` warns (every change is fsynced there
+/// first).
 pub fn default_state_path() -> PathBuf {
-    let run = Path::new("/run");
-    if on_tmpfs(run) == Some(false) && on_tmpfs(Path::new("/dev/shm")) == Some(true) {
-        return "/dev/shm/forefront/state.json".into();
-    }
-    run.join("forefront/state.json")
+    "/run/forefront/state/state.json".into()
 }
 
 /// Whether `path` (or, if it does not exist yet, its nearest existing ancestor) is on a tmpfs or

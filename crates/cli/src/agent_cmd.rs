@@ -246,7 +246,8 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         }
         AgentCommand::Restore(c) => {
             let cfg = load(&c)?;
-            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root)? {
+            let bounds = forefront_agent::state::Bounds::read(&cfg.agent.root, &cfg.agent.group)?;
+            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root, &bounds)? {
                 None => writeln!(std::io::stdout(), "nothing to restore ({} absent)", cfg.agent.state.display())?,
                 Some(j) => {
                     let n = j.entries().len();
