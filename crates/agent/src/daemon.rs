@@ -133,8 +133,10 @@ pub struct Agent {
     log: fn(&str),
 }
 
+/// The CLI's log: one line per call on stderr, control characters escaped (a client's string
+/// quoted in a message cannot start a line of its own), at most 4 KiB.
 pub fn stderr_log(line: &str) {
-    eprintln!("forefront-agent: {line}");
+    eprintln!("forefront-agent: {}", crate::control::escape_upto(line, 4096));
 }
 
 impl Agent {
@@ -688,14 +690,17 @@ impl Agent {
             }
             Request::Fg { pid, uid, cgroup, burst } => {
                 let (fg, what) = if let Some(pid) = pid {
-                    if procfs::stat(&self.root, pid).is_err() {
-                        return Response::err(format!("no process {pid}"));
+                    if let Err(why) = self.check_pid(pid) {
+                        return Response::err(why);
                     }
                     (Foreground::Pids(vec![pid]), format!("pid {pid}"))
                 } else if let Some(uid) = uid {
                     (Foreground::Uid(uid), format!("uid {uid}"))
                 } else {
                     let c = cgroup.unwrap_or_default();
+                    if let Err(why) = self.check_group(&c) {
+                        return Response::err(why);
+                    }
                     (Foreground::Cgroup(c.clone()), format!("cgroup {c}"))
                 };
                 (self.log)(&format!("foreground: {what}{} (from pid {})", if burst { ", burst" } else { "" }, peer.pid));
@@ -781,14 +786,18 @@ impl Agent {
                 _ => false,
             }
         }
+        if !remove {
+            let checked = match (pid, &cgroup) {
+                (Some(pid), _) => self.check_pid(pid),
+                (None, Some(c)) => self.check_group(c),
+                _ => Ok(()),
+            };
+            if let Err(why) = checked {
+                return Response::err(why);
+            }
+        }
         let rt = &mut self.runtime_scope;
         let (what, changed) = if let Some(pid) = pid {
-            if self.exclude.contains(&pid) {
-                return Response::err(format!("pid {pid} is the agent, an ancestor of it or its watchdog: never managed"));
-            }
-            if !remove && procfs::stat(&self.root, pid).is_err() {
-                return Response::err(format!("no process {pid}"));
-            }
             (format!("pid {pid} and its descendants"), toggle(&mut rt.trees, pid, remove))
         } else if let Some(uid) = uid {
             (format!("uid {uid}"), toggle(&mut rt.uids, uid, remove))
@@ -810,6 +819,42 @@ impl Agent {
             if remove { "left" } else { "joined" },
             self.members.len()
         ))
+    }
+
+    /// A pid a client may name: above 1 (the parser checks that too), not the agent, an
+    /// ancestor of it or its watchdog, and an existing process.
+    fn check_pid(&self, pid: i32) -> Result<(), String> {
+        if pid <= 1 {
+            return Err(format!("pid {pid}: a pid must be above 1"));
+        }
+        if self.exclude.contains(&pid) {
+            return Err(format!("pid {pid} is the agent, an ancestor of it or its watchdog: never managed"));
+        }
+        if procfs::stat(&self.root, pid).is_err() {
+            return Err(format!("no process {pid}"));
+        }
+        Ok(())
+    }
+
+    /// A group path a client may name (already checked for form by [`crate::proto::parse`]):
+    /// not inside the agent's own group, and a group of the hierarchy that names apps (the one
+    /// holding `cpu`), or the original group of a process the agent moved (systemd may have
+    /// removed the emptied group since).
+    fn check_group(&self, c: &str) -> Result<(), String> {
+        crate::proto::check_cgroup_path(c)?;
+        let own = format!("/{}", self.cfg.agent.group);
+        if c == own || c.starts_with(&format!("{own}/")) {
+            return Err(format!("cgroup {c:?} is inside the agent's own group {own}"));
+        }
+        let Some(naming) = CgroupMounts::read(&self.root).ok().and_then(|m| m.hierarchy(Controller::Cpu)) else {
+            return Ok(()); // no hierarchy names apps here: nothing to look the path up in
+        };
+        let dir = naming.mount.join(c.trim_start_matches('/'));
+        let known = self.name_cgroup.values().any(|n| n == c || n.starts_with(&format!("{}/", c.trim_end_matches('/'))));
+        if !dir.is_dir() && !known {
+            return Err(format!("no cgroup {c:?} in the hierarchy at {}", naming.mount.display()));
+        }
+        Ok(())
     }
 
     /// The reply to a foreground change (`fg`, `cell`); with `burst`, the pause starts first.
@@ -1027,6 +1072,9 @@ mod tests {
                 std::fs::write(d.join(f), v).unwrap();
             }
         }
+        for g in ["user.slice/app-camera", "user.slice/app-updater", "system.slice/sshd", "init.scope"] {
+            std::fs::create_dir_all(cg.join(g)).unwrap();
+        }
         crate::writeback::fake_vm(r, 1_000_000);
         std::fs::create_dir_all(r.join("proc/self")).unwrap();
         std::fs::write(r.join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
@@ -1202,6 +1250,31 @@ mod tests {
         assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "default 100");
         assert_eq!(read(&t, "cgroup.subtree_control"), "-cpu -io");
         assert!(!cfg.agent.state.exists());
+    }
+
+    #[test]
+    fn requests_naming_the_agent_or_what_is_not_there_are_refused() {
+        let (t, cfg) = fake_v2();
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let me = std::process::id() as i32;
+        let fg =
+            |pid: Option<i32>, cgroup: Option<&str>| Request::Fg { pid, uid: None, cgroup: cgroup.map(Into::into), burst: true };
+        for (req, want) in [
+            (fg(Some(me), None), "never managed"),
+            (fg(Some(1), None), "above 1"),
+            (fg(Some(4242), None), "no process 4242"),
+            (fg(None, Some("/user.slice/app-nope")), "no cgroup \"/user.slice/app-nope\""),
+            (fg(None, Some("/forefront/bg")), "inside the agent's own group"),
+            (fg(None, Some("/a\nb")), "control character"),
+            (Request::Scope { pid: None, uid: None, cgroup: Some("/nope".into()), remove: false }, "no cgroup"),
+        ] {
+            let r = a.handle(req.clone(), peer());
+            assert!(r.error.as_deref().is_some_and(|e| e.contains(want)), "{req:?}: {r:?}");
+        }
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0", "no refused burst paused anything");
+        assert_eq!(a.fg, Foreground::None);
+        assert!(a.handle(fg(None, Some("/user.slice/app-camera")), peer()).ok);
+        a.shutdown();
     }
 
     #[test]
