@@ -89,6 +89,8 @@ struct Member {
 pub struct WatchdogLink {
     pub child: std::process::Child,
     pub input: std::process::ChildStdin,
+    /// The binary it runs (to start another if it dies).
+    pub exe: PathBuf,
 }
 
 /// The agent's state between events.
@@ -343,6 +345,11 @@ impl Agent {
         self.placements.iter().filter(|p| p.has(Controller::Freezer)).map(|p| p.bg.clone()).collect()
     }
 
+    /// Starts the watchdog: the `forefront` binary, run again (`agent watchdog`), in a session
+    /// and process group of its own, so that a kill of the agent's process group (`kill -9
+    /// -PGID`, a terminal's hangup) does not take it along, and with `oom_score_adj` -1000, so
+    /// that the OOM killer never picks it (with or after the agent). A pause in progress is
+    /// handed to it at once (held settings, then the time left).
     fn spawn_watchdog(&mut self, exe: &Path) -> Result<(), AgentError> {
         let groups = self.freezer_groups();
         if groups.is_empty() {
@@ -354,11 +361,43 @@ impl Agent {
             cmd.arg("--group").arg(format!("{}:{}", if g.version == Version::V1 { "v1" } else { "v2" }, g.dir.display()));
         }
         cmd.stdin(std::process::Stdio::piped());
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+            unsafe {
+                cmd.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+            }
+        }
         let mut child = cmd.spawn().map_err(|source| AgentError::Watchdog { exe: exe.into(), source })?;
         let input = child.stdin.take().expect("piped stdin");
-        self.exclude.insert(child.id() as i32);
-        self.watchdog = Some(WatchdogLink { child, input });
+        let pid = child.id() as i32;
+        if let Err(e) = procfs::set_oom_score_adj(&self.root, pid, -1000) {
+            (self.log)(&format!("watchdog pid {pid}: not protected from the OOM killer: {e}"));
+        }
+        self.exclude.insert(pid);
+        self.watchdog = Some(WatchdogLink { child, input, exe: exe.into() });
+        if let Some(d) = self.gate.deadline() {
+            let held: Vec<(PathBuf, String)> = self.held.iter().rev().map(|h| (h.path.clone(), h.original.clone())).collect();
+            for (path, original) in held {
+                self.tell_watchdog(&format!("K {} {}", path.display(), original));
+            }
+            self.tell_watchdog(&format!("F {}", d.saturating_sub(self.now_ms())));
+        }
         Ok(())
+    }
+
+    /// Starts a new watchdog if the last one died (killed on its own): the agent is never
+    /// without one for longer than a loop turn.
+    fn keep_watchdog(&mut self) {
+        let Some(w) = &mut self.watchdog else { return };
+        let Ok(Some(status)) = w.child.try_wait() else { return };
+        let (old, exe) = (w.child.id(), w.exe.clone());
+        self.exclude.remove(&(old as i32));
+        self.watchdog = None;
+        (self.log)(&format!("watchdog pid {old} died ({status}): starting another"));
+        if let Err(e) = self.spawn_watchdog(&exe) {
+            (self.log)(&format!("{e}: pauses are bounded by the agent alone"));
+        }
     }
 
     fn tell_watchdog(&mut self, msg: &str) {
@@ -402,8 +441,9 @@ impl Agent {
         pids.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum()
     }
 
-    /// Periodic work: end an overdue pause, place new processes.
+    /// Periodic work: replace a dead watchdog, end an overdue pause, place new processes.
     pub fn tick(&mut self) {
+        self.keep_watchdog();
         if let Some((last, since)) = self.fg_io {
             let (now, bytes) = (self.now_ms(), self.fg_io_bytes());
             if bytes != last {
@@ -886,6 +926,7 @@ impl Agent {
         if already {
             return Ok(0.0);
         }
+        self.keep_watchdog();
         let t0 = Instant::now();
         let held = if self.cfg.pause.hold_writeback {
             crate::writeback::plan_now(&self.root, self.cfg.pause.max_ms).unwrap_or_else(|e| {
