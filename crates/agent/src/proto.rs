@@ -146,6 +146,43 @@ pub fn parse(line: &[u8]) -> Result<Request, String> {
     Ok(req)
 }
 
+/// What [`parse`] promises of every request it accepts; `Err` says which promise is broken.
+/// (The fuzz target `fuzz/fuzz_targets/agent_request.rs` and this crate's property test check
+/// it on arbitrary input.)
+pub fn accepted_invariants(req: &Request) -> Result<(), String> {
+    let named = match req {
+        Request::Fg { pid, uid, cgroup, .. } | Request::Scope { pid, uid, cgroup, .. } => Some((pid, uid, cgroup)),
+        _ => None,
+    };
+    if let Some((pid, uid, cgroup)) = named {
+        if pid.is_some() as u8 + uid.is_some() as u8 + cgroup.is_some() as u8 != 1 {
+            return Err("names the target more or less than once".into());
+        }
+        if pid.is_some_and(|p| p <= 1) {
+            return Err(format!("pid {pid:?} <= 1"));
+        }
+        if let Some(c) = cgroup {
+            if c.len() > MAX_CGROUP_PATH || !c.starts_with('/') || c.chars().any(char::is_control) || c.trim_end_matches('/').is_empty() {
+                return Err(format!("cgroup {c:?} is too long, relative, has a control character or is the root"));
+            }
+            if c.split('/').skip(1).any(|s| s == ".." || s == ".") {
+                return Err(format!("cgroup {c:?} has a '.' or '..' component"));
+            }
+        }
+    }
+    if let Request::Cell { name, .. } = req {
+        if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
+            return Err(format!("cell name {name:?}"));
+        }
+    }
+    // What the agent accepted must say the same thing when sent again.
+    let again = serde_json::to_string(req).map_err(|e| e.to_string())?;
+    match parse(again.as_bytes()) {
+        Ok(r) if &r == req => Ok(()),
+        other => Err(format!("does not round-trip: {again} -> {other:?}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,5 +239,103 @@ mod tests {
         assert!(e.contains("3001 bytes long"), "{e}");
         let long = vec![b' '; MAX_REQUEST + 1];
         assert!(parse(&long).unwrap_err().contains("longer than"));
+    }
+
+    /// The parser and validator on random input, bounded (CI fixes `PROPTEST_RNG_SEED`): raw
+    /// bytes, and requests built from hostile pieces (NUL, newlines, long paths, `..`, pids
+    /// around 1, huge numbers), never panic, and what is accepted keeps every promise of
+    /// [`accepted_invariants`].
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn piece() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("/".to_owned()),
+                Just("..".to_owned()),
+                Just(".".to_owned()),
+                Just("\\u0000".to_owned()),
+                Just("\\n".to_owned()),
+                Just("\\u001b[2J".to_owned()),
+                Just("user.slice".to_owned()),
+                Just("app-x.scope".to_owned()),
+                "[a-z]{1,8}".prop_map(|s| s),
+                (1usize..1200).prop_map(|n| "a".repeat(n)),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = String> {
+            prop_oneof![
+                prop::collection::vec(piece(), 0..6).prop_map(|p| format!("\"{}\"", p.concat())),
+                prop::collection::vec(piece(), 0..6).prop_map(|p| format!("\"/{}\"", p.join("/"))),
+                (-3i64..5).prop_map(|n| n.to_string()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                Just("4294967295".to_owned()),
+                Just("true".to_owned()),
+                Just("null".to_owned()),
+            ]
+        }
+
+        fn request() -> impl Strategy<Value = String> {
+            let cmd = prop_oneof![
+                Just("fg"),
+                Just("scope"),
+                Just("cell"),
+                Just("status"),
+                Just("burst_end"),
+                Just("reboot")
+            ];
+            let key = prop_oneof![
+                Just("pid"),
+                Just("uid"),
+                Just("cgroup"),
+                Just("name"),
+                Just("burst"),
+                Just("remove"),
+                Just("evil")
+            ];
+            (cmd, prop::collection::vec((key, value()), 0..4)).prop_map(|(cmd, fields)| {
+                let mut s = format!("{{\"cmd\":\"{cmd}\"");
+                for (k, v) in fields {
+                    s.push_str(&format!(",\"{k}\":{v}"));
+                }
+                s.push('}');
+                s
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn any_bytes_parse_without_panic(data in prop::collection::vec(any::<u8>(), 0..600)) {
+                if let Ok(req) = parse(&data) {
+                    prop_assert_eq!(accepted_invariants(&req), Ok(()));
+                }
+            }
+
+            #[test]
+            fn hostile_requests_are_refused_or_keep_every_promise(line in request()) {
+                if let Ok(req) = parse(line.as_bytes()) {
+                    prop_assert_eq!(accepted_invariants(&req), Ok(()), "{}", line);
+                }
+            }
+        }
+
+        #[test]
+        fn the_generator_reaches_both_outcomes() {
+            // A property test whose inputs are all refused would prove nothing.
+            use proptest::strategy::ValueTree;
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let (mut ok, mut refused) = (0, 0);
+            for _ in 0..3000 {
+                let line = request().new_tree(&mut runner).unwrap().current();
+                match parse(line.as_bytes()) {
+                    Ok(_) => ok += 1,
+                    Err(_) => refused += 1,
+                }
+            }
+            assert!(ok > 100 && refused > 100, "{ok} accepted, {refused} refused");
+        }
     }
 }
