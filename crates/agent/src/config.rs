@@ -421,6 +421,12 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_config_is_the_default() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist/agent.toml");
+        assert_eq!(Config::load(&p).unwrap(), Config::default(), "dist/agent.toml and Config::default() differ");
+    }
+
+    #[test]
     fn default_round_trips_through_toml() {
         let text = toml::to_string(&Config::default()).unwrap();
         assert_eq!(Config::parse(Path::new("x"), &text).unwrap(), Config::default());

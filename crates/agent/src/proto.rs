@@ -162,7 +162,11 @@ pub fn accepted_invariants(req: &Request) -> Result<(), String> {
             return Err(format!("pid {pid:?} <= 1"));
         }
         if let Some(c) = cgroup {
-            if c.len() > MAX_CGROUP_PATH || !c.starts_with('/') || c.chars().any(char::is_control) || c.trim_end_matches('/').is_empty() {
+            if c.len() > MAX_CGROUP_PATH
+                || !c.starts_with('/')
+                || c.chars().any(char::is_control)
+                || c.trim_end_matches('/').is_empty()
+            {
                 return Err(format!("cgroup {c:?} is too long, relative, has a control character or is the root"));
             }
             if c.split('/').skip(1).any(|s| s == ".." || s == ".") {
@@ -277,23 +281,9 @@ mod tests {
         }
 
         fn request() -> impl Strategy<Value = String> {
-            let cmd = prop_oneof![
-                Just("fg"),
-                Just("scope"),
-                Just("cell"),
-                Just("status"),
-                Just("burst_end"),
-                Just("reboot")
-            ];
-            let key = prop_oneof![
-                Just("pid"),
-                Just("uid"),
-                Just("cgroup"),
-                Just("name"),
-                Just("burst"),
-                Just("remove"),
-                Just("evil")
-            ];
+            let cmd = prop_oneof![Just("fg"), Just("scope"), Just("cell"), Just("status"), Just("burst_end"), Just("reboot")];
+            let key =
+                prop_oneof![Just("pid"), Just("uid"), Just("cgroup"), Just("name"), Just("burst"), Just("remove"), Just("evil")];
             (cmd, prop::collection::vec((key, value()), 0..4)).prop_map(|(cmd, fields)| {
                 let mut s = format!("{{\"cmd\":\"{cmd}\"");
                 for (k, v) in fields {

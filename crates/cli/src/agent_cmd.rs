@@ -108,7 +108,9 @@ enum AgentCommand {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
-    /// Undo what a crashed agent left (reads the state file); for `ExecStopPost=`.
+    /// Undo what a crashed agent left (reads the state file); for `ExecStopPost=`. A state file
+    /// or directory anybody but root could have written, or an entry naming anything the agent
+    /// does not change, is refused and nothing is restored.
     Restore(ConfigArg),
     /// Print the default configuration, every key documented in docs/agent.md.
     Config,
