@@ -62,14 +62,16 @@ pub fn escape_upto(s: &str, max: usize) -> String {
 
 /// Binds the socket (replacing a stale one; refusing if another agent answers there) and
 /// makes it connectable by anyone: who may *use* it is decided by credentials, not file mode.
-/// The socket's directory must be one only root (or the agent's user) can change: the agent
-/// removes a stale socket and changes the new one's mode by path.
+///
+/// Nothing here writes through a name someone else could swap, wherever the socket lives: a
+/// stale name is unlinked (never followed), `bind` refuses an existing name, and the mode is
+/// set on the node just bound, held by an `O_PATH | O_NOFOLLOW` descriptor checked to be a
+/// socket of ours.
 pub fn bind(path: &Path) -> Result<UnixListener, AgentError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
     let err = |source| AgentError::Socket { path: path.into(), source };
     if let Some(dir) = path.parent() {
-        use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new().recursive(true).mode(0o755).create(dir).map_err(err)?;
-        socket_dir_is_safe(dir).map_err(|m| err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, m)))?;
     }
     if std::fs::symlink_metadata(path).is_ok() {
         if UnixStream::connect(path).is_ok() {
@@ -78,30 +80,21 @@ pub fn bind(path: &Path) -> Result<UnixListener, AgentError> {
         std::fs::remove_file(path).map_err(err)?;
     }
     let l = UnixListener::bind(path).map_err(err)?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(err)?;
-    Ok(l)
-}
-
-/// The socket's directory and its ancestors: owned by root or the agent's user, not writable by
-/// others unless sticky (a sticky `/tmp` is fine: nobody else can replace our socket there).
-fn socket_dir_is_safe(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let euid = nix::unistd::geteuid().as_raw();
-    for a in dir.ancestors() {
-        let m = std::fs::metadata(a).map_err(|e| format!("{}: {e}", a.display()))?;
-        if m.uid() != 0 && m.uid() != euid {
-            return Err(format!("socket directory: {} is owned by uid {}: refused", a.display(), m.uid()));
-        }
-        if m.mode() & 0o022 != 0 && m.mode() & 0o1000 == 0 {
-            return Err(format!(
-                "socket directory: {} has mode {:o}: others may write it (not sticky): refused",
-                a.display(),
-                m.mode() & 0o7777
-            ));
-        }
+    let node = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(err)?;
+    let m = node.metadata().map_err(err)?;
+    use std::os::unix::fs::FileTypeExt;
+    if !m.file_type().is_socket() || m.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "the socket was replaced right after bind")));
     }
-    Ok(())
+    // chmod through the descriptor (the node itself, whatever its name points to now).
+    use std::os::fd::AsRawFd;
+    std::fs::set_permissions(format!("/proc/self/fd/{}", node.as_raw_fd()), std::fs::Permissions::from_mode(0o666))
+        .map_err(err)?;
+    Ok(l)
 }
 
 /// Refusals logged per second, and how many were not.
@@ -481,6 +474,21 @@ mod tests {
         let e = proto::parse(br#"{"cmd":"x\nforged"}"#).unwrap_err();
         assert!(e.contains('\n'), "{e}");
         assert!(!escape(&e).contains('\n'));
+    }
+
+    #[test]
+    fn the_socket_is_connectable_by_all_and_a_link_in_its_place_is_not_followed() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "x").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let p = t.path().join("s.sock");
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let _l = bind(&p).unwrap();
+        assert_eq!(std::fs::symlink_metadata(&p).unwrap().permissions().mode() & 0o7777, 0o666);
+        assert_eq!(std::fs::metadata(&victim).unwrap().permissions().mode() & 0o7777, 0o600, "the link's target kept its mode");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "x");
     }
 
     #[test]
