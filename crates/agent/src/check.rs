@@ -2,6 +2,8 @@
 //! at once (not one failure at a time).
 
 use std::path::Path;
+#[cfg(test)]
+use std::path::PathBuf;
 
 use forefront_sysfs::{block, CgroupMounts, Controller, Version};
 
@@ -120,13 +122,25 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
         let dir = p.parent().unwrap_or(Path::new("/"));
         let ok = dir.is_dir() || dir.parent().is_some_and(|d| d.is_dir());
         let mut c = cap(what, ok, dir.display().to_string());
-        if what == "state directory" && ok && crate::config::on_tmpfs(dir) == Some(false) {
+        if what == "state directory" {
+            // Made (with missing ancestors) at start: what matters is whether it can be trusted.
+            c.ok = true;
+            match crate::state::check_private_dir(dir) {
+                Ok(true) => c.detail = format!("{}: private (owned by this user, no group or world write)", dir.display()),
+                Ok(false) => c.detail = format!("{}: created with mode 0700 at start", dir.display()),
+                Err(e) => {
+                    c.ok = false;
+                    c.detail = e.to_string();
+                }
+            }
+        }
+        if what == "state directory" && c.ok && crate::config::on_tmpfs(dir) == Some(false) {
             // Every change is written and fsynced before it is made: on a disk that is I/O on
             // the disk the agent is trying to keep fast.
             c.warn = true;
             c.detail = format!(
-                "{}: not a tmpfs, so every change the agent makes is fsynced there first; if that disk is the one in use, set [agent] state under /run or /dev/shm",
-                dir.display()
+                "{}; not a tmpfs, so every change the agent makes is fsynced there first; if that disk is the one in use, set [agent] state under a tmpfs, in a directory of its own",
+                c.detail
             );
         }
         out.push(c);
@@ -185,6 +199,26 @@ mod tests {
         assert!(bad.is_empty(), "{bad:?}");
         let wb = caps.iter().find(|c| c.name == "write-back hold").expect("reported");
         assert!(wb.detail.contains("dirty_writeback_centisecs = 0"), "{wb:?}");
+    }
+
+    #[test]
+    fn a_state_directory_others_may_write_is_a_failure() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let state_cap = |state: PathBuf| {
+            let cfg = Config { agent: crate::config::AgentSection { state, ..Default::default() }, ..Default::default() };
+            check(&cfg).into_iter().find(|c| c.name == "state directory").expect("reported")
+        };
+        let c = state_cap(open.join("state.json"));
+        assert!(!c.ok && c.detail.contains("group or others may write it"), "{c:?}");
+        let c = state_cap(open.join("sub/state.json"));
+        assert!(!c.ok && c.detail.contains("not sticky"), "{c:?}");
+        let c = state_cap(t.path().join("new/state.json"));
+        assert!(c.ok && c.detail.contains("created with mode 0700"), "{c:?}");
+        assert!(!t.path().join("new").exists(), "check creates nothing");
     }
 
     #[test]

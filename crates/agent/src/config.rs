@@ -184,16 +184,14 @@ impl Default for AgentSection {
     }
 }
 
-/// The state journal's default home: a tmpfs, so that recording a change never writes to a disk
-/// (least of all the one being measured), and because what it records — cgroups, knobs, frozen
-/// processes — does not survive a reboot either. `/run` where it is a tmpfs, else `/dev/shm`
-/// where that is, else `/run` anyway (`agent check` then warns).
+/// The state journal's default home: `/run/forefront/state/`, a directory the agent makes with
+/// mode 0700 below root's `/run` (systemd's `RuntimeDirectory=forefront` makes `/run/forefront`;
+/// the socket lives there, reachable by the clients `control` allows). Never a world-writable
+/// place such as `/dev/shm`, where any local user could make the directory first. `/run` is a
+/// tmpfs on most systems; where it is not, `agent check` warns (every change is fsynced there
+/// first).
 pub fn default_state_path() -> PathBuf {
-    let run = Path::new("/run");
-    if on_tmpfs(run) == Some(false) && on_tmpfs(Path::new("/dev/shm")) == Some(true) {
-        return "/dev/shm/forefront/state.json".into();
-    }
-    run.join("forefront/state.json")
+    "/run/forefront/state/state.json".into()
 }
 
 /// Whether `path` (or, if it does not exist yet, its nearest existing ancestor) is on a tmpfs or
@@ -274,7 +272,12 @@ impl Config {
             return bad("agent.rescan_ms", format!("{} is below 10", self.agent.rescan_ms));
         }
         for (name, path) in &self.cells {
-            if name.is_empty() || !path.starts_with('/') || path.split('/').any(|s| s == "..") {
+            if name.is_empty()
+                || name.len() > 64
+                || name.chars().any(char::is_control)
+                || !path.starts_with('/')
+                || path.split('/').any(|s| s == "..")
+            {
                 return bad("cells", format!("cell {name:?} = {path:?}: need a name and an absolute group path without '..'"));
             }
         }
@@ -297,8 +300,37 @@ impl Config {
             );
         }
         let g = &self.agent.group;
-        if g.is_empty() || g.contains('/') || g == "." || g == ".." {
-            return bad("agent.group", format!("{g:?} must be one plain directory name"));
+        if g.is_empty() || g.contains('/') || g == "." || g == ".." || g.len() > 64 || g.chars().any(char::is_control) {
+            return bad("agent.group", format!("{g:?} must be one plain directory name (1 to 64 bytes, no control characters)"));
+        }
+        for (field, p) in
+            [("agent.root", &self.agent.root), ("agent.state", &self.agent.state), ("agent.socket", &self.agent.socket)]
+        {
+            if !p.is_absolute() || p.components().any(|c| c == std::path::Component::ParentDir) {
+                return bad(field, format!("{:?} must be an absolute path without '..'", p.display()));
+            }
+        }
+        if self.agent.state.file_name().is_none() || self.agent.socket.file_name().is_none() {
+            return bad("agent.state", "the state and socket paths must name files".into());
+        }
+        if let Some(p) = self.scope.trees.iter().find(|p| **p <= 1) {
+            return bad(
+                "scope.trees",
+                format!("{p}: a tree is a process id above 1 (pid 1's tree is every process on the machine)"),
+            );
+        }
+        for c in &self.scope.cgroups {
+            if let Err(why) = crate::proto::check_cgroup_path(c) {
+                return bad("scope.cgroups", why);
+            }
+        }
+        for (name, path) in &self.cells {
+            if let Err(why) = crate::proto::check_cgroup_path(path) {
+                return bad("cells", format!("cell {name:?}: {why}"));
+            }
+        }
+        if let Some(c) = self.scope.interactive.iter().find(|c| c.is_empty() || c.len() > 15) {
+            return bad("scope.interactive", format!("{c:?}: a command name is 1 to 15 bytes (the kernel's `comm`)"));
         }
         Ok(())
     }
@@ -359,11 +391,39 @@ mod tests {
     }
 
     #[test]
+    fn scope_and_paths_that_would_reach_too_far_are_refused() {
+        for (text, field) in [
+            ("[scope]\ntrees = [-5, 0, 1]\n", "scope.trees"),
+            ("[scope]\ntrees = [1]\n", "scope.trees"),
+            ("[scope]\ncgroups = [\"/\"]\n", "scope.cgroups"),
+            ("[scope]\ncgroups = [\"user.slice\"]\n", "scope.cgroups"),
+            ("[scope]\ncgroups = [\"/a\\u0000b\"]\n", "scope.cgroups"),
+            ("[scope]\ninteractive = [\"a-very-long-program-name\"]\n", "scope.interactive"),
+            ("[agent]\nroot = \"fake\"\n", "agent.root"),
+            ("[agent]\nstate = \"run/state.json\"\n", "agent.state"),
+            ("[agent]\nsocket = \"/run/../tmp/s\"\n", "agent.socket"),
+            ("[agent]\ngroup = \"a\\nb\"\n", "agent.group"),
+            ("[cells]\nw = \"/\"\n", "cells"),
+        ] {
+            let e = Config::parse(Path::new("c.toml"), text).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("c.toml: field `{field}`")), "{text:?}: {e}");
+        }
+        let c = Config::parse(Path::new("c.toml"), "[scope]\ntrees = [2, 4242]\ncgroups = [\"/user.slice\"]\n").unwrap();
+        assert_eq!(c.scope.trees, [2, 4242]);
+    }
+
+    #[test]
     fn out_of_range_names_the_field() {
         let s = Config::parse(Path::new("c.toml"), "[io]\nbg_weight = 0\n").unwrap_err().to_string();
         assert_eq!(s, "c.toml: field `io.bg_weight`: 0 is outside 1..=1000");
         let s = Config::parse(Path::new("c.toml"), "[agent]\ngroup = \"../x\"\n").unwrap_err().to_string();
         assert!(s.contains("agent.group"), "{s}");
+    }
+
+    #[test]
+    fn the_shipped_config_is_the_default() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist/agent.toml");
+        assert_eq!(Config::load(&p).unwrap(), Config::default(), "dist/agent.toml and Config::default() differ");
     }
 
     #[test]

@@ -89,6 +89,8 @@ struct Member {
 pub struct WatchdogLink {
     pub child: std::process::Child,
     pub input: std::process::ChildStdin,
+    /// The binary it runs (to start another if it dies).
+    pub exe: PathBuf,
 }
 
 /// The agent's state between events.
@@ -133,8 +135,10 @@ pub struct Agent {
     log: fn(&str),
 }
 
+/// The CLI's log: one line per call on stderr, control characters escaped (a client's string
+/// quoted in a message cannot start a line of its own), at most 4 KiB.
 pub fn stderr_log(line: &str) {
-    eprintln!("forefront-agent: {line}");
+    eprintln!("forefront-agent: {}", crate::control::escape_upto(line, 4096));
 }
 
 impl Agent {
@@ -142,7 +146,8 @@ impl Agent {
     /// starts the watchdog (`watchdog_exe`: the `forefront` binary; `None`: no watchdog).
     pub fn start(cfg: Config, watchdog_exe: Option<&Path>, log: fn(&str)) -> Result<Self, AgentError> {
         let root = cfg.agent.root.clone();
-        if let Some(old) = Journal::open_existing(&cfg.agent.state, &root)? {
+        let bounds = crate::state::Bounds::read(&root, &cfg.agent.group)?;
+        if let Some(old) = Journal::open_existing(&cfg.agent.state, &root, &bounds)? {
             log(&format!("restoring {} change(s) left by agent pid {} (unclean exit)", old.entries().len(), old.writer_pid()));
             for p in old.restore() {
                 log(&format!("restore: {p}"));
@@ -340,6 +345,11 @@ impl Agent {
         self.placements.iter().filter(|p| p.has(Controller::Freezer)).map(|p| p.bg.clone()).collect()
     }
 
+    /// Starts the watchdog: the `forefront` binary, run again (`agent watchdog`), in a session
+    /// and process group of its own, so that a kill of the agent's process group (`kill -9
+    /// -PGID`, a terminal's hangup) does not take it along, and with `oom_score_adj` -1000, so
+    /// that the OOM killer never picks it (with or after the agent). A pause in progress is
+    /// handed to it at once (held settings, then the time left).
     fn spawn_watchdog(&mut self, exe: &Path) -> Result<(), AgentError> {
         let groups = self.freezer_groups();
         if groups.is_empty() {
@@ -351,11 +361,43 @@ impl Agent {
             cmd.arg("--group").arg(format!("{}:{}", if g.version == Version::V1 { "v1" } else { "v2" }, g.dir.display()));
         }
         cmd.stdin(std::process::Stdio::piped());
+        {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+            unsafe {
+                cmd.pre_exec(|| nix::unistd::setsid().map(drop).map_err(std::io::Error::from));
+            }
+        }
         let mut child = cmd.spawn().map_err(|source| AgentError::Watchdog { exe: exe.into(), source })?;
         let input = child.stdin.take().expect("piped stdin");
-        self.exclude.insert(child.id() as i32);
-        self.watchdog = Some(WatchdogLink { child, input });
+        let pid = child.id() as i32;
+        if let Err(e) = procfs::set_oom_score_adj(&self.root, pid, -1000) {
+            (self.log)(&format!("watchdog pid {pid}: not protected from the OOM killer: {e}"));
+        }
+        self.exclude.insert(pid);
+        self.watchdog = Some(WatchdogLink { child, input, exe: exe.into() });
+        if let Some(d) = self.gate.deadline() {
+            let held: Vec<(PathBuf, String)> = self.held.iter().rev().map(|h| (h.path.clone(), h.original.clone())).collect();
+            for (path, original) in held {
+                self.tell_watchdog(&format!("K {} {}", path.display(), original));
+            }
+            self.tell_watchdog(&format!("F {}", d.saturating_sub(self.now_ms())));
+        }
         Ok(())
+    }
+
+    /// Starts a new watchdog if the last one died (killed on its own): the agent is never
+    /// without one for longer than a loop turn.
+    fn keep_watchdog(&mut self) {
+        let Some(w) = &mut self.watchdog else { return };
+        let Ok(Some(status)) = w.child.try_wait() else { return };
+        let (old, exe) = (w.child.id(), w.exe.clone());
+        self.exclude.remove(&(old as i32));
+        self.watchdog = None;
+        (self.log)(&format!("watchdog pid {old} died ({status}): starting another"));
+        if let Err(e) = self.spawn_watchdog(&exe) {
+            (self.log)(&format!("{e}: pauses are bounded by the agent alone"));
+        }
     }
 
     fn tell_watchdog(&mut self, msg: &str) {
@@ -399,8 +441,9 @@ impl Agent {
         pids.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum()
     }
 
-    /// Periodic work: end an overdue pause, place new processes.
+    /// Periodic work: replace a dead watchdog, end an overdue pause, place new processes.
     pub fn tick(&mut self) {
+        self.keep_watchdog();
         if let Some((last, since)) = self.fg_io {
             let (now, bytes) = (self.now_ms(), self.fg_io_bytes());
             if bytes != last {
@@ -687,14 +730,17 @@ impl Agent {
             }
             Request::Fg { pid, uid, cgroup, burst } => {
                 let (fg, what) = if let Some(pid) = pid {
-                    if procfs::stat(&self.root, pid).is_err() {
-                        return Response::err(format!("no process {pid}"));
+                    if let Err(why) = self.check_pid(pid) {
+                        return Response::err(why);
                     }
                     (Foreground::Pids(vec![pid]), format!("pid {pid}"))
                 } else if let Some(uid) = uid {
                     (Foreground::Uid(uid), format!("uid {uid}"))
                 } else {
                     let c = cgroup.unwrap_or_default();
+                    if let Err(why) = self.check_group(&c) {
+                        return Response::err(why);
+                    }
                     (Foreground::Cgroup(c.clone()), format!("cgroup {c}"))
                 };
                 (self.log)(&format!("foreground: {what}{} (from pid {})", if burst { ", burst" } else { "" }, peer.pid));
@@ -780,14 +826,18 @@ impl Agent {
                 _ => false,
             }
         }
+        if !remove {
+            let checked = match (pid, &cgroup) {
+                (Some(pid), _) => self.check_pid(pid),
+                (None, Some(c)) => self.check_group(c),
+                _ => Ok(()),
+            };
+            if let Err(why) = checked {
+                return Response::err(why);
+            }
+        }
         let rt = &mut self.runtime_scope;
         let (what, changed) = if let Some(pid) = pid {
-            if self.exclude.contains(&pid) {
-                return Response::err(format!("pid {pid} is the agent, an ancestor of it or its watchdog: never managed"));
-            }
-            if !remove && procfs::stat(&self.root, pid).is_err() {
-                return Response::err(format!("no process {pid}"));
-            }
             (format!("pid {pid} and its descendants"), toggle(&mut rt.trees, pid, remove))
         } else if let Some(uid) = uid {
             (format!("uid {uid}"), toggle(&mut rt.uids, uid, remove))
@@ -809,6 +859,42 @@ impl Agent {
             if remove { "left" } else { "joined" },
             self.members.len()
         ))
+    }
+
+    /// A pid a client may name: above 1 (the parser checks that too), not the agent, an
+    /// ancestor of it or its watchdog, and an existing process.
+    fn check_pid(&self, pid: i32) -> Result<(), String> {
+        if pid <= 1 {
+            return Err(format!("pid {pid}: a pid must be above 1"));
+        }
+        if self.exclude.contains(&pid) {
+            return Err(format!("pid {pid} is the agent, an ancestor of it or its watchdog: never managed"));
+        }
+        if procfs::stat(&self.root, pid).is_err() {
+            return Err(format!("no process {pid}"));
+        }
+        Ok(())
+    }
+
+    /// A group path a client may name (already checked for form by [`crate::proto::parse`]):
+    /// not inside the agent's own group, and a group of the hierarchy that names apps (the one
+    /// holding `cpu`), or the original group of a process the agent moved (systemd may have
+    /// removed the emptied group since).
+    fn check_group(&self, c: &str) -> Result<(), String> {
+        crate::proto::check_cgroup_path(c)?;
+        let own = format!("/{}", self.cfg.agent.group);
+        if c == own || c.starts_with(&format!("{own}/")) {
+            return Err(format!("cgroup {c:?} is inside the agent's own group {own}"));
+        }
+        let Some(naming) = CgroupMounts::read(&self.root).ok().and_then(|m| m.hierarchy(Controller::Cpu)) else {
+            return Ok(()); // no hierarchy names apps here: nothing to look the path up in
+        };
+        let dir = naming.mount.join(c.trim_start_matches('/'));
+        let known = self.name_cgroup.values().any(|n| n == c || n.starts_with(&format!("{}/", c.trim_end_matches('/'))));
+        if !dir.is_dir() && !known {
+            return Err(format!("no cgroup {c:?} in the hierarchy at {}", naming.mount.display()));
+        }
+        Ok(())
     }
 
     /// The reply to a foreground change (`fg`, `cell`); with `burst`, the pause starts first.
@@ -840,6 +926,7 @@ impl Agent {
         if already {
             return Ok(0.0);
         }
+        self.keep_watchdog();
         let t0 = Instant::now();
         let held = if self.cfg.pause.hold_writeback {
             crate::writeback::plan_now(&self.root, self.cfg.pause.max_ms).unwrap_or_else(|e| {
@@ -1026,6 +1113,9 @@ mod tests {
                 std::fs::write(d.join(f), v).unwrap();
             }
         }
+        for g in ["user.slice/app-camera", "user.slice/app-updater", "system.slice/sshd", "init.scope"] {
+            std::fs::create_dir_all(cg.join(g)).unwrap();
+        }
         crate::writeback::fake_vm(r, 1_000_000);
         std::fs::create_dir_all(r.join("proc/self")).unwrap();
         std::fs::write(r.join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
@@ -1201,6 +1291,31 @@ mod tests {
         assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "default 100");
         assert_eq!(read(&t, "cgroup.subtree_control"), "-cpu -io");
         assert!(!cfg.agent.state.exists());
+    }
+
+    #[test]
+    fn requests_naming_the_agent_or_what_is_not_there_are_refused() {
+        let (t, cfg) = fake_v2();
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let me = std::process::id() as i32;
+        let fg =
+            |pid: Option<i32>, cgroup: Option<&str>| Request::Fg { pid, uid: None, cgroup: cgroup.map(Into::into), burst: true };
+        for (req, want) in [
+            (fg(Some(me), None), "never managed"),
+            (fg(Some(1), None), "above 1"),
+            (fg(Some(4242), None), "no process 4242"),
+            (fg(None, Some("/user.slice/app-nope")), "no cgroup \"/user.slice/app-nope\""),
+            (fg(None, Some("/forefront/bg")), "inside the agent's own group"),
+            (fg(None, Some("/a\nb")), "control character"),
+            (Request::Scope { pid: None, uid: None, cgroup: Some("/nope".into()), remove: false }, "no cgroup"),
+        ] {
+            let r = a.handle(req.clone(), peer());
+            assert!(r.error.as_deref().is_some_and(|e| e.contains(want)), "{req:?}: {r:?}");
+        }
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0", "no refused burst paused anything");
+        assert_eq!(a.fg, Foreground::None);
+        assert!(a.handle(fg(None, Some("/user.slice/app-camera")), peer()).ok);
+        a.shutdown();
     }
 
     #[test]

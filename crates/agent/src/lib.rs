@@ -8,9 +8,11 @@
 //! - [`daemon`]: the [`daemon::Event`] enum and [`daemon::Agent`], the state between events.
 //! - [`run`]: the one loop (signals, socket, rescans, deadlines).
 //! - [`config`]: the TOML configuration ([`config::Config`], defaults in `Default`).
-//! - [`state`]: the crash-safe [`state::Journal`] of original values.
+//! - [`state`]: the crash-safe [`state::Journal`] of original values, in a directory only the
+//!   agent can write, naming only what the agent changes ([`state::Bounds`]).
 //! - [`watchdog`]: the process that thaws background work if the agent dies.
-//! - [`control`] and [`proto`]: the Unix socket and its JSON-lines protocol.
+//! - [`control`] and [`proto`]: the Unix socket (credentials, a deadline per request, per-uid
+//!   limits, escaped logs) and its JSON-lines protocol ([`proto::parse`] validates every field).
 //! - [`pause`]: the pure rule bounding pauses ([`pause::PauseGate`]).
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.

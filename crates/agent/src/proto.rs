@@ -74,8 +74,41 @@ impl Response {
     }
 }
 
+/// Longest cell name accepted (bytes).
+pub const MAX_NAME: usize = 64;
+
+/// Longest cgroup path accepted in a request or the config (bytes).
+pub const MAX_CGROUP_PATH: usize = 1024;
+
+/// A group path as the agent accepts it from a client or the config: absolute in the hierarchy
+/// (`/user.slice/app.scope`), at most [`MAX_CGROUP_PATH`] bytes, no NUL or other control
+/// character, no empty, `.` or `..` component, and not the root group (which holds every
+/// process on the machine).
+pub fn check_cgroup_path(c: &str) -> Result<(), String> {
+    let shown: String = c.chars().take(80).collect::<String>().escape_debug().to_string();
+    if c.len() > MAX_CGROUP_PATH {
+        return Err(format!("cgroup \"{shown}...\" is {} bytes long: at most {MAX_CGROUP_PATH}", c.len()));
+    }
+    if c.chars().any(char::is_control) {
+        return Err(format!("cgroup \"{shown}\" contains a control character (NUL, newline, ...)"));
+    }
+    if !c.starts_with('/') {
+        return Err(format!("cgroup \"{shown}\" must be an absolute path in the hierarchy (starting with '/')"));
+    }
+    let body = c.strip_suffix('/').unwrap_or(c);
+    if body.is_empty() {
+        return Err("cgroup \"/\" is the root group: every process on the machine".into());
+    }
+    if body[1..].split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+        return Err(format!("cgroup \"{shown}\" must be an absolute path without '..', '.' or empty components"));
+    }
+    Ok(())
+}
+
 /// Parses one request line, checking what serde cannot: exactly one way of naming the
-/// foreground, a positive pid, an absolute group path.
+/// foreground, a pid above 1, a group path that [`check_cgroup_path`] accepts, a cell name
+/// without control characters. What needs the system (the pid exists, is not the agent's) is
+/// checked by the agent ([`crate::daemon::Agent::handle`]).
 pub fn parse(line: &[u8]) -> Result<Request, String> {
     if line.len() > MAX_REQUEST {
         return Err(format!("request longer than {MAX_REQUEST} bytes"));
@@ -92,21 +125,66 @@ pub fn parse(line: &[u8]) -> Result<Request, String> {
         if named != 1 {
             return Err(format!("{cmd} needs exactly one of pid, uid, cgroup"));
         }
-        if pid.is_some_and(|p| p <= 0) {
-            return Err("pid must be positive".into());
+        if let Some(p) = pid.filter(|p| *p <= 1) {
+            return Err(format!("pid {p}: a pid must be above 1 (pid 1's tree is every process on the machine)"));
+        }
+        if *uid == Some(u32::MAX) {
+            return Err("uid 4294967295 is (uid_t)-1, no user".into());
         }
         if let Some(c) = cgroup {
-            if !c.starts_with('/') || c.split('/').any(|s| s == "..") {
-                return Err(format!("cgroup {c:?} must be an absolute path without '..'"));
-            }
+            check_cgroup_path(c)?;
         }
     }
     if let Request::Cell { name, .. } = &req {
-        if name.is_empty() {
-            return Err("cell needs a name".into());
+        if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
+            return Err(format!(
+                "cell needs a name of 1 to {MAX_NAME} bytes without control characters, not \"{}\"",
+                name.chars().take(80).collect::<String>().escape_debug()
+            ));
         }
     }
     Ok(req)
+}
+
+/// What [`parse`] promises of every request it accepts; `Err` says which promise is broken.
+/// (The fuzz target `fuzz/fuzz_targets/agent_request.rs` and this crate's property test check
+/// it on arbitrary input.)
+pub fn accepted_invariants(req: &Request) -> Result<(), String> {
+    let named = match req {
+        Request::Fg { pid, uid, cgroup, .. } | Request::Scope { pid, uid, cgroup, .. } => Some((pid, uid, cgroup)),
+        _ => None,
+    };
+    if let Some((pid, uid, cgroup)) = named {
+        if pid.is_some() as u8 + uid.is_some() as u8 + cgroup.is_some() as u8 != 1 {
+            return Err("names the target more or less than once".into());
+        }
+        if pid.is_some_and(|p| p <= 1) {
+            return Err(format!("pid {pid:?} <= 1"));
+        }
+        if let Some(c) = cgroup {
+            if c.len() > MAX_CGROUP_PATH
+                || !c.starts_with('/')
+                || c.chars().any(char::is_control)
+                || c.trim_end_matches('/').is_empty()
+            {
+                return Err(format!("cgroup {c:?} is too long, relative, has a control character or is the root"));
+            }
+            if c.split('/').skip(1).any(|s| s == ".." || s == ".") {
+                return Err(format!("cgroup {c:?} has a '.' or '..' component"));
+            }
+        }
+    }
+    if let Request::Cell { name, .. } = req {
+        if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
+            return Err(format!("cell name {name:?}"));
+        }
+    }
+    // What the agent accepted must say the same thing when sent again.
+    let again = serde_json::to_string(req).map_err(|e| e.to_string())?;
+    match parse(again.as_bytes()) {
+        Ok(r) if &r == req => Ok(()),
+        other => Err(format!("does not round-trip: {again} -> {other:?}")),
+    }
 }
 
 #[cfg(test)]
@@ -140,7 +218,17 @@ mod tests {
             (br#"{"cmd":"reboot"}"#, "unknown variant"),
             (br#"{"cmd":"fg"}"#, "exactly one"),
             (br#"{"cmd":"fg","pid":1,"uid":2}"#, "exactly one"),
-            (br#"{"cmd":"fg","pid":-5}"#, "positive"),
+            (br#"{"cmd":"fg","pid":-5}"#, "above 1"),
+            (br#"{"cmd":"fg","pid":1}"#, "above 1"),
+            (br#"{"cmd":"scope","pid":0}"#, "above 1"),
+            (br#"{"cmd":"scope","uid":4294967295}"#, "no user"),
+            (br#"{"cmd":"fg","cgroup":"/a\u0000b"}"#, "control character"),
+            (br#"{"cmd":"fg","cgroup":"/a\nforefront-agent: forged"}"#, "control character"),
+            (br#"{"cmd":"scope","cgroup":"/"}"#, "root group"),
+            (br#"{"cmd":"fg","cgroup":"/a//b"}"#, "empty components"),
+            (br#"{"cmd":"fg","cgroup":"/a/./b"}"#, "empty components"),
+            (br#"{"cmd":"cell","name":"a\nb"}"#, "control characters"),
+            (br#"{"cmd":"cell","name":""}"#, "cell needs a name"),
             (br#"{"cmd":"fg","pid":99999999999}"#, "bad request"),
             (br#"{"cmd":"fg","cgroup":"../../etc"}"#, "absolute"),
             (br#"{"cmd":"fg","cgroup":"/a/../b"}"#, "absolute"),
@@ -150,7 +238,94 @@ mod tests {
             let e = parse(input).unwrap_err();
             assert!(e.contains(want), "{:?}: {e}", String::from_utf8_lossy(input));
         }
+        let path = format!("/{}", "a".repeat(3000));
+        let e = parse(format!(r#"{{"cmd":"fg","cgroup":"{path}"}}"#).as_bytes()).unwrap_err();
+        assert!(e.contains("3001 bytes long"), "{e}");
         let long = vec![b' '; MAX_REQUEST + 1];
         assert!(parse(&long).unwrap_err().contains("longer than"));
+    }
+
+    /// The parser and validator on random input, bounded (CI fixes `PROPTEST_RNG_SEED`): raw
+    /// bytes, and requests built from hostile pieces (NUL, newlines, long paths, `..`, pids
+    /// around 1, huge numbers), never panic, and what is accepted keeps every promise of
+    /// [`accepted_invariants`].
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn piece() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("/".to_owned()),
+                Just("..".to_owned()),
+                Just(".".to_owned()),
+                Just("\\u0000".to_owned()),
+                Just("\\n".to_owned()),
+                Just("\\u001b[2J".to_owned()),
+                Just("user.slice".to_owned()),
+                Just("app-x.scope".to_owned()),
+                "[a-z]{1,8}".prop_map(|s| s),
+                (1usize..1200).prop_map(|n| "a".repeat(n)),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = String> {
+            prop_oneof![
+                prop::collection::vec(piece(), 0..6).prop_map(|p| format!("\"{}\"", p.concat())),
+                prop::collection::vec(piece(), 0..6).prop_map(|p| format!("\"/{}\"", p.join("/"))),
+                (-3i64..5).prop_map(|n| n.to_string()),
+                any::<i64>().prop_map(|n| n.to_string()),
+                Just("4294967295".to_owned()),
+                Just("true".to_owned()),
+                Just("null".to_owned()),
+            ]
+        }
+
+        fn request() -> impl Strategy<Value = String> {
+            let cmd = prop_oneof![Just("fg"), Just("scope"), Just("cell"), Just("status"), Just("burst_end"), Just("reboot")];
+            let key =
+                prop_oneof![Just("pid"), Just("uid"), Just("cgroup"), Just("name"), Just("burst"), Just("remove"), Just("evil")];
+            (cmd, prop::collection::vec((key, value()), 0..4)).prop_map(|(cmd, fields)| {
+                let mut s = format!("{{\"cmd\":\"{cmd}\"");
+                for (k, v) in fields {
+                    s.push_str(&format!(",\"{k}\":{v}"));
+                }
+                s.push('}');
+                s
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn any_bytes_parse_without_panic(data in prop::collection::vec(any::<u8>(), 0..600)) {
+                if let Ok(req) = parse(&data) {
+                    prop_assert_eq!(accepted_invariants(&req), Ok(()));
+                }
+            }
+
+            #[test]
+            fn hostile_requests_are_refused_or_keep_every_promise(line in request()) {
+                if let Ok(req) = parse(line.as_bytes()) {
+                    prop_assert_eq!(accepted_invariants(&req), Ok(()), "{}", line);
+                }
+            }
+        }
+
+        #[test]
+        fn the_generator_reaches_both_outcomes() {
+            // A property test whose inputs are all refused would prove nothing.
+            use proptest::strategy::ValueTree;
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let (mut ok, mut refused) = (0, 0);
+            for _ in 0..3000 {
+                let line = request().new_tree(&mut runner).unwrap().current();
+                match parse(line.as_bytes()) {
+                    Ok(_) => ok += 1,
+                    Err(_) => refused += 1,
+                }
+            }
+            assert!(ok > 100 && refused > 100, "{ok} accepted, {refused} refused");
+        }
     }
 }

@@ -3,10 +3,25 @@
 //! Invariant: an entry is on disk (written to a temporary file, fsynced, renamed over the state
 //! file, directory fsynced) *before* the change it describes is made. So after any crash the
 //! file lists a superset of what is changed, and [`Journal::restore`] undoes it.
+//!
+//! The agent runs as root and writes what the journal names: the journal is trusted only as
+//! far as nobody else can have written it, and only for what the agent itself changes.
+//!
+//! - Its directory ([`private_dir`]) is created with mode 0700; an existing one must be a real
+//!   directory (not a symlink) owned by the agent's user, without group or world write bits,
+//!   below ancestors that only root or that user can change (or that are sticky, like `/tmp`).
+//! - Files are opened with `O_NOFOLLOW`; the temporary file is created with `O_EXCL` and renamed
+//!   over the journal. A journal not owned by the agent's user, or writable by others, is refused.
+//! - Every entry must name something the agent changes ([`Bounds`]): its own groups under the
+//!   cgroup mounts, pre-existing knobs of those groups, `cgroup.subtree_control` of a v2 mount
+//!   or of its group, the `/proc/sys/vm` write-back keys it holds, processes (pid > 1) moved back
+//!   to a group under a cgroup mount. A journal with any other entry is refused whole: it was
+//!   not written by the agent.
 
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
 
-use forefront_sysfs::{ioprio, ioprio::IoPrio, procfs, Cgroup, Knob, Version};
+use forefront_sysfs::{ioprio, ioprio::IoPrio, procfs, Cgroup, CgroupMounts, Controller, Knob, Version};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +40,12 @@ pub enum StateError {
     },
     #[error("state file {path} is corrupt: {message}")]
     Corrupt { path: PathBuf, message: String },
+    /// The directory or a file of the journal could have been written by someone else.
+    #[error("state {path}: {message}: refused (the agent runs as root and writes what its journal names)")]
+    Unsafe { path: PathBuf, message: String },
+    /// An entry names a file the agent never changes.
+    #[error("state file {path}: entry {index} ({kind}) {message}: refused whole, nothing restored (not written by the agent; check it, then remove it)")]
+    Foreign { path: PathBuf, index: usize, kind: &'static str, message: String },
 }
 
 /// One change and what undoing it needs.
@@ -45,6 +66,154 @@ pub enum Entry {
     Frozen { dir: PathBuf, version: Version },
 }
 
+impl Entry {
+    fn kind(&self) -> &'static str {
+        match self {
+            Entry::Created { .. } => "created",
+            Entry::Knob { .. } => "knob",
+            Entry::Subtree { .. } => "subtree",
+            Entry::Moved { .. } => "moved",
+            Entry::Ioprio { .. } => "ioprio",
+            Entry::Frozen { .. } => "frozen",
+        }
+    }
+}
+
+/// The `/proc/sys/vm` keys the agent holds during a pause (see [`crate::writeback`]).
+pub const VM_KEYS: [&str; 6] = [
+    "dirty_bytes",
+    "dirty_ratio",
+    "dirty_background_bytes",
+    "dirty_background_ratio",
+    "dirty_writeback_centisecs",
+    "dirty_expire_centisecs",
+];
+
+/// Longest knob text a journal may hold (bytes): cgroup knobs are a few lines at most.
+const MAX_ORIGINAL: usize = 4096;
+/// Largest journal read (bytes): thousands of entries fit; a larger file is not the agent's.
+const MAX_JOURNAL: u64 = 16 << 20;
+
+/// What a journal may name: the files the agent itself changes on this system.
+#[derive(Clone, Debug)]
+pub struct Bounds {
+    root: PathBuf,
+    group: String,
+    /// Every cgroup mount (under the root) and its version.
+    mounts: Vec<(PathBuf, Version)>,
+}
+
+impl Bounds {
+    /// The bounds of an agent with group name `group` under `root` (reads the cgroup mounts).
+    pub fn read(root: &Path, group: &str) -> Result<Self, forefront_sysfs::Error> {
+        let m = CgroupMounts::read(root)?;
+        let mut mounts: Vec<(PathBuf, Version)> = m.v1.values().map(|p| (p.clone(), Version::V1)).collect();
+        mounts.extend(m.v2.map(|p| (p, Version::V2)));
+        mounts.dedup();
+        Ok(Bounds { root: root.into(), group: group.into(), mounts })
+    }
+
+    /// The agent's own group directories in the hierarchy mounted at `mount`.
+    fn own_dirs(&self, mount: &Path) -> [PathBuf; 3] {
+        let top = mount.join(&self.group);
+        [top.join("fg"), top.join("bg"), top]
+    }
+
+    fn mount_of(&self, dir: &Path, version: Version) -> Option<&Path> {
+        self.mounts.iter().filter(|(m, v)| *v == version && dir.starts_with(m)).map(|(m, _)| m.as_path()).max()
+    }
+
+    fn is_own_dir(&self, dir: &Path, version: Version) -> bool {
+        self.mounts.iter().any(|(m, v)| *v == version && self.own_dirs(m).iter().any(|d| d == dir))
+    }
+
+    /// Why `e` is not something the agent changes, if it is not.
+    pub fn check(&self, e: &Entry) -> Result<(), String> {
+        let plain = |p: &Path| -> Result<(), String> {
+            if !p.is_absolute() || p.components().any(|c| matches!(c, Component::ParentDir | Component::CurDir)) {
+                return Err(format!("names {:?}: not an absolute path without '..'", p.display()));
+            }
+            if p.as_os_str().len() > 4096 {
+                return Err("names a path longer than 4096 bytes".into());
+            }
+            Ok(())
+        };
+        let either = |v: Version| if v == Version::V1 { "v1" } else { "v2" };
+        match e {
+            Entry::Created { dir, version, mount } => {
+                plain(dir)?;
+                plain(mount)?;
+                if !self.mounts.iter().any(|(m, v)| m == mount && v == version) {
+                    return Err(format!("names mount {:?}, not a {} cgroup mount here", mount.display(), either(*version)));
+                }
+                if !self.own_dirs(mount).contains(dir) {
+                    return Err(format!("names {:?}, not one of the agent's groups ({}/fg|bg)", dir.display(), self.group));
+                }
+            }
+            Entry::Frozen { dir, version } => {
+                plain(dir)?;
+                if !self.is_own_dir(dir, *version) {
+                    return Err(format!("names {:?}, not one of the agent's {} groups", dir.display(), either(*version)));
+                }
+            }
+            Entry::Knob { path, original } => {
+                plain(path)?;
+                if original.len() > MAX_ORIGINAL || original.chars().any(|c| c.is_control() && c != '\n') {
+                    return Err(format!("{}: original text too long or with control characters", path.display()));
+                }
+                let vm = self.root.join("proc/sys/vm");
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let in_vm = path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name);
+                let knob_file = [Knob::CpuWeight, Knob::CpuIdle, Knob::IoWeight, Knob::Freeze, Knob::MemoryLow]
+                    .iter()
+                    .flat_map(|k| [k.files(Version::V1), k.files(Version::V2)])
+                    .any(|files| files.contains(&name));
+                let in_group = knob_file
+                    && path.parent().is_some_and(|d| self.is_own_dir(d, Version::V1) || self.is_own_dir(d, Version::V2));
+                if !in_vm && !in_group {
+                    return Err(format!(
+                        "names {:?}: neither a knob of the agent's groups nor a /proc/sys/vm write-back key",
+                        path.display()
+                    ));
+                }
+            }
+            Entry::Subtree { path, added } => {
+                plain(path)?;
+                let ok_path = path.file_name().is_some_and(|n| n == "cgroup.subtree_control")
+                    && path.parent().is_some_and(|d| {
+                        self.mounts.iter().any(|(m, v)| *v == Version::V2 && (d == m || *d == m.join(&self.group)))
+                    });
+                if !ok_path {
+                    return Err(format!(
+                        "names {:?}, not cgroup.subtree_control of a v2 mount or of the agent's group",
+                        path.display()
+                    ));
+                }
+                let known: Vec<&str> =
+                    [Controller::Cpu, Controller::Io, Controller::Memory].iter().filter_map(|c| c.v2_name()).collect();
+                if let Some(c) = added.iter().find(|c| !known.contains(&c.as_str())) {
+                    return Err(format!("names controller {c:?}, not one the agent enables"));
+                }
+            }
+            Entry::Moved { pid, original, version, .. } => {
+                plain(original)?;
+                if *pid <= 1 {
+                    return Err(format!("names pid {pid}: the agent never moves pid 1 or below"));
+                }
+                if self.mount_of(original, *version).is_none() {
+                    return Err(format!("names {:?}, not a group under a {} cgroup mount", original.display(), either(*version)));
+                }
+            }
+            Entry::Ioprio { tid, original, .. } => {
+                if *tid <= 1 || original.class > 3 || original.level > 7 {
+                    return Err(format!("names tid {tid} class {} level {}: out of range", original.class, original.level));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct File {
     /// Pid of the agent that wrote it (for the log of a restore after a crash).
@@ -58,32 +227,167 @@ pub struct Journal {
     path: PathBuf,
     root: PathBuf,
     file: File,
+    /// This journal made its directory: a clean restore removes it again (if empty).
+    made_dir: bool,
+}
+
+fn unsafe_err(path: &Path, message: impl Into<String>) -> StateError {
+    StateError::Unsafe { path: path.into(), message: message.into() }
+}
+
+/// Makes sure `dir` is a directory only the agent's user can change, creating it (mode 0700;
+/// missing ancestors 0755) if needed. Returns whether it created `dir`.
+///
+/// Refused: `dir` a symlink or not a directory; owned by another user; with group or world
+/// write bits; an ancestor owned by someone other than root or this user, or writable by others
+/// without the sticky bit (whoever can write it can replace `dir`).
+pub fn private_dir(dir: &Path) -> Result<bool, StateError> {
+    checked_dir(dir, true)
+}
+
+/// [`private_dir`] without creating anything: `Ok(false)` when `dir` does not exist yet.
+pub fn check_private_dir(dir: &Path) -> Result<bool, StateError> {
+    checked_dir(dir, false).map(|_| dir.exists())
+}
+
+fn checked_dir(dir: &Path, create: bool) -> Result<bool, StateError> {
+    let euid = nix::unistd::geteuid().as_raw();
+    if !dir.is_absolute() {
+        return Err(unsafe_err(dir, "the state directory must be an absolute path"));
+    }
+    let mut made = false;
+    match std::fs::symlink_metadata(dir) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => {
+            // Not there yet: its nearest existing ancestor must be safe to create it in.
+            for a in dir.ancestors().skip(1) {
+                if a.exists() {
+                    return safe_ancestors(dir, a, euid).map(|()| false);
+                }
+            }
+            return Ok(false);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o755)
+                    .create(parent)
+                    .map_err(|source| StateError::Write { path: parent.into(), source })?;
+            }
+            match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => made = true,
+                // Someone made it between our look and our mkdir: checked below like any other.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(source) => return Err(StateError::Write { path: dir.into(), source }),
+            }
+        }
+        Err(source) => return Err(StateError::Read { path: dir.into(), source }),
+    }
+    // The directory itself, opened without following a symlink, checked through its descriptor.
+    let d =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW).open(dir).map_err(
+            |e| match e.raw_os_error() {
+                Some(libc::ELOOP) | Some(libc::ENOTDIR) => unsafe_err(dir, "is a symbolic link or not a directory"),
+                _ => StateError::Read { path: dir.into(), source: e },
+            },
+        )?;
+    let m = d.metadata().map_err(|source| StateError::Read { path: dir.into(), source })?;
+    if m.uid() != euid {
+        return Err(unsafe_err(dir, format!("directory is owned by uid {}, not by the agent's uid {euid}", m.uid())));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(unsafe_err(dir, format!("directory has mode {:o}: group or others may write it", m.mode() & 0o7777)));
+    }
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    safe_ancestors(dir, parent, euid)?;
+    Ok(made)
+}
+
+/// `from` and every directory above it: owned by root or `euid`, and not writable by others
+/// unless sticky.
+fn safe_ancestors(dir: &Path, from: &Path, euid: u32) -> Result<(), StateError> {
+    for a in from.ancestors() {
+        let m = std::fs::metadata(a).map_err(|source| StateError::Read { path: a.into(), source })?;
+        if m.uid() != 0 && m.uid() != euid {
+            return Err(unsafe_err(dir, format!("ancestor {} is owned by uid {}", a.display(), m.uid())));
+        }
+        if m.mode() & 0o022 != 0 && m.mode() & 0o1000 == 0 {
+            return Err(unsafe_err(
+                dir,
+                format!("ancestor {} has mode {:o}: others may write it (and it is not sticky)", a.display(), m.mode() & 0o7777),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Journal {
-    /// A fresh, empty journal at `path` (written immediately).
+    /// A fresh, empty journal at `path` (written immediately; its directory made private or
+    /// checked, see [`private_dir`]).
     pub fn create(path: &Path, root: &Path) -> Result<Self, StateError> {
-        let mut j =
-            Journal { path: path.into(), root: root.into(), file: File { agent_pid: std::process::id(), entries: vec![] } };
+        let dir = path.parent().ok_or_else(|| unsafe_err(path, "the state path names no file"))?;
+        let made_dir = private_dir(dir)?;
+        let mut j = Journal {
+            path: path.into(),
+            root: root.into(),
+            file: File { agent_pid: std::process::id(), entries: vec![] },
+            made_dir,
+        };
         j.flush()?;
         Ok(j)
     }
 
     /// An empty journal that has not written its file (what remains after a restore).
     pub fn detached(path: &Path, root: &Path) -> Self {
-        Journal { path: path.into(), root: root.into(), file: File { agent_pid: std::process::id(), entries: vec![] } }
+        Journal {
+            path: path.into(),
+            root: root.into(),
+            file: File { agent_pid: std::process::id(), entries: vec![] },
+            made_dir: false,
+        }
     }
 
-    /// A journal left by an earlier run, if any.
-    pub fn open_existing(path: &Path, root: &Path) -> Result<Option<Self>, StateError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
+    /// A journal left by an earlier run, if any: read only from a private directory
+    /// ([`private_dir`]), from a regular file owned by the agent's user that others cannot
+    /// write, and only if every entry is within `bounds`.
+    pub fn open_existing(path: &Path, root: &Path, bounds: &Bounds) -> Result<Option<Self>, StateError> {
+        use std::io::Read;
+        let dir = path.parent().ok_or_else(|| unsafe_err(path, "the state path names no file"))?;
+        match std::fs::symlink_metadata(dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            _ => {
+                private_dir(dir)?;
+            }
+        }
+        let f = match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(unsafe_err(path, "is a symbolic link")),
             Err(source) => return Err(StateError::Read { path: path.into(), source }),
         };
+        let m = f.metadata().map_err(|source| StateError::Read { path: path.into(), source })?;
+        let euid = nix::unistd::geteuid().as_raw();
+        if !m.is_file() {
+            return Err(unsafe_err(path, "is not a regular file"));
+        }
+        if m.uid() != euid || m.mode() & 0o022 != 0 {
+            return Err(unsafe_err(
+                path,
+                format!("owned by uid {} with mode {:o} (want uid {euid}, no group or world write)", m.uid(), m.mode() & 0o7777),
+            ));
+        }
+        let mut text = String::new();
+        f.take(MAX_JOURNAL + 1).read_to_string(&mut text).map_err(|source| StateError::Read { path: path.into(), source })?;
+        if text.len() as u64 > MAX_JOURNAL {
+            return Err(StateError::Corrupt { path: path.into(), message: format!("larger than {MAX_JOURNAL} bytes") });
+        }
         let file: File =
             serde_json::from_str(&text).map_err(|e| StateError::Corrupt { path: path.into(), message: e.to_string() })?;
-        Ok(Some(Journal { path: path.into(), root: root.into(), file }))
+        for (index, e) in file.entries.iter().enumerate() {
+            bounds.check(e).map_err(|message| StateError::Foreign { path: path.into(), index, kind: e.kind(), message })?;
+        }
+        Ok(Some(Journal { path: path.into(), root: root.into(), file, made_dir: false }))
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -119,15 +423,34 @@ impl Journal {
         Ok(())
     }
 
+    /// Writes the journal: a new temporary file (`O_EXCL`, `O_NOFOLLOW`, mode 0600) beside the
+    /// journal, fsynced, renamed over it, the directory fsynced. A leftover temporary file of
+    /// an earlier crash (a regular file of ours) is removed first; anything else there is refused.
     fn flush(&mut self) -> Result<(), StateError> {
         use std::io::Write;
         let err = |source| StateError::Write { path: self.path.clone(), source };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(err)?;
-        }
         let tmp = self.path.with_extension("tmp");
+        match std::fs::symlink_metadata(&tmp) {
+            Ok(m) if m.file_type().is_file() && m.uid() == nix::unistd::geteuid().as_raw() => {
+                std::fs::remove_file(&tmp).map_err(err)?
+            }
+            Ok(m) => {
+                return Err(unsafe_err(
+                    &tmp,
+                    format!("is a {} owned by uid {}, not a leftover of the agent", kind_of(&m), m.uid()),
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err(e)),
+        }
         let text = serde_json::to_vec_pretty(&self.file).expect("state serialises");
-        let mut f = std::fs::File::create(&tmp).map_err(err)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(err)?;
         f.write_all(&text).map_err(err)?;
         f.sync_all().map_err(err)?;
         std::fs::rename(&tmp, &self.path).map_err(err)?;
@@ -248,80 +571,259 @@ impl Journal {
         }
         if problems.is_empty() {
             let _ = std::fs::remove_file(&self.path);
+            if self.made_dir {
+                // Made by this journal: gone with it (if nothing else was put there).
+                let _ = self.path.parent().map(std::fs::remove_dir);
+            }
         }
         problems
+    }
+}
+
+fn kind_of(m: &std::fs::Metadata) -> &'static str {
+    let t = m.file_type();
+    if t.is_symlink() {
+        "symbolic link"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_file() {
+        "regular file"
+    } else {
+        "special file"
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A fake root with a v2 mount at sys/fs/cgroup and a v1 cpu hierarchy, the bounds of an
+    /// agent with group `forefront` there, and the v2 mount.
+    fn fake_root() -> (tempfile::TempDir, Bounds, PathBuf) {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::create_dir_all(r.join("proc/self")).unwrap();
+        std::fs::write(
+            r.join("proc/self/mountinfo"),
+            "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n31 24 0:27 / /v1/cpu rw - cgroup cgroup rw,cpu\n",
+        )
+        .unwrap();
+        let cg = r.join("sys/fs/cgroup");
+        std::fs::create_dir_all(&cg).unwrap();
+        let b = Bounds::read(r, "forefront").unwrap();
+        (t, b, cg)
+    }
 
     #[test]
     fn record_is_durable_and_deduplicated() {
-        let t = tempfile::tempdir().unwrap();
+        let (t, b, cg) = fake_root();
         let p = t.path().join("run/state.json");
         let mut j = Journal::create(&p, t.path()).unwrap();
-        let e = Entry::Knob { path: t.path().join("k"), original: "1".into() };
+        let e = Entry::Knob { path: cg.join("forefront/bg/cpu.weight"), original: "100".into() };
         j.record([e.clone(), e.clone()]).unwrap();
-        let again = Journal::open_existing(&p, t.path()).unwrap().unwrap();
+        let again = Journal::open_existing(&p, t.path(), &b).unwrap().unwrap();
         assert_eq!(again.entries(), &[e]);
         assert_eq!(again.writer_pid(), std::process::id());
         assert!(!p.with_extension("tmp").exists());
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        assert_eq!(mode(&t.path().join("run")), 0o700, "the directory the journal made is private");
+        assert_eq!(mode(&p), 0o600);
     }
 
     #[test]
     fn restore_on_a_fake_v2_tree() {
-        let t = tempfile::tempdir().unwrap();
-        let cg = t.path().join("sys/fs/cgroup");
-        std::fs::create_dir_all(&cg).unwrap();
+        let (t, b, cg) = fake_root();
         std::fs::write(cg.join("cgroup.subtree_control"), "memory").unwrap();
-        let knob = cg.join("io.cost.qos");
+        let top = cg.join("forefront");
+        std::fs::create_dir_all(&top).unwrap();
+        let knob = top.join("io.weight");
         std::fs::write(&knob, "changed").unwrap();
         let bg = Cgroup::new(cg.join("forefront/bg"), Version::V2);
         std::fs::create_dir_all(&bg.dir).unwrap();
         std::fs::write(bg.dir.join("cgroup.freeze"), "1").unwrap();
 
-        let p = t.path().join("state.json");
+        let p = t.path().join("run/state.json");
         let mut j = Journal::create(&p, t.path()).unwrap();
         j.record([
-            Entry::Created { dir: cg.join("forefront"), version: Version::V2, mount: cg.clone() },
             Entry::Subtree { path: cg.join("cgroup.subtree_control"), added: vec!["cpu".into()] },
             Entry::Created { dir: bg.dir.clone(), version: Version::V2, mount: cg.clone() },
             Entry::Knob { path: knob.clone(), original: "orig".into() },
             Entry::Frozen { dir: bg.dir.clone(), version: Version::V2 },
         ])
         .unwrap();
-        drop(j);
+        std::mem::forget(j);
         // As after a crash: reopen from disk and restore.
-        let j = Journal::open_existing(&p, t.path()).unwrap().unwrap();
+        let j = Journal::open_existing(&p, t.path(), &b).unwrap().unwrap();
         let problems = j.restore();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(std::fs::read_to_string(&knob).unwrap(), "orig");
         assert_eq!(std::fs::read_to_string(cg.join("cgroup.subtree_control")).unwrap(), "-cpu");
-        assert!(!cg.join("forefront").exists(), "created groups removed, deepest first");
+        assert!(!bg.dir.exists(), "created groups removed");
         assert!(!p.exists(), "a clean restore removes the state file");
+        assert!(t.path().join("run").exists(), "a directory the restoring run did not make stays");
+    }
+
+    #[test]
+    fn a_clean_restore_removes_the_directory_the_journal_made() {
+        let (t, _b, _) = fake_root();
+        let p = t.path().join("private/state.json");
+        let j = Journal::create(&p, t.path()).unwrap();
+        assert!(j.restore().is_empty());
+        assert!(!t.path().join("private").exists());
     }
 
     #[test]
     fn corrupt_state_is_reported_with_path() {
-        let t = tempfile::tempdir().unwrap();
+        let (t, b, _) = fake_root();
         let p = t.path().join("s.json");
         std::fs::write(&p, "{ not json").unwrap();
-        let e = Journal::open_existing(&p, t.path()).unwrap_err().to_string();
+        let e = Journal::open_existing(&p, t.path(), &b).unwrap_err().to_string();
         assert!(e.contains("s.json is corrupt"), "{e}");
-        assert!(Journal::open_existing(&t.path().join("none"), t.path()).unwrap().is_none());
+        assert!(Journal::open_existing(&t.path().join("none"), t.path(), &b).unwrap().is_none());
+        assert!(Journal::open_existing(&t.path().join("nodir/none"), t.path(), &b).unwrap().is_none());
     }
 
     #[test]
     fn failed_restore_keeps_the_file_and_says_why() {
-        let t = tempfile::tempdir().unwrap();
+        let (t, _b, cg) = fake_root();
         let p = t.path().join("s.json");
         let mut j = Journal::create(&p, t.path()).unwrap();
-        j.record([Entry::Knob { path: t.path().join("no/such/dir/knob"), original: "1".into() }]).unwrap();
+        j.record([Entry::Knob { path: cg.join("forefront/fg/cpu.weight"), original: "1".into() }]).unwrap();
         let problems = j.restore();
         assert_eq!(problems.len(), 1);
-        assert!(problems[0].contains("no/such/dir/knob"), "{problems:?}");
+        assert!(problems[0].contains("forefront/fg/cpu.weight"), "{problems:?}");
         assert!(p.exists());
+    }
+
+    /// Every entry kind, in bounds and out: what the agent writes is accepted, anything else
+    /// refuses the whole journal and names the entry.
+    #[test]
+    fn entries_outside_what_the_agent_changes_refuse_the_journal() {
+        let (t, b, cg) = fake_root();
+        let r = t.path();
+        let v1 = r.join("v1/cpu");
+        let ok = [
+            Entry::Created { dir: cg.join("forefront"), version: Version::V2, mount: cg.clone() },
+            Entry::Created { dir: v1.join("forefront/bg"), version: Version::V1, mount: v1.clone() },
+            Entry::Frozen { dir: cg.join("forefront/bg"), version: Version::V2 },
+            Entry::Knob { path: v1.join("forefront/fg/cpu.shares"), original: "1024".into() },
+            Entry::Knob { path: cg.join("forefront/bg/io.bfq.weight"), original: "default 100\n8:0 200".into() },
+            Entry::Knob { path: r.join("proc/sys/vm/dirty_writeback_centisecs"), original: "500".into() },
+            Entry::Subtree { path: cg.join("cgroup.subtree_control"), added: vec!["cpu".into(), "io".into()] },
+            Entry::Subtree { path: cg.join("forefront/cgroup.subtree_control"), added: vec!["memory".into()] },
+            Entry::Moved { pid: 4242, start_time: 1, original: cg.join("user.slice/app.scope"), version: Version::V2 },
+            Entry::Moved { pid: 4242, start_time: 1, original: v1.clone(), version: Version::V1 },
+            Entry::Ioprio { tid: 4242, start_time: 1, original: IoPrio { class: 2, level: 4 } },
+        ];
+        for e in &ok {
+            assert_eq!(b.check(e), Ok(()), "{e:?}");
+        }
+        let bad = [
+            (Entry::Knob { path: r.join("etc/passwd"), original: "root::0:0::/:/bin/sh".into() }, "neither a knob"),
+            (Entry::Knob { path: "/etc/shadow".into(), original: "x".into() }, "neither a knob"),
+            (Entry::Knob { path: cg.join("user.slice/cpu.weight"), original: "1".into() }, "neither a knob"),
+            (Entry::Knob { path: cg.join("forefront/bg/cgroup.procs"), original: "1".into() }, "neither a knob"),
+            (Entry::Knob { path: r.join("proc/sys/kernel/core_pattern"), original: "|/tmp/x".into() }, "neither a knob"),
+            (Entry::Knob { path: cg.join("forefront/../../../etc/x/cpu.weight"), original: "1".into() }, "'..'"),
+            (Entry::Knob { path: cg.join("forefront/bg/cpu.weight"), original: "1\u{1b}[2J".into() }, "control"),
+            (Entry::Created { dir: cg.join("user.slice"), version: Version::V2, mount: cg.clone() }, "not one of the agent's"),
+            (
+                Entry::Created { dir: r.join("etc/forefront"), version: Version::V2, mount: r.join("etc") },
+                "not a v2 cgroup mount",
+            ),
+            (Entry::Created { dir: v1.join("forefront"), version: Version::V2, mount: v1.clone() }, "not a v2 cgroup mount"),
+            (Entry::Frozen { dir: cg.join("system.slice"), version: Version::V2 }, "not one of the agent's"),
+            (
+                Entry::Subtree { path: r.join("etc/cgroup.subtree_control"), added: vec!["cpu".into()] },
+                "not cgroup.subtree_control",
+            ),
+            (Entry::Subtree { path: cg.join("cgroup.subtree_control"), added: vec!["pids".into()] }, "not one the agent enables"),
+            (Entry::Moved { pid: 1, start_time: 1, original: cg.clone(), version: Version::V2 }, "pid 1"),
+            (Entry::Moved { pid: 7, start_time: 1, original: r.join("tmp"), version: Version::V2 }, "not a group under"),
+            (Entry::Ioprio { tid: 0, start_time: 1, original: IoPrio::IDLE }, "out of range"),
+            (Entry::Ioprio { tid: 9, start_time: 1, original: IoPrio { class: 9, level: 0 } }, "out of range"),
+        ];
+        for (e, want) in &bad {
+            let why = b.check(e).unwrap_err();
+            assert!(why.contains(want), "{e:?}: {why}");
+        }
+        // Planted on disk (by root here, as a compromised writer would): refused whole, the
+        // named file untouched by the restore that never runs.
+        let victim = r.join("etc/passwd");
+        std::fs::create_dir_all(victim.parent().unwrap()).unwrap();
+        std::fs::write(&victim, "root:x:0:0").unwrap();
+        let p = r.join("run/state.json");
+        let mut j = Journal::create(&p, r).unwrap();
+        j.record(ok.iter().cloned().chain([bad[0].0.clone()])).unwrap();
+        std::mem::forget(j);
+        let e = Journal::open_existing(&p, r, &b).unwrap_err().to_string();
+        assert!(e.contains(&format!("entry {} (knob)", ok.len())) && e.contains("etc/passwd") && e.contains("refused"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root:x:0:0");
+    }
+
+    #[test]
+    fn a_state_directory_others_could_write_is_refused() {
+        let (t, b, _) = fake_root();
+        let r = t.path();
+        // World-writable (sticky or not), group-writable, a symlink: refused, nothing written.
+        for (name, mode) in [("ww", 0o777), ("sticky", 0o1777), ("gw", 0o770)] {
+            let d = r.join(name);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = Journal::create(&d.join("state.json"), r).unwrap_err().to_string();
+            assert!(e.contains("group or others may write it") && e.contains("refused"), "{name}: {e}");
+            assert!(!d.join("state.json").exists() && !d.join("state.tmp").exists());
+            let e = Journal::open_existing(&d.join("state.json"), r, &b).unwrap_err().to_string();
+            assert!(e.contains("group or others may write it"), "{name}: {e}");
+        }
+        let real = r.join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, r.join("link")).unwrap();
+        let e = Journal::create(&r.join("link/state.json"), r).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(std::fs::read_dir(&real).unwrap().next().is_none(), "nothing written through the link");
+        // A directory below a world-writable, non-sticky ancestor: refused.
+        let open = r.join("open");
+        std::fs::create_dir_all(open.join("private")).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::set_permissions(open.join("private"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let e = Journal::create(&open.join("private/state.json"), r).unwrap_err().to_string();
+        assert!(e.contains("ancestor") && e.contains("not sticky"), "{e}");
+        // Below a sticky one (like /tmp, /dev/shm): a directory of its own is accepted.
+        let sticky = r.join("sticky");
+        let j = Journal::create(&sticky.join("own/state.json"), r).unwrap();
+        assert!(j.restore().is_empty());
+    }
+
+    #[test]
+    fn a_planted_temporary_file_or_journal_link_is_never_followed() {
+        let (t, b, _) = fake_root();
+        let r = t.path();
+        let victim = r.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let p = r.join("run/state.json");
+        let mut j = Journal::create(&p, r).unwrap();
+        // A symlink where the temporary file goes: the next write refuses, the target is intact.
+        std::os::unix::fs::symlink(&victim, p.with_extension("tmp")).unwrap();
+        let e = j.record([Entry::Ioprio { tid: 7, start_time: 1, original: IoPrio::IDLE }]).unwrap_err().to_string();
+        assert!(e.contains("symbolic link") && e.contains("refused"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        std::fs::remove_file(p.with_extension("tmp")).unwrap();
+        // A leftover temporary file of our own (a crash between create and rename) is replaced.
+        std::fs::write(p.with_extension("tmp"), "half-written").unwrap();
+        j.record([Entry::Ioprio { tid: 8, start_time: 1, original: IoPrio::IDLE }]).unwrap();
+        // A symlink in place of the journal: not read through.
+        std::mem::forget(j);
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        let e = Journal::open_existing(&p, r, &b).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        // A journal others may write: refused.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, r#"{"agent_pid":1,"entries":[]}"#).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Journal::open_existing(&p, r, &b).unwrap_err().to_string();
+        assert!(e.contains("mode 666"), "{e}");
     }
 }

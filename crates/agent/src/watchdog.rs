@@ -7,6 +7,10 @@
 //! thaws, and forgets it at `T` (the agent restored it). Whatever happens to the agent —
 //! SIGKILL, a panic, a hang — background work is frozen, and write-back held, for at most the
 //! deadline, and at most a few ms after the agent's death.
+//!
+//! The agent starts it in a session of its own with `oom_score_adj` -1000 (where allowed), so a
+//! kill of the agent's process group or the OOM killer does not take both, and replaces it if it
+//! dies alone ([`crate::daemon::Agent::tick`]).
 
 use std::io::Read;
 use std::os::fd::AsFd;

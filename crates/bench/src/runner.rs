@@ -397,7 +397,8 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
             "# written by forefront bench: the default configuration; the workers join its scope at run time\n\
              [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n{}",
             socket,
-            format!("/dev/shm/forefront-bench-{}.state.json", std::process::id()),
+            // A directory of its own on a tmpfs (the agent makes it 0700 and removes it at a clean exit).
+            format!("/dev/shm/forefront-bench-{}/state.json", std::process::id()),
             format!("forefront-bench-{}", std::process::id()),
             plan.agent_extra
         );

@@ -108,7 +108,9 @@ enum AgentCommand {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
-    /// Undo what a crashed agent left (reads the state file); for `ExecStopPost=`.
+    /// Undo what a crashed agent left (reads the state file); for `ExecStopPost=`. A state file
+    /// or directory anybody but root could have written, or an entry naming anything the agent
+    /// does not change, is refused and nothing is restored.
     Restore(ConfigArg),
     /// Print the default configuration, every key documented in docs/agent.md.
     Config,
@@ -246,7 +248,8 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         }
         AgentCommand::Restore(c) => {
             let cfg = load(&c)?;
-            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root)? {
+            let bounds = forefront_agent::state::Bounds::read(&cfg.agent.root, &cfg.agent.group)?;
+            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root, &bounds)? {
                 None => writeln!(std::io::stdout(), "nothing to restore ({} absent)", cfg.agent.state.display())?,
                 Some(j) => {
                     let n = j.entries().len();

@@ -67,13 +67,32 @@ pub(crate) fn read_to_string(path: &std::path::Path) -> Result<String> {
 }
 
 /// Writes `value` in one `write(2)`, as cgroupfs and sysfs expect (they parse each write whole).
+/// The file is opened with `O_NOFOLLOW`: kernel files are never symbolic links, and a root
+/// process must not write through one planted in a fake or hostile tree.
 pub(crate) fn write_str(path: &std::path::Path, value: &str) -> Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let err = |source| Error::Write { path: path.to_owned(), value: value.to_owned(), source };
     let mut f = std::fs::OpenOptions::new()
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .truncate(true) // as `echo v > knob` does; cgroupfs ignores it, fake trees need it
         .open(path)
         .map_err(err)?;
     f.write_all(value.as_bytes()).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_write_never_goes_through_a_symlink() {
+        let t = tempfile::tempdir().unwrap();
+        let victim = t.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let knob = t.path().join("cpu.weight");
+        std::os::unix::fs::symlink(&victim, &knob).unwrap();
+        let e = super::write_str(&knob, "1").unwrap_err().to_string();
+        assert!(e.contains("cpu.weight"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    }
 }

@@ -143,6 +143,11 @@ pub struct IoCounters {
     pub write_bytes: u64,
 }
 
+/// Sets `/proc/PID/oom_score_adj` (`-1000`: never chosen by the OOM killer; needs root to lower).
+pub fn set_oom_score_adj(root: &Path, pid: i32, value: i32) -> Result<()> {
+    crate::error::write_str(&proc_dir(root, pid).join("oom_score_adj"), &value.to_string())
+}
+
 pub fn io(root: &Path, pid: i32) -> Result<IoCounters> {
     let path = proc_dir(root, pid).join("io");
     let text = read_to_string(&path)?;
