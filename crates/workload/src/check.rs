@@ -104,7 +104,13 @@ impl Scenario {
         let mut has_headline = false;
         for (i, a) in self.apps.iter().enumerate() {
             for (j, t) in a.threads.iter().enumerate() {
-                let mut cx = OpCheck { apps: &names, headline: &self.headline, has_headline: false, begun: BTreeSet::new(), declared: &declared };
+                let mut cx = OpCheck {
+                    apps: &names,
+                    headline: &self.headline,
+                    has_headline: false,
+                    begun: BTreeSet::new(),
+                    declared: &declared,
+                };
                 cx.ops(&t.ops, &format!("app[{i}].thread[{j}].ops"))
                     .map_err(|e| format!("{e} (app `{}` thread `{}`)", a.name, t.name))?;
                 has_headline |= cx.has_headline;

@@ -183,7 +183,8 @@ pub fn load_device(name_or_path: &str) -> Result<FlashParams, LoadError> {
         Some((n, t)) => (format!("devices/{n}.toml"), (*t).to_string()),
         None => {
             let path = Path::new(name_or_path);
-            let invalid = |message: &str| LoadError::Invalid { file: name_or_path.to_string(), line: None, message: message.into() };
+            let invalid =
+                |message: &str| LoadError::Invalid { file: name_or_path.to_string(), line: None, message: message.into() };
             match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => return Err(invalid("is a directory, not a device file")),
                 Ok(m) if !m.is_file() => return Err(invalid("is not a regular file (a device file is TOML)")),
