@@ -257,7 +257,37 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
     if let Some(s) = &r.scheduler {
         cfg.scenario.phone.scheduler = SchedulerConfig::all().into_iter().find(|c| c.name() == s).context("scheduler")?;
     }
+    cfg.check().map_err(|e| flag_error(e, r.bg_apps.is_some(), r.bg_cells.is_some()))?;
     Ok(cfg)
+}
+
+/// A refused configuration, naming the flag that set the refused value where one did.
+fn flag_error(e: forefront_sim::ConfigError, bg_apps_flag: bool, bg_cells_flag: bool) -> anyhow::Error {
+    let text = e.to_string();
+    if bg_apps_flag && text.starts_with("bg_apps:") {
+        anyhow::anyhow!("--bg-apps: {}", &text["bg_apps: ".len()..])
+    } else if bg_cells_flag && text.contains(": bg_cells:") {
+        anyhow::anyhow!("--bg-cells: {}", text.split(": bg_cells: ").nth(1).unwrap_or_default())
+    } else {
+        e.into()
+    }
+}
+
+/// Every configuration checked ([`RunConfig::check`]) before any runs; `--seeds` within its
+/// limit.
+pub fn check_all(cfgs: &[RunConfig]) -> anyhow::Result<()> {
+    for c in cfgs {
+        c.check().map_err(|e| flag_error(e, true, true))?;
+    }
+    Ok(())
+}
+
+/// `--seed S --seeds N`: N within [`forefront_workload::limits::MAX_SEEDS`], S + N without overflow.
+fn check_seeds(seed: u64, seeds: u64) -> anyhow::Result<()> {
+    use forefront_workload::limits::MAX_SEEDS;
+    anyhow::ensure!((1..=MAX_SEEDS).contains(&seeds), "--seeds must be in 1..={MAX_SEEDS}, got {seeds}");
+    anyhow::ensure!(seed.checked_add(seeds).is_some(), "--seed {seed} + --seeds {seeds} overflow a 64-bit seed");
+    Ok(())
 }
 
 fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
@@ -285,9 +315,9 @@ fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// Run, writing the Perfetto export to `trace_out` when given.
 pub fn run_with_trace(cfg: &RunConfig, trace_out: Option<&std::path::Path>, force: bool) -> anyhow::Result<RunReport> {
-    let Some(path) = trace_out else { return Ok(sim_run(cfg)) };
+    let Some(path) = trace_out else { return Ok(forefront_sim::try_run(cfg)?) };
     anyhow::ensure!(force || !path.exists(), "{} exists; pass --force to overwrite it", path.display());
-    let (report, trace) = forefront_sim::run_traced(cfg, true);
+    let (report, trace) = forefront_sim::try_run_traced(cfg, true)?;
     let forefront_sim::RunTrace { records, fg_tids, threads } = trace.expect("asked for a trace");
     let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
     let fg = forefront_trace::stats::FgSelector { pids: fg_tids, comms: vec![] };
@@ -453,7 +483,7 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
 /// each over `seeds` seeds whose headline samples are pooled (20 samples per run are too few
 /// for one seed's tail to mean much).
 fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
+    check_seeds(seed, seeds)?;
     let scenario = forefront_workload::DEFAULT_SCENARIO;
     let mut cfgs = vec![];
     let mut labels: Vec<(&str, u32)> = vec![("android", 0)];
@@ -467,6 +497,7 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
             cfgs.push(RunConfig { seed: seed + s, ..first.clone() });
         }
     }
+    check_all(&cfgs)?;
     let reports = run_all(&cfgs);
     let mut out = std::io::stdout().lock();
     match format {
@@ -619,7 +650,7 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    anyhow::ensure!(c.seeds >= 1, "--seeds must be at least 1");
+    check_seeds(c.seed, c.seeds)?;
     let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> {
         let mut cfg = RunConfig::builtin(&c.scenario, policy, Some(bg), seed)?;
         if let Some(d) = &c.device {
@@ -639,6 +670,7 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    check_all(&cfgs)?;
     let reports = run_all(&cfgs);
     let n = c.seeds as usize;
     let mean = |rs: &[RunReport], f: fn(&RunReport) -> f64| rs.iter().map(f).sum::<f64>() / rs.len() as f64;
