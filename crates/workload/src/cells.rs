@@ -219,6 +219,13 @@ impl Scenario {
     /// Checks of `[[cell]]` and `[cells]` (part of [`Scenario::validate`]).
     pub(crate) fn validate_cells(&self) -> Result<(), String> {
         if self.cells.is_empty() {
+            for (i, a) in self.apps.iter().enumerate() {
+                for (j, t) in a.threads.iter().enumerate() {
+                    switch_targets(&t.ops, &mut |cell| {
+                        Err(format!("app[{i}].thread[{j}]: switch_cell to unknown cell `{cell}`: the scenario has no [[cell]]"))
+                    })?;
+                }
+            }
             return Ok(());
         }
         let p = &self.cells_params;
