@@ -88,10 +88,10 @@ impl RunConfig {
         }
         if files > capacity {
             return bad(format!(
-                "file: the scenario's files ({} MiB with {} background apps, and its {} MiB journal) do not fit on device `{}` ({} MiB)",
-                files >> 20,
+                "file: the scenario's files with {} background apps and its journal (phone.fs.journal_mib = {}) take {} MiB: they do not fit on device `{}` ({} MiB)",
                 self.bg_apps,
                 sc.phone.fs.journal_mib,
+                files >> 20,
                 self.device.name,
                 capacity >> 20
             ));
