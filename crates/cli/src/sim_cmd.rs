@@ -70,6 +70,10 @@ enum SimCommand {
     ///   name = "usb"
     ///   set = { "phone.net_mb_s" = 25.0 }
     ///
+    /// Every point's scenario and device pass the checks of a file (ranges, limits, files
+    /// that fit the device) with the values its axes and variants set; seeds are distinct,
+    /// at most 10000, and a spec has at most 1000000 points (checked before any is built).
+    ///
     /// See sweeps/revisiting-storage.toml for a sweep of devices, networks, what-ifs and pilots.
     #[command(verbatim_doc_comment)]
     Sweep(crate::sim_sweep::SweepArgs),
@@ -153,11 +157,11 @@ struct RunArgs {
     /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
-    /// Background app instances (default: the scenario's `bg_apps`).
+    /// Background app instances (default: the scenario's `bg_apps`; at most 1000).
     #[arg(long)]
     bg_apps: Option<u32>,
     /// Busy background cells, for scenarios with virtual phones (`[[cell]]`; default: the
-    /// scenario's `bg_cells`).
+    /// scenario's `bg_cells`; at most 64).
     #[arg(long)]
     bg_cells: Option<u32>,
     /// Seed of the run's random streams (same seed, same output).
