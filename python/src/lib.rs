@@ -68,11 +68,21 @@ fn run(
     scenario_json: Option<&str>,
     file: &str,
     policy: &str,
-    bg_apps: Option<u32>,
+    bg_apps: Option<u64>,
     seed: u64,
     device: Option<&str>,
     scheduler: Option<&str>,
 ) -> PyResult<String> {
+    // Any Python int up to 2**64 - 1 reaches the limit check (a u32 would raise OverflowError).
+    let max = forefront_workload::limits::MAX_BG_APPS;
+    let bg_apps = bg_apps
+        .map(|n| {
+            u32::try_from(n)
+                .ok()
+                .filter(|&n| n <= max)
+                .ok_or_else(|| err(format!("bg_apps: {n} is over the limit of {max} background app instances")))
+        })
+        .transpose()?;
     let mut cfg = match (scenario_name, scenario_json) {
         (Some(name), _) => RunConfig::builtin(name, policy, bg_apps, seed).map_err(err)?,
         (None, Some(json)) => {
@@ -94,7 +104,7 @@ fn run(
             err(format!("unknown scheduler `{s}` (known: {})", known.join(", ")))
         })?;
     }
-    let report = py.detach(|| forefront_sim::run(&cfg));
+    let report = py.detach(|| forefront_sim::try_run(&cfg)).map_err(err)?;
     to_json(&report)
 }
 

@@ -114,6 +114,21 @@ def test_bad_input_raises_with_the_rust_error_text():
         forefront.sweep(42)
 
 
+def test_sizes_beyond_their_limits_raise_before_anything_runs():
+    # 10**9 background apps once grew the interpreter to 24 GB; now a limit with its name.
+    for n in (10**9, 10**12):
+        with pytest.raises(forefront.ForefrontError, match=rf"^bg_apps: {n} is over the limit of 1000"):
+            forefront.run("launch-update", bg_apps=n)
+    with pytest.raises(forefront.ForefrontError, match="bg_apps: 1000000000 is over the limit"):
+        forefront.SweepSpec({**SPEC, "bg_apps": [10**9]})
+    with pytest.raises(forefront.ForefrontError, match="seeds: seed 1 is listed twice"):
+        forefront.SweepSpec({**SPEC, "seeds": [1, 1, 1]})
+    with pytest.raises(forefront.ForefrontError, match="seeds: 0 seeds make no run"):
+        forefront.SweepSpec({**SPEC, "seeds": 0})
+    with pytest.raises(forefront.ForefrontError, match=r"queue_depth must be 1\.\.=256, got 0"):
+        forefront.sweep({**SPEC, "axes": {"device.queue_depth": [0]}})
+
+
 @pytest.fixture(scope="module")
 def cli_sweep(tmp_path_factory):
     """`forefront sim sweep` of SPEC_TOML: (spec path, the bytes it writes)."""

@@ -99,7 +99,8 @@ struct SwitchRow {
 }
 
 pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(a.seeds >= 1, "--seeds must be at least 1");
+    let max = forefront_workload::limits::MAX_SEEDS;
+    anyhow::ensure!((1..=max).contains(&a.seeds), "--seeds must be in 1..={max}, got {}", a.seeds);
     anyhow::ensure!(!a.policies.is_empty() && !a.bg_cells.is_empty(), "--policy and --bg-cells need at least one value");
     let device = a.device.as_deref().map(forefront_workload::load_device).transpose()?;
     let cfg = |scenario: &str, policy: &str, busy: u32, seed: u64| -> anyhow::Result<RunConfig> {
@@ -109,12 +110,13 @@ pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow:
         }
         anyhow::ensure!(!c.scenario.cells.is_empty(), "{scenario}: the scenario has no virtual phones ([[cell]])");
         c.scenario.bg_cells = busy;
+        crate::sim_cmd::check_all(std::slice::from_ref(&c))?;
         Ok(c)
     };
     let probe = cfg(&a.scenario, "android", 0, a.seed)?;
     let total = probe.scenario.cells_params.total.max(1);
     let switch_total = cfg(&a.switch_scenario, "android", 0, a.seed)?.scenario.cells_params.total;
-    if let Some(n) = a.switch_bg_cells.iter().find(|&&n| n + 2 > switch_total) {
+    if let Some(n) = a.switch_bg_cells.iter().find(|&&n| n.saturating_add(2) > switch_total) {
         anyhow::bail!(
             "--switch-bg-cells {n}: {} has {switch_total} cells, and the switch needs the home cell and an idle one",
             a.switch_scenario

@@ -71,6 +71,10 @@ enum SimCommand {
     ///   name = "usb"
     ///   set = { "phone.net_mb_s" = 25.0 }
     ///
+    /// Every point's scenario and device pass the checks of a file (ranges, limits, files
+    /// that fit the device) with the values its axes and variants set; seeds are distinct,
+    /// at most 10000, and a spec has at most 1000000 points (checked before any is built).
+    ///
     /// See sweeps/revisiting-storage.toml for a sweep of devices, networks, what-ifs and pilots.
     #[command(verbatim_doc_comment)]
     Sweep(crate::sim_sweep::SweepArgs),
@@ -154,11 +158,11 @@ struct RunArgs {
     /// `android+ft-device`, `fasttrack+qa-boost`).
     #[arg(long, default_value = "android")]
     policy: String,
-    /// Background app instances (default: the scenario's `bg_apps`).
+    /// Background app instances (default: the scenario's `bg_apps`; at most 1000).
     #[arg(long)]
     bg_apps: Option<u32>,
     /// Busy background cells, for scenarios with virtual phones (`[[cell]]`; default: the
-    /// scenario's `bg_cells`).
+    /// scenario's `bg_cells`; at most 64).
     #[arg(long)]
     bg_cells: Option<u32>,
     /// Seed of the run's random streams (same seed, same output).
@@ -258,7 +262,37 @@ fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
     if let Some(s) = &r.scheduler {
         cfg.scenario.phone.scheduler = SchedulerConfig::all().into_iter().find(|c| c.name() == s).context("scheduler")?;
     }
+    cfg.check().map_err(|e| flag_error(e, r.bg_apps.is_some(), r.bg_cells.is_some()))?;
     Ok(cfg)
+}
+
+/// A refused configuration, naming the flag that set the refused value where one did.
+fn flag_error(e: forefront_sim::ConfigError, bg_apps_flag: bool, bg_cells_flag: bool) -> anyhow::Error {
+    let text = e.to_string();
+    if bg_apps_flag && text.starts_with("bg_apps:") {
+        anyhow::anyhow!("--bg-apps: {}", &text["bg_apps: ".len()..])
+    } else if bg_cells_flag && text.contains(": bg_cells:") {
+        anyhow::anyhow!("--bg-cells: {}", text.split(": bg_cells: ").nth(1).unwrap_or_default())
+    } else {
+        e.into()
+    }
+}
+
+/// Every configuration checked ([`RunConfig::check`]) before any runs; `--seeds` within its
+/// limit.
+pub fn check_all(cfgs: &[RunConfig]) -> anyhow::Result<()> {
+    for c in cfgs {
+        c.check().map_err(|e| flag_error(e, true, true))?;
+    }
+    Ok(())
+}
+
+/// `--seed S --seeds N`: N within [`forefront_workload::limits::MAX_SEEDS`], S + N without overflow.
+fn check_seeds(seed: u64, seeds: u64) -> anyhow::Result<()> {
+    use forefront_workload::limits::MAX_SEEDS;
+    anyhow::ensure!((1..=MAX_SEEDS).contains(&seeds), "--seeds must be in 1..={MAX_SEEDS}, got {seeds}");
+    anyhow::ensure!(seed.checked_add(seeds).is_some(), "--seed {seed} + --seeds {seeds} overflow a 64-bit seed");
+    Ok(())
 }
 
 fn run_one(r: RunArgs) -> anyhow::Result<ExitCode> {
@@ -294,9 +328,9 @@ pub fn run_with_trace(
     force: bool,
     inputs: &[&std::path::Path],
 ) -> anyhow::Result<RunReport> {
-    let Some(path) = trace_out else { return Ok(sim_run(cfg)) };
+    let Some(path) = trace_out else { return Ok(forefront_sim::try_run(cfg)?) };
     let mut file = crate::output::OutputFile::create(path, force, inputs)?;
-    let (report, trace) = forefront_sim::run_traced(cfg, true);
+    let (report, trace) = forefront_sim::try_run_traced(cfg, true)?;
     let forefront_sim::RunTrace { records, fg_tids, threads } = trace.expect("asked for a trace");
     let fg = forefront_trace::stats::FgSelector { pids: fg_tids, comms: vec![] };
     let mut w = forefront_trace::perfetto::PerfettoWriter::new(std::io::BufWriter::new(file.file()), fg)?;
@@ -473,7 +507,7 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
 /// each over `seeds` seeds whose headline samples are pooled (20 samples per run are too few
 /// for one seed's tail to mean much).
 fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
+    check_seeds(seed, seeds)?;
     let scenario = forefront_workload::DEFAULT_SCENARIO;
     let mut cfgs = vec![];
     let mut labels: Vec<(&str, u32)> = vec![("android", 0)];
@@ -487,6 +521,7 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
             cfgs.push(RunConfig { seed: seed + s, ..first.clone() });
         }
     }
+    check_all(&cfgs)?;
     let reports = run_all(&cfgs);
     let mut out = std::io::stdout().lock();
     match format {
@@ -607,7 +642,7 @@ fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
 /// How one run of [`run_streamed`] ended.
 pub enum RunOutcome {
     Report(Box<RunReport>),
-    /// The run panicked: the panic's message.
+    /// The run ended with an error (e.g. a loop that stopped advancing time) or panicked: why.
     Failed(String),
 }
 
@@ -616,19 +651,19 @@ pub type Streamed = fn(Vec<RunConfig>, &mut dyn FnMut(usize, RunOutcome) -> anyh
 
 /// Run `cfgs` on up to `available_parallelism` threads and hand each outcome to `done` (on this
 /// thread, in completion order, with the run's position in `cfgs`) as soon as it finishes. A run
-/// that panics is a [`RunOutcome::Failed`], and the others go on.
+/// that fails or panics is a [`RunOutcome::Failed`], and the others go on.
 ///
 /// SIGINT, SIGTERM or SIGHUP stop it: no run starts after the signal, and it returns `false`
 /// at once, without waiting for the runs in flight (their threads end with the process).
 /// Returns `true` when every run was handed to `done`; an error from `done` ends it too.
 pub fn run_streamed(cfgs: Vec<RunConfig>, done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>) -> anyhow::Result<bool> {
-    run_streamed_with(cfgs, sim_run, done)
+    run_streamed_with(cfgs, |c| Ok(forefront_sim::try_run(c)?), done)
 }
 
 /// [`run_streamed`] with `run` in place of the simulator (tests inject failures through it).
 pub fn run_streamed_with(
     cfgs: Vec<RunConfig>,
-    run: fn(&RunConfig) -> RunReport,
+    run: fn(&RunConfig) -> anyhow::Result<RunReport>,
     done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>,
 ) -> anyhow::Result<bool> {
     use std::io::IsTerminal;
@@ -661,7 +696,8 @@ pub fn run_streamed_with(
                 break;
             }
             let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&cfgs[i]))) {
-                Ok(r) => RunOutcome::Report(Box::new(r)),
+                Ok(Ok(r)) => RunOutcome::Report(Box::new(r)),
+                Ok(Err(e)) => RunOutcome::Failed(format!("the run failed: {e:#}")),
                 Err(payload) => RunOutcome::Failed(forefront_sweep::panic_message(payload.as_ref())),
             };
             if tx.send((i, outcome)).is_err() {
@@ -717,7 +753,7 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    anyhow::ensure!(c.seeds >= 1, "--seeds must be at least 1");
+    check_seeds(c.seed, c.seeds)?;
     let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> {
         let mut cfg = RunConfig::builtin(&c.scenario, policy, Some(bg), seed)?;
         if let Some(d) = &c.device {
@@ -737,6 +773,7 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    check_all(&cfgs)?;
     let reports = run_all(&cfgs);
     let n = c.seeds as usize;
     let mean = |rs: &[RunReport], f: fn(&RunReport) -> f64| rs.iter().map(f).sum::<f64>() / rs.len() as f64;

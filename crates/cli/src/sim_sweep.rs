@@ -215,7 +215,7 @@ mod tests {
                 if c.seed == 2 {
                     panic!("injected failure");
                 }
-                forefront_sim::run(c)
+                Ok(forefront_sim::try_run(c)?)
             },
             done,
         )

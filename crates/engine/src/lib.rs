@@ -9,6 +9,9 @@
 //! - [`RngStreams`]: independent, seeded random streams, one per component, so adding a random
 //!   draw in one layer does not shift the numbers another layer sees.
 //! - [`Spread`]: a log-normal factor of mean 1 around a nominal time (device service, compute).
+//! - A run that stops advancing — [`STALL_EVENTS`] events in a row at one instant, a timer
+//!   re-armed with a zero interval — ends: [`EventQueue::pop`] returns `None` and
+//!   [`EventQueue::stall_report`] names the event, instead of the run hanging.
 //!
 //! ```
 //! use forefront_engine::{EventQueue, SimTime};
@@ -73,6 +76,12 @@ impl fmt::Display for SimTime {
     }
 }
 
+/// Events popped in a row at one instant after which the queue calls the run stalled. A
+/// phone's busiest instant (every task of a thousand background apps starting at once) pops a
+/// few tens of thousands; a loop that does not advance time reaches this in a fraction of a
+/// second.
+pub const STALL_EVENTS: u64 = 1 << 21;
+
 struct Entry<E> {
     time: SimTime,
     seq: u64,
@@ -115,6 +124,10 @@ pub struct EventQueue<E> {
     now: SimTime,
     popped: u64,
     clamped: u64,
+    /// Events popped in a row at `now`.
+    same_instant: u64,
+    /// The event at which the run was found stalled (then `pop` returns `None`).
+    stalled: Option<Entry<E>>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -128,7 +141,16 @@ impl<E> EventQueue<E> {
         Self::with_capacity(1024)
     }
     pub fn with_capacity(cap: usize) -> Self {
-        EventQueue { front: None, heap: BinaryHeap::with_capacity(cap), seq: 0, now: SimTime::ZERO, popped: 0, clamped: 0 }
+        EventQueue {
+            front: None,
+            heap: BinaryHeap::with_capacity(cap),
+            seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+            clamped: 0,
+            same_instant: 0,
+            stalled: None,
+        }
     }
     /// The time of the last event popped.
     pub fn now(&self) -> SimTime {
@@ -159,12 +181,26 @@ impl<E> EventQueue<E> {
     pub fn schedule_in(&mut self, ns: u64, event: E) {
         self.schedule(self.now.after(ns), event);
     }
+    /// The earliest event; `None` when there is none or the run has stalled (see
+    /// [`EventQueue::stall_report`]).
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        if self.stalled.is_some() {
+            return None;
+        }
         let entry = match self.front.take() {
             Some(f) => f,
             None => self.heap.pop()?,
         };
         debug_assert!(entry.time >= self.now, "time went backwards");
+        if entry.time == self.now {
+            self.same_instant += 1;
+            if self.same_instant >= STALL_EVENTS {
+                self.stalled = Some(entry);
+                return None;
+            }
+        } else {
+            self.same_instant = 0;
+        }
         self.now = entry.time;
         self.popped += 1;
         Some((entry.time, entry.event))
@@ -181,6 +217,32 @@ impl<E> EventQueue<E> {
     /// Events popped so far.
     pub fn popped(&self) -> u64 {
         self.popped
+    }
+    /// When the run stalled ([`STALL_EVENTS`] events in a row at one instant): the instant,
+    /// the event it stopped at and the kinds of event pending at that instant (by their
+    /// `Debug` names without fields), most frequent first. `None` while time advances.
+    pub fn stall_report(&self) -> Option<String>
+    where
+        E: fmt::Debug,
+    {
+        let stalled = self.stalled.as_ref()?;
+        let kind = |e: &E| {
+            let d = format!("{e:?}");
+            d.split(['(', ' ', '{']).next().unwrap_or_default().to_string()
+        };
+        let mut kinds: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+        for e in self.heap.iter().chain(&self.front).filter(|e| e.time == stalled.time) {
+            *kinds.entry(kind(&e.event)).or_default() += 1;
+        }
+        let mut kinds: Vec<(String, u64)> = kinds.into_iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let pending: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        Some(format!(
+            "the simulation stopped advancing at {}: {STALL_EVENTS} events in a row at that instant, the last `{:?}`{}",
+            stalled.time,
+            stalled.event,
+            if pending.is_empty() { String::new() } else { format!(" (pending then: {})", pending.join(", ")) }
+        ))
     }
     /// Events that were scheduled in the past and clamped to `now` (a model bug if non-zero).
     pub fn clamped(&self) -> u64 {
@@ -247,7 +309,7 @@ impl Spread {
 
 #[cfg(test)]
 mod tests {
-    use super::{EventQueue, Rng, RngStreams, SimTime, Spread};
+    use super::{EventQueue, Rng, RngStreams, SimTime, Spread, STALL_EVENTS};
     use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
 
     #[test]
@@ -311,6 +373,44 @@ mod tests {
             prop_assert_eq!(rest, model);
             prop_assert!(q.is_empty());
         }
+    }
+
+    #[test]
+    fn a_loop_at_one_instant_is_reported_not_run_forever() {
+        #[derive(Debug)]
+        enum Ev {
+            Timer,
+            Core(u8),
+        }
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(5), Ev::Timer);
+        let started = std::time::Instant::now();
+        let mut n = 0u64;
+        // A timer re-armed with a zero interval, as `writeback_interval_s = 0` did.
+        while let Some((t, ev)) = q.pop() {
+            n += 1;
+            match ev {
+                Ev::Timer => {
+                    q.schedule(t, Ev::Timer);
+                    q.schedule(t, Ev::Core(1));
+                }
+                Ev::Core(c) => assert_eq!(c, 1),
+            }
+        }
+        assert!(started.elapsed().as_secs_f64() < 1.0, "{:?}", started.elapsed());
+        assert_eq!(n, STALL_EVENTS, "the first event came at a new instant, then the loop");
+        let report = q.stall_report().expect("stalled");
+        assert!(report.contains("stopped advancing at 0.000000s"), "{report}");
+        assert!(report.contains("Timer ×1") && report.contains("Core ×"), "{report}");
+        assert!(q.pop().is_none(), "a stalled queue stays stopped");
+        // Many events at one instant, then time advances: no stall.
+        let mut q = EventQueue::new();
+        for i in 0..100_000u64 {
+            q.schedule(SimTime(1), i);
+        }
+        q.schedule(SimTime(2), 0);
+        assert_eq!(std::iter::from_fn(|| q.pop()).count(), 100_001);
+        assert!(q.stall_report().is_none());
     }
 
     #[test]

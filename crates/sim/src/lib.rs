@@ -40,14 +40,95 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// A built-in (or file) scenario on its own device.
+    /// A built-in (or file) scenario on its own device; a device that does not load is named
+    /// with the scenario's `device` key.
     pub fn builtin(scenario: &str, policy: &str, bg_apps: Option<u32>, seed: u64) -> Result<RunConfig, ConfigError> {
-        let scenario = Scenario::load(scenario)?;
-        let device = forefront_workload::load_device(&scenario.device)?;
+        let name = scenario;
+        let scenario = Scenario::load(name)?;
+        let device = forefront_workload::load_device(&scenario.device).map_err(|e| {
+            let file = if forefront_workload::scenario_names().any(|n| n == name) {
+                format!("scenarios/{name}.toml")
+            } else {
+                name.to_string()
+            };
+            ConfigError::Invalid(format!("{file}: device: {e}"))
+        })?;
         let policy = Policy::by_name(policy)?;
         let bg_apps = bg_apps.unwrap_or(scenario.bg_apps);
         Ok(RunConfig { scenario, device, policy, bg_apps, seed })
     }
+
+    /// Whether the run can go: the scenario's and the device's checks (again: an axis, a
+    /// variant or code may have changed them since they were loaded), the background-app
+    /// limit, and the scenario's files and sizes against the device's capacity. Every
+    /// [`try_run`] checks first.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        use forefront_workload::limits::MAX_BG_APPS;
+        let bad = |m: String| Err(ConfigError::Invalid(m));
+        if self.bg_apps > MAX_BG_APPS {
+            return bad(format!("bg_apps: {} is over the limit of {MAX_BG_APPS} background app instances", self.bg_apps));
+        }
+        self.scenario.validate().map_err(|e| ConfigError::Invalid(format!("scenario `{}`: {e}", self.scenario.name)))?;
+        self.device.validate().map_err(|e| ConfigError::Invalid(format!("device `{}`: {e}", self.device.name)))?;
+        let sc = &self.scenario;
+        // Capacity of every device the run has (main, RAID-0 members, vfat mounts' devices):
+        // what the scenario's files may take at most.
+        let mut capacity = u128::from(self.device.capacity_gib) << 30;
+        for name in sc.phone.storage.raid0_with.iter().chain(sc.mounts.iter().filter_map(|m| m.device.as_ref())) {
+            if let Ok(d) = forefront_workload::load_device(name) {
+                capacity += u128::from(d.capacity_gib) << 30;
+            }
+        }
+        let (_, apps) = sc.instances(self.bg_apps, sc.bg_cells);
+        let mut files: u128 = u128::from(sc.phone.fs.journal_mib) << 20;
+        for f in &sc.files {
+            let copies = apps.iter().filter(|a| a.spec.name == f.owner).count().max(1) as u128;
+            let copies = if sc.has_cells() && sc.cells_params.is_shared(&f.path) { 1 } else { copies };
+            files += u128::from(f.size.0) * copies;
+        }
+        if files > capacity {
+            return bad(format!(
+                "file: the scenario's files with {} background apps and its journal (phone.fs.journal_mib = {}) take {} MiB: they do not fit on device `{}` ({} MiB)",
+                self.bg_apps,
+                sc.phone.fs.journal_mib,
+                files >> 20,
+                self.device.name,
+                capacity >> 20
+            ));
+        }
+        for (i, a) in sc.apps.iter().enumerate() {
+            for (j, t) in a.threads.iter().enumerate() {
+                too_large(&t.ops, &format!("app[{i}].thread[{j}].ops"), capacity).map_err(|e| {
+                    ConfigError::Invalid(format!("{e} on device `{}` ({} MiB)", self.device.name, capacity >> 20))
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first op that sets a file larger than `capacity` bytes (a write's end, a truncate).
+fn too_large(ops: &[forefront_workload::Op], key: &str, capacity: u128) -> Result<(), String> {
+    use forefront_workload::Op;
+    for (k, op) in ops.iter().enumerate() {
+        let end = match op {
+            Op::Repeat { ops, .. } => {
+                too_large(ops, &format!("{key}[{k}].ops"), capacity)?;
+                continue;
+            }
+            Op::Write { offset, len, .. } => u128::from(offset.unwrap_or_default().0) + u128::from(len.0),
+            Op::Truncate { size, .. } => u128::from(size.0),
+            _ => continue,
+        };
+        if end > capacity {
+            return Err(format!(
+                "{key}[{k}] ({}): a file of {} bytes is larger than the storage",
+                forefront_workload::op_name(op),
+                end
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +137,25 @@ pub enum ConfigError {
     Load(#[from] LoadError),
     #[error(transparent)]
     Policy(#[from] forefront_policy::UnknownPolicy),
+    /// A configuration [`RunConfig::check`] refuses; the text begins with the key.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A run that could not be done: its configuration was refused, or its time stopped advancing.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The engine found the run stalled at one instant ([`forefront_engine::STALL_EVENTS`]).
+    #[error("{scenario}: {report}")]
+    Stalled { scenario: String, report: String },
+}
+
+/// Check the configuration ([`RunConfig::check`]) and run it: what every front end (CLI,
+/// sweep, Python) calls for input it did not build itself.
+pub fn try_run(cfg: &RunConfig) -> Result<RunReport, RunError> {
+    try_run_traced(cfg, false).map(|r| r.0)
 }
 
 /// Percentile by nearest rank over sorted samples ([`forefront_record::stats::percentile`]);
@@ -64,7 +164,8 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     forefront_record::stats::percentile(sorted, p).unwrap_or(0.0)
 }
 
-/// Run one simulation.
+/// Run one simulation of a configuration known to be good (a built-in, a test's); panics with
+/// the reason where [`try_run`] returns an error.
 pub fn run(cfg: &RunConfig) -> RunReport {
     run_traced(cfg, false).0
 }
@@ -79,8 +180,15 @@ pub struct RunTrace {
     pub threads: Vec<(u32, String, String)>,
 }
 
-/// Run one simulation; with `trace`, also return its records for a Perfetto export.
+/// [`run`] with, when `trace`, its records for a Perfetto export; panics where
+/// [`try_run_traced`] returns an error.
 pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>) {
+    try_run_traced(cfg, trace).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`try_run`] with, when `trace`, the run's records for a Perfetto export.
+pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option<RunTrace>), RunError> {
+    cfg.check()?;
     let wall = Instant::now();
     let mut world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
     let fg_tids = world.fg_tids();
@@ -89,6 +197,9 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
         world.record_trace();
     }
     let mut out = world.run();
+    if let Some(report) = out.stall.take() {
+        return Err(RunError::Stalled { scenario: cfg.scenario.name.clone(), report });
+    }
     let records = out.trace.take().map(|records| RunTrace { records, fg_tids, threads });
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
     // The headline: the phone's foreground samples (in Cells scenarios, those of the cell on
@@ -219,7 +330,7 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
             }
         },
     };
-    (report, records)
+    Ok((report, records))
 }
 
 /// Per-cell figures of a Cells run (empty otherwise).

@@ -242,6 +242,8 @@ pub struct Outcome {
     pub raid_pieces: u64,
     /// The log-structured area, when the scenario has an lfs mount.
     pub lfs: Option<LfsOutcome>,
+    /// Why the run stopped early: time stopped advancing ([`EventQueue::stall_report`]).
+    pub stall: Option<String>,
 }
 
 /// What the log-structured area did over a run.
@@ -1061,6 +1063,7 @@ impl World {
                 cleaner_blocks: self.cleaner_blocks,
             }),
             raid_pieces: self.st.pieces,
+            stall: self.q.stall_report(),
         }
     }
 

@@ -36,6 +36,8 @@ fn invariants_hold_for_every_io_scheduler_cpu_config_and_policy() {
                     c.policy = forefront_policy::Policy::by_name(policy).unwrap();
                     c.scenario.phone.scheduler = sched.clone();
                     c.scenario.phone.cpu.cores = cores.clone();
+                    // The background cpuset keeps the cores this phone has (none left: all).
+                    c.scenario.phone.bg_cores.retain(|&k| k < cores.len());
                     check_invariants(&c, &format!("{scenario} {policy} {} {} cores", sched.name(), cores.len()));
                 }
             }

@@ -243,6 +243,42 @@ impl Spec {
         for (k, v) in &body.axes {
             ensure(!v.is_empty(), &format!("axes.\"{k}\" has no value"))?;
         }
+        use forefront_workload::limits::{MAX_BG_APPS, MAX_SEEDS, MAX_SWEEP_POINTS};
+        if let Some(bg) = body.bg_apps.iter().find(|&&b| b > MAX_BG_APPS) {
+            return Err(fail!("{file}: bg_apps: {bg} is over the limit of {MAX_BG_APPS} background app instances"));
+        }
+        let seeds = match &body.seeds {
+            Seeds::Count(0) => return Err(fail!("{file}: seeds: 0 seeds make no run (seeds = N runs seeds 1..=N)")),
+            Seeds::Count(n) => *n,
+            Seeds::List(v) => {
+                let mut seen = BTreeSet::new();
+                if let Some(dup) = v.iter().find(|s| !seen.insert(**s)) {
+                    return Err(fail!(
+                        "{file}: seeds: seed {dup} is listed twice (its runs would be identical, and count as independent samples)"
+                    ));
+                }
+                ensure(!v.is_empty(), "seeds: the list is empty")?;
+                v.len() as u64
+            }
+        };
+        if seeds > MAX_SEEDS {
+            return Err(fail!("{file}: seeds: {seeds} seeds are over the limit of {MAX_SEEDS}"));
+        }
+        // The number of points, before any is built: a product of a few lists can be 1e18.
+        let groups: BTreeMap<&str, u64> = body.variants.iter().fold(BTreeMap::new(), |mut m, v| {
+            *m.entry(v.group.as_str()).or_default() += 1;
+            m
+        });
+        let n = [body.devices.len().max(1) as u64, body.policies.len() as u64, body.bg_apps.len() as u64, seeds]
+            .into_iter()
+            .chain(body.axes.values().map(|v| v.len() as u64))
+            .chain(groups.into_values())
+            .try_fold(1u64, |acc, k| acc.checked_mul(k).filter(|&n| n <= MAX_SWEEP_POINTS));
+        if n.is_none() {
+            return Err(fail!(
+                "{file}: the sweep has more than {MAX_SWEEP_POINTS} points (devices × variants × axes × policies × bg_apps × seeds); split it into several specs"
+            ));
+        }
         let mut seen = BTreeSet::new();
         for v in &body.variants {
             let ok = !v.name.is_empty() && !v.name.contains('/') && !v.group.is_empty();
@@ -387,10 +423,59 @@ impl Spec {
             let name = format!("{}/{names}", sc["name"].as_str().unwrap_or_default());
             sc["name"] = serde_json::Value::String(name);
         }
-        cfg.scenario = serde_json::from_value(sc).map_err(|e| fail!("{file}: axes: the scenario does not accept them: {e}"))?;
-        cfg.scenario.validate().map_err(|e| fail!("{file}: axes: {e}"))?;
-        cfg.device = serde_json::from_value(dev).map_err(|e| fail!("{file}: axes: the device does not accept them: {e}"))?;
+        let base = (serde_json::to_value(&cfg.scenario).map_err(json)?, serde_json::to_value(&cfg.device).map_err(json)?);
+        cfg.scenario = serde_json::from_value(sc).map_err(|e| self.culprit(p, &base, "scenario", &e))?;
+        cfg.device = serde_json::from_value(dev).map_err(|e| self.culprit(p, &base, "device", &e))?;
+        // The checks of a loaded scenario and device, and the run's (limits, capacity), on the
+        // values the point's variants and axes set.
+        let what = || {
+            let mut set: Vec<String> = p.axes.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            if let Some(v) = &p.variant {
+                set.insert(0, format!("variant {v}"));
+            }
+            if set.is_empty() {
+                String::new()
+            } else {
+                format!("point with {}: ", set.join(", "))
+            }
+        };
+        cfg.check().map_err(|e| fail!("{file}: {}{e}", what()))?;
         Ok(cfg)
+    }
+
+    /// The axis or variant field whose value the scenario or device (`what`) does not accept,
+    /// found by setting each of the point's values alone on the `base` values; `e` when none is
+    /// wrong alone.
+    fn culprit(&self, p: &Point, base: &(serde_json::Value, serde_json::Value), what: &str, e: &serde_json::Error) -> SweepError {
+        let file = &self.file;
+        let mut sets: Vec<(String, String, serde_json::Value)> =
+            p.axes.iter().map(|(k, v)| (format!("axes.\"{k}\""), k.clone(), v.clone())).collect();
+        for v in &self.body.variants {
+            for (k, value) in &v.set {
+                let value = serde_json::to_value(value).unwrap_or_default();
+                sets.push((format!("variant `{}`: set.\"{k}\"", v.name), k.clone(), value));
+            }
+        }
+        for (label, path, value) in sets {
+            let (mut sc, mut dev) = base.clone();
+            let target = if let Some(rest) = path.strip_prefix("device.") {
+                (set_path(&mut dev, rest, &value), "device")
+            } else {
+                (set_path(&mut sc, &path, &value), "scenario")
+            };
+            if target.1 != what || target.0.is_err() {
+                continue;
+            }
+            let err = if what == "device" {
+                serde_json::from_value::<forefront_model::flash::FlashParams>(dev).err()
+            } else {
+                serde_json::from_value::<forefront_workload::Scenario>(sc).err()
+            };
+            if let Some(err) = err {
+                return fail!("{file}: {label}: the {what} does not accept {value}: {}", json_message(&err));
+            }
+        }
+        fail!("{file}: axes: the {what} does not accept them: {}", json_message(e))
     }
 
     /// Run the point at `index` (in [`Spec::points`]' order) and return its line: what one
@@ -401,8 +486,9 @@ impl Spec {
         let p = all.get(index).ok_or_else(|| fail!("{}: no point {index} (the sweep has {})", self.file, all.len()))?;
         let cfg = self.config(p)?;
         let origin = Origin { sweep: self.id(), shard: (0, 1), points: all.len() };
-        Ok(match std::panic::catch_unwind(|| forefront_sim::run(&cfg)) {
-            Ok(r) => Line::new(&origin, index, p.clone(), &r),
+        Ok(match std::panic::catch_unwind(|| forefront_sim::try_run(&cfg)) {
+            Ok(Ok(r)) => Line::new(&origin, index, p.clone(), &r),
+            Ok(Err(e)) => Line::failed(&origin, index, p.clone(), format!("the run failed: {e}")),
             Err(payload) => Line::failed(&origin, index, p.clone(), panic_message(payload.as_ref())),
         })
     }
@@ -838,6 +924,74 @@ mod tests {
         let both = l.to_json().replace("\"error\"", "\"report\":{},\"error\"");
         assert!(Line::parse("x", 4, &both).unwrap_err().0.contains("x:4: not a sweep line"));
         assert_eq!(ranges(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
+    }
+
+    #[test]
+    fn seeds_bg_apps_and_the_point_count_are_bounded_before_anything_is_built() {
+        let spec = |seeds: &str, extra: &str| {
+            Spec::parse(
+                "s.toml",
+                &format!("scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = {seeds}\n{extra}"),
+            )
+        };
+        let e = |seeds: &str, extra: &str| spec(seeds, extra).unwrap_err().0;
+        assert!(e("0", "").starts_with("s.toml: seeds: 0 seeds make no run"), "{}", e("0", ""));
+        assert!(e("[1, 2, 1]", "").contains("seeds: seed 1 is listed twice"));
+        assert!(e("[]", "").contains("seeds: the list is empty"));
+        assert!(e("1000000000000", "").contains("seeds: 1000000000000 seeds are over the limit of 10000"));
+        let big =
+            Spec::parse("s.toml", "scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1000000000]\nseeds = 1\n");
+        assert!(big.unwrap_err().0.contains("bg_apps: 1000000000 is over the limit of 1000"));
+        // Six axes of 1000 values: 1e18 points, refused at once (not materialised).
+        let vals = format!("[{}]", (0..1000).map(|i| (i + 16).to_string()).collect::<Vec<_>>().join(", "));
+        let axes: String = [
+            "phone.page_cache_mib",
+            "phone.read_ahead_kib",
+            "phone.nr_requests",
+            "phone.max_request_kib",
+            "phone.fg_cpu_shares",
+            "phone.bg_cpu_shares",
+        ]
+        .iter()
+        .map(|k| format!("\"{k}\" = {vals}\n"))
+        .collect();
+        let t = std::time::Instant::now();
+        let msg = e("1", &format!("[axes]\n{axes}"));
+        assert!(msg.contains("more than 1000000 points"), "{msg}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        assert_eq!(spec("3", "").unwrap().points().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn axes_obey_the_scenario_and_device_checks_and_a_wrong_type_names_its_axis() {
+        let spec = |axes: &str| {
+            let s = Spec::parse(
+                "s.toml",
+                &format!("scenario = \"camera-switch\"\npolicies = [\"android\"]\nbg_apps = [1]\nseeds = 1\n[axes]\n{axes}"),
+            )
+            .unwrap();
+            let p = s.points().unwrap();
+            s.config(&p[0]).map(|_| ()).map_err(|e| e.0)
+        };
+        for (axes, want) in [
+            ("\"device.queue_depth\" = [0]", "queue_depth must be 1..=256, got 0"),
+            ("\"device.capacity_gib\" = [0]", "capacity_gib must be in 1..=1048576, got 0"),
+            ("\"device.read_seq_mb_s\" = [-1.0]", "read_seq_mb_s must be a positive number, got -1"),
+            ("\"phone.fs.journal_mib\" = [0]", "phone.fs.journal_mib must be in 1..="),
+            ("\"phone.writeback_interval_s\" = [0.0]", "phone.writeback_interval_s must be a number in [0.01, 3600], got 0"),
+            ("\"bg_apps\" = [5000]", "bg_apps: 5000 is over the limit"),
+        ] {
+            let e = spec(axes).unwrap_err();
+            assert!(e.starts_with("s.toml: point with ") && e.contains(want), "{axes}: {e}");
+        }
+        let e = spec("\"phone.page_cache_mib\" = [\"lots\"]").unwrap_err();
+        assert!(
+            e.starts_with("s.toml: axes.\"phone.page_cache_mib\": the scenario does not accept \"lots\": invalid type: string"),
+            "{e}"
+        );
+        let e = spec("\"device.queue_depth\" = [1.5]").unwrap_err();
+        assert!(e.starts_with("s.toml: axes.\"device.queue_depth\": the device does not accept 1.5"), "{e}");
+        spec("\"device.queue_depth\" = [4]").unwrap();
     }
 
     #[test]

@@ -219,6 +219,13 @@ impl Scenario {
     /// Checks of `[[cell]]` and `[cells]` (part of [`Scenario::validate`]).
     pub(crate) fn validate_cells(&self) -> Result<(), String> {
         if self.cells.is_empty() {
+            for (i, a) in self.apps.iter().enumerate() {
+                for (j, t) in a.threads.iter().enumerate() {
+                    switch_targets(&t.ops, &mut |cell| {
+                        Err(format!("app[{i}].thread[{j}]: switch_cell to unknown cell `{cell}`: the scenario has no [[cell]]"))
+                    })?;
+                }
+            }
             return Ok(());
         }
         let p = &self.cells_params;
@@ -348,7 +355,8 @@ mod tests {
              ops=[{{op='phase_begin', name='p'}}, {{op='read', path='/system/lib.so', len=4096}}, {{op='phase_end', name='p'}}]\n\
              [[app]]\nname='sync'\nrole='bg'\n[[app.thread]]\nname='w'\n\
              ops=[{{op='write', path='/data/db', len=4096}}]\n\
-             [[app]]\nname='switcher'\nrole='system'\n[[app.thread]]\nname='m'\nops=[{{op='switch_cell', cell='busy1'}}]\n"
+             [[app]]\nname='switcher'\nrole='system'\n[[app.thread]]\nname='m'\nops=[{{op='switch_cell', cell='busy1'}}]\n\
+             [[file]]\npath='/system/lib.so'\nsize=4096\nowner='ui'\n"
         );
         Scenario::parse("c.toml", &text)
     }
@@ -410,6 +418,6 @@ mod tests {
         assert!(e.contains("switch_cell to unknown cell `busy1`"), "{e}");
         let e = err("[cells]\nshared=['/data']\n[[cell]]\nname='home'\nrole='fg'\napps=['ui', 'sync']\n[[cell]]\nname='busy{c}'\nrole='busy'\napps=['sync']\n");
         assert!(e.contains("read-only shared base"), "{e}");
-        assert!(e.starts_with("c.toml: "), "{e}");
+        assert!(e.starts_with("c.toml:8: cell `home`"), "{e}");
     }
 }

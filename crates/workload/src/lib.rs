@@ -16,11 +16,13 @@
 //! ```
 
 pub mod cells;
+mod check;
 mod size;
 mod spec;
 pub mod trace_ops;
 
 pub use cells::{AppInstance, CellInstance, CellRole, CellSpec, CellsParams};
+pub use check::{limits, op_name};
 pub use size::Bytes;
 pub use spec::*;
 
@@ -33,8 +35,10 @@ use forefront_model::flash::FlashParams;
 pub enum LoadError {
     #[error("{file}:{line}:{column}: {message}")]
     Parse { file: String, line: usize, column: usize, message: String },
-    #[error("{file}: {message}")]
-    Invalid { file: String, message: String },
+    /// A value the checks refuse; `line` is where its key is in the file (when it is there:
+    /// a defaulted field has none).
+    #[error("{file}{}: {message}", line.map_or_else(String::new, |l| format!(":{l}")))]
+    Invalid { file: String, line: Option<usize>, message: String },
     #[error("{file}: {source}")]
     Io { file: String, source: std::io::Error },
     #[error("unknown {kind} `{name}`{} (known: {known})", did_you_mean(name, known.split(", ")))]
@@ -58,6 +62,47 @@ pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str)
             None => (1, 1),
         };
         LoadError::Parse { file: file.to_string(), line, column, message: e.message().trim().to_string() }
+    })
+}
+
+/// A refused value of `text` (the file `file`): `message` begins with the dotted key it
+/// concerns (`phone.fs.journal_mib`, `app[1].thread[0].ops[3]`), whose line [`locate`] finds.
+pub fn invalid_at(file: &str, text: &str, message: String) -> LoadError {
+    LoadError::Invalid { file: file.to_string(), line: locate(text, &message), message }
+}
+
+/// The line (1-based) of the key a message begins with, in TOML `text`: the deepest part of
+/// the dotted path (`phone.fs.journal_mib`, `app[1].thread[0].ops[3].ms`, indices from 0) that
+/// the file spells out; `None` when not even its first key is in the file (a default).
+pub fn locate(text: &str, message: &str) -> Option<usize> {
+    let key = message.split([' ', ':', '(']).next()?;
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut item = doc.as_item();
+    let mut span = None;
+    for part in key.split('.') {
+        let mut pieces = part.split('[');
+        let name = pieces.next()?;
+        item = item.get(name)?;
+        span = item.span().or(span);
+        for index in pieces {
+            let i: usize = index.strip_suffix(']')?.parse().ok()?;
+            match item.get(i) {
+                Some(next) => item = next,
+                None => return span.map(|s| line_col(text, s.start).0),
+            }
+            span = item.span().or(span);
+        }
+    }
+    span.map(|s| line_col(text, s.start).0)
+}
+
+/// A file's text; a byte that is not UTF-8 is named by its offset.
+pub(crate) fn read_text(path: &Path) -> Result<String, LoadError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        LoadError::Invalid { file, line: None, message: format!("not UTF-8 text: invalid byte at offset {at}") }
     })
 }
 
@@ -130,25 +175,41 @@ pub fn builtin_scenario(name: &str) -> Result<Scenario, LoadError> {
     Scenario::parse(&format!("scenarios/{name}.toml"), text)
 }
 
-/// A built-in device, or a device file path.
+/// A built-in device, or a device file path. A name that is neither says which: a path that
+/// does not exist, a directory or a special file (`/dev/null`) is named as such rather than as
+/// an unknown device.
 pub fn load_device(name_or_path: &str) -> Result<FlashParams, LoadError> {
     let (file, text) = match DEVICES.iter().find(|(n, _)| *n == name_or_path) {
         Some((n, t)) => (format!("devices/{n}.toml"), (*t).to_string()),
-        None if Path::new(name_or_path).is_file() => (
-            name_or_path.to_string(),
-            std::fs::read_to_string(name_or_path).map_err(|source| LoadError::Io { file: name_or_path.to_string(), source })?,
-        ),
         None => {
-            return Err(LoadError::Unknown {
-                kind: "device",
-                name: name_or_path.to_string(),
-                known: device_names().collect::<Vec<_>>().join(", "),
-            })
+            let path = Path::new(name_or_path);
+            let invalid =
+                |message: &str| LoadError::Invalid { file: name_or_path.to_string(), line: None, message: message.into() };
+            match std::fs::metadata(path) {
+                Ok(m) if m.is_dir() => return Err(invalid("is a directory, not a device file")),
+                Ok(m) if !m.is_file() => return Err(invalid("is not a regular file (a device file is TOML)")),
+                Ok(_) => (name_or_path.to_string(), read_text(path)?),
+                Err(e) if looks_like_path(name_or_path) => {
+                    return Err(LoadError::Io { file: name_or_path.to_string(), source: e });
+                }
+                Err(_) => {
+                    return Err(LoadError::Unknown {
+                        kind: "device",
+                        name: name_or_path.to_string(),
+                        known: device_names().collect::<Vec<_>>().join(", ") + ", or a path to a device file",
+                    })
+                }
+            }
         }
     };
     let dev: FlashParams = parse_toml(&file, &text)?;
-    dev.validate().map_err(|message| LoadError::Invalid { file, message })?;
+    dev.validate().map_err(|e| invalid_at(&file, &text, e))?;
     Ok(dev)
+}
+
+/// Whether a name that matches no built-in was meant as a file path (`./x`, `a/b`, `x.toml`).
+fn looks_like_path(name: &str) -> bool {
+    name.contains('/') || name.ends_with(".toml")
 }
 
 pub fn builtin_device(name: &str) -> Result<FlashParams, LoadError> {
@@ -159,22 +220,26 @@ impl Scenario {
     pub fn parse(file: &str, text: &str) -> Result<Scenario, LoadError> {
         let mut s: Scenario = parse_toml(file, text)?;
         let base = Path::new(file).parent().unwrap_or(Path::new("."));
-        s.resolve_traces(base).map_err(|message| LoadError::Invalid { file: file.to_string(), message })?;
-        s.validate().map_err(|message| LoadError::Invalid { file: file.to_string(), message })?;
+        s.resolve_traces(base).map_err(|message| invalid_at(file, text, message))?;
+        s.validate().map_err(|message| invalid_at(file, text, message))?;
         Ok(s)
     }
 
     pub fn from_file(path: &Path) -> Result<Scenario, LoadError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
-        Scenario::parse(&file, &text)
+        let m = std::fs::metadata(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
+        if !m.is_file() {
+            let what = if m.is_dir() { "is a directory" } else { "is not a regular file" };
+            return Err(LoadError::Invalid { file, line: None, message: format!("{what}, not a scenario file") });
+        }
+        Scenario::parse(&file, &read_text(path)?)
     }
 
     /// A built-in name or a path to a scenario file.
     pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
         if SCENARIOS.iter().any(|(n, _)| *n == name_or_path) {
             builtin_scenario(name_or_path)
-        } else if Path::new(name_or_path).exists() {
+        } else if Path::new(name_or_path).exists() || looks_like_path(name_or_path) {
             Scenario::from_file(Path::new(name_or_path))
         } else {
             Err(LoadError::Unknown {

@@ -134,8 +134,23 @@ impl FlashParams {
         if self.channels == 0 || self.channels > 64 {
             return Err(format!("channels must be 1..=64, got {}", self.channels));
         }
-        if self.capacity_gib == 0 {
-            return Err("capacity_gib must be > 0".into());
+        // 1 PiB at most: the capacity in bytes and sectors (`capacity_gib << 21`) never overflows.
+        if !(1..=1 << 20).contains(&self.capacity_gib) {
+            return Err(format!("capacity_gib must be in 1..={}, got {}", 1u64 << 20, self.capacity_gib));
+        }
+        if !(self.starvation_ms.is_finite() && (0.0..=3_600_000.0).contains(&self.starvation_ms)) {
+            return Err(format!("starvation_ms must be a number of ms in [0, 3600000], got {}", self.starvation_ms));
+        }
+        if !(self.nv_buffer_mb_s.is_finite() && self.nv_buffer_mb_s >= 0.0) {
+            return Err(format!("nv_buffer_mb_s must be a non-negative number, got {}", self.nv_buffer_mb_s));
+        }
+        for (field, v) in [("write_buffer_kib", self.write_buffer_kib), ("nv_buffer_kib", self.nv_buffer_kib)] {
+            if v > 1 << 30 {
+                return Err(format!("{field} must be at most {} (1 TiB), got {v}", 1u64 << 30));
+            }
+        }
+        if self.write_streams > 1024 {
+            return Err(format!("write_streams must be 0..=1024, got {}", self.write_streams));
         }
         Ok(())
     }
