@@ -184,26 +184,29 @@ impl<E> EventQueue<E> {
     /// The earliest event; `None` when there is none or the run has stalled (see
     /// [`EventQueue::stall_report`]).
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if self.stalled.is_some() {
-            return None;
-        }
         let entry = match self.front.take() {
             Some(f) => f,
             None => self.heap.pop()?,
         };
         debug_assert!(entry.time >= self.now, "time went backwards");
-        if entry.time == self.now {
-            self.same_instant += 1;
-            if self.same_instant >= STALL_EVENTS {
-                self.stalled = Some(entry);
-                return None;
-            }
-        } else {
-            self.same_instant = 0;
+        // Branch-free on the hot path: one compare and a conditional move.
+        self.same_instant = if entry.time == self.now { self.same_instant + 1 } else { 0 };
+        if self.same_instant >= STALL_EVENTS {
+            return self.stall(entry);
         }
         self.now = entry.time;
         self.popped += 1;
         Some((entry.time, entry.event))
+    }
+    /// The run stalled at `entry`, kept for [`EventQueue::stall_report`]. The caller stops at
+    /// this `None`; a later pop at the same instant puts its entry back and returns `None` too.
+    #[cold]
+    fn stall(&mut self, entry: Entry<E>) -> Option<(SimTime, E)> {
+        match self.stalled {
+            None => self.stalled = Some(entry),
+            Some(_) => self.heap.push(entry),
+        }
+        None
     }
     pub fn peek_time(&self) -> Option<SimTime> {
         self.front.as_ref().or_else(|| self.heap.peek()).map(|e| e.time)
