@@ -9,7 +9,9 @@
 //! - at most [`MAX_CONNECTIONS`] connections are served at once, and at most [`MAX_PER_UID`]
 //!   of one uid, so one client (or one user) cannot take every slot;
 //! - a refused peer gets its answer without a thread of its own, and refusals are logged at
-//!   most [`REFUSALS_LOGGED_PER_S`] a second (a summary line counts the rest);
+//!   most [`REFUSALS_LOGGED_PER_S`] a second (a summary line counts the rest; it is written with
+//!   the first refusal of a later second, so the count of a flood's last second waits for the
+//!   next refusal);
 //! - whatever a client sent is escaped before it reaches a log line ([`escape`]).
 //!
 //! The loop only ever sees parsed, authorised requests.

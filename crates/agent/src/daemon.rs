@@ -146,8 +146,7 @@ impl Agent {
     /// starts the watchdog (`watchdog_exe`: the `forefront` binary; `None`: no watchdog).
     pub fn start(cfg: Config, watchdog_exe: Option<&Path>, log: fn(&str)) -> Result<Self, AgentError> {
         let root = cfg.agent.root.clone();
-        let bounds = crate::state::Bounds::read(&root, &cfg.agent.group)?;
-        if let Some(old) = Journal::open_existing(&cfg.agent.state, &root, &bounds)? {
+        if let Some(old) = Journal::open_existing(&cfg.agent.state, &root, &cfg.agent.group)? {
             log(&format!("restoring {} change(s) left by agent pid {} (unclean exit)", old.entries().len(), old.writer_pid()));
             for p in old.restore() {
                 log(&format!("restore: {p}"));

@@ -350,8 +350,9 @@ impl Journal {
 
     /// A journal left by an earlier run, if any: read only from a private directory
     /// ([`private_dir`]), from a regular file owned by the agent's user that others cannot
-    /// write, and only if every entry is within `bounds`.
-    pub fn open_existing(path: &Path, root: &Path, bounds: &Bounds) -> Result<Option<Self>, StateError> {
+    /// write, and only if every entry is within the [`Bounds`] of an agent with group `group`
+    /// (read from the system only when there is a journal).
+    pub fn open_existing(path: &Path, root: &Path, group: &str) -> Result<Option<Self>, StateError> {
         use std::io::Read;
         let dir = path.parent().ok_or_else(|| unsafe_err(path, "the state path names no file"))?;
         match std::fs::symlink_metadata(dir) {
@@ -384,6 +385,10 @@ impl Journal {
         }
         let file: File =
             serde_json::from_str(&text).map_err(|e| StateError::Corrupt { path: path.into(), message: e.to_string() })?;
+        let bounds = Bounds::read(root, group).map_err(|e| StateError::Corrupt {
+            path: path.into(),
+            message: format!("cannot tell what the agent manages: {e}"),
+        })?;
         for (index, e) in file.entries.iter().enumerate() {
             bounds.check(e).map_err(|message| StateError::Foreign { path: path.into(), index, kind: e.kind(), message })?;
         }
@@ -617,12 +622,12 @@ mod tests {
 
     #[test]
     fn record_is_durable_and_deduplicated() {
-        let (t, b, cg) = fake_root();
+        let (t, _b, cg) = fake_root();
         let p = t.path().join("run/state.json");
         let mut j = Journal::create(&p, t.path()).unwrap();
         let e = Entry::Knob { path: cg.join("forefront/bg/cpu.weight"), original: "100".into() };
         j.record([e.clone(), e.clone()]).unwrap();
-        let again = Journal::open_existing(&p, t.path(), &b).unwrap().unwrap();
+        let again = Journal::open_existing(&p, t.path(), "forefront").unwrap().unwrap();
         assert_eq!(again.entries(), &[e]);
         assert_eq!(again.writer_pid(), std::process::id());
         assert!(!p.with_extension("tmp").exists());
@@ -633,7 +638,7 @@ mod tests {
 
     #[test]
     fn restore_on_a_fake_v2_tree() {
-        let (t, b, cg) = fake_root();
+        let (t, _b, cg) = fake_root();
         std::fs::write(cg.join("cgroup.subtree_control"), "memory").unwrap();
         let top = cg.join("forefront");
         std::fs::create_dir_all(&top).unwrap();
@@ -654,7 +659,7 @@ mod tests {
         .unwrap();
         std::mem::forget(j);
         // As after a crash: reopen from disk and restore.
-        let j = Journal::open_existing(&p, t.path(), &b).unwrap().unwrap();
+        let j = Journal::open_existing(&p, t.path(), "forefront").unwrap().unwrap();
         let problems = j.restore();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(std::fs::read_to_string(&knob).unwrap(), "orig");
@@ -675,13 +680,13 @@ mod tests {
 
     #[test]
     fn corrupt_state_is_reported_with_path() {
-        let (t, b, _) = fake_root();
+        let (t, _b, _) = fake_root();
         let p = t.path().join("s.json");
         std::fs::write(&p, "{ not json").unwrap();
-        let e = Journal::open_existing(&p, t.path(), &b).unwrap_err().to_string();
+        let e = Journal::open_existing(&p, t.path(), "forefront").unwrap_err().to_string();
         assert!(e.contains("s.json is corrupt"), "{e}");
-        assert!(Journal::open_existing(&t.path().join("none"), t.path(), &b).unwrap().is_none());
-        assert!(Journal::open_existing(&t.path().join("nodir/none"), t.path(), &b).unwrap().is_none());
+        assert!(Journal::open_existing(&t.path().join("none"), t.path(), "forefront").unwrap().is_none());
+        assert!(Journal::open_existing(&t.path().join("nodir/none"), t.path(), "forefront").unwrap().is_none());
     }
 
     #[test]
@@ -757,14 +762,14 @@ mod tests {
         let mut j = Journal::create(&p, r).unwrap();
         j.record(ok.iter().cloned().chain([bad[0].0.clone()])).unwrap();
         std::mem::forget(j);
-        let e = Journal::open_existing(&p, r, &b).unwrap_err().to_string();
+        let e = Journal::open_existing(&p, r, "forefront").unwrap_err().to_string();
         assert!(e.contains(&format!("entry {} (knob)", ok.len())) && e.contains("etc/passwd") && e.contains("refused"), "{e}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root:x:0:0");
     }
 
     #[test]
     fn a_state_directory_others_could_write_is_refused() {
-        let (t, b, _) = fake_root();
+        let (t, _b, _) = fake_root();
         let r = t.path();
         // World-writable (sticky or not), group-writable, a symlink: refused, nothing written.
         for (name, mode) in [("ww", 0o777), ("sticky", 0o1777), ("gw", 0o770)] {
@@ -774,7 +779,7 @@ mod tests {
             let e = Journal::create(&d.join("state.json"), r).unwrap_err().to_string();
             assert!(e.contains("group or others may write it") && e.contains("refused"), "{name}: {e}");
             assert!(!d.join("state.json").exists() && !d.join("state.tmp").exists());
-            let e = Journal::open_existing(&d.join("state.json"), r, &b).unwrap_err().to_string();
+            let e = Journal::open_existing(&d.join("state.json"), r, "forefront").unwrap_err().to_string();
             assert!(e.contains("group or others may write it"), "{name}: {e}");
         }
         let real = r.join("real");
@@ -798,7 +803,7 @@ mod tests {
 
     #[test]
     fn a_planted_temporary_file_or_journal_link_is_never_followed() {
-        let (t, b, _) = fake_root();
+        let (t, _b, _) = fake_root();
         let r = t.path();
         let victim = r.join("victim");
         std::fs::write(&victim, "precious").unwrap();
@@ -817,13 +822,13 @@ mod tests {
         std::mem::forget(j);
         std::fs::remove_file(&p).unwrap();
         std::os::unix::fs::symlink(&victim, &p).unwrap();
-        let e = Journal::open_existing(&p, r, &b).unwrap_err().to_string();
+        let e = Journal::open_existing(&p, r, "forefront").unwrap_err().to_string();
         assert!(e.contains("symbolic link"), "{e}");
         // A journal others may write: refused.
         std::fs::remove_file(&p).unwrap();
         std::fs::write(&p, r#"{"agent_pid":1,"entries":[]}"#).unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
-        let e = Journal::open_existing(&p, r, &b).unwrap_err().to_string();
+        let e = Journal::open_existing(&p, r, "forefront").unwrap_err().to_string();
         assert!(e.contains("mode 666"), "{e}");
     }
 }

@@ -248,8 +248,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         }
         AgentCommand::Restore(c) => {
             let cfg = load(&c)?;
-            let bounds = forefront_agent::state::Bounds::read(&cfg.agent.root, &cfg.agent.group)?;
-            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root, &bounds)? {
+            match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root, &cfg.agent.group)? {
                 None => writeln!(std::io::stdout(), "nothing to restore ({} absent)", cfg.agent.state.display())?,
                 Some(j) => {
                     let n = j.entries().len();
