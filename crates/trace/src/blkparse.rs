@@ -64,6 +64,10 @@ fn is_summary_line(line: &str) -> bool {
 
 /// `NAME (PID)`, the header of a per-process block of `blkparse -s`.
 fn is_process_header(line: &str) -> bool {
+    // Cheap tests first: this runs on every event line.
+    if !line.ends_with(')') || line.starts_with(' ') {
+        return false;
+    }
     let Some(open) = line.rfind(" (") else {
         return false;
     };
