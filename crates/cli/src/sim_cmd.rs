@@ -828,7 +828,7 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut skipped = None;
     for d in &devices {
         let device = forefront_workload::load_device(d)?;
-        let (scenario, sk) = build(d, device.capacity_gib.checked_mul(1 << 30).unwrap_or(u64::MAX))?;
+        let (scenario, sk) = build(d, device.capacity_gib.saturating_mul(1 << 30))?;
         skipped.get_or_insert(sk);
         let policy = Policy::by_name(&a.policy)?;
         cfgs.push(RunConfig { scenario, device, policy, bg_apps: 0, seed: a.seed });
