@@ -91,7 +91,21 @@ fn split_prefix(line: &str) -> Result<(u32, u64, usize, &str), LineError> {
     let tend = line[pos..].find(' ').map(|i| i + pos).unwrap_or(line.len());
     let tok = &line[pos..tend];
     let time = parse_clock(tok).ok_or_else(|| {
-        LineError::new(tcol, format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{tok}`"))
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+        let message = match tok.split_once('.') {
+            Some((a, b)) if digits(a) && digits(b) => {
+                format!(
+                    "timestamp `{}` s is out of range (at most {} s: times are 64-bit nanoseconds)",
+                    shown(tok),
+                    u64::MAX / 1_000_000_000
+                )
+            }
+            Some((hms, b)) if digits(b) && hms.len() == 8 && hms.split(':').all(digits) => {
+                format!("timestamp `{}` is not a time of day (hours 00-23, minutes 00-59, seconds below 61)", shown(tok))
+            }
+            _ => format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{}`", shown(tok)),
+        };
+        LineError::new(tcol, message)
     })?;
     Ok((tid, time, tcol, &line[tend..]))
 }
@@ -557,6 +571,10 @@ mod tests {
         assert_eq!(e.column, 19);
         let e = parse("1 xx read(3) = 1\n").unwrap_err();
         assert_eq!(e.column, 3);
+        let e = parse("1 18446744073709551616.000000 close(3) = 0 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("timestamp `18446744073709551616.000000` s is out of range"), "{}", e.message);
+        let e = parse("1 25:00:00.000000 close(3) = 0 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("is not a time of day"), "{}", e.message);
         let e = parse("1 00:00:00.000001 read(3, \"\", 1) <0.1>\n").unwrap_err();
         assert!(e.message.contains("missing `) = result`"), "{}", e.message);
         // A string literal that never closes (a cut or corrupt line) mid-file is an error,
