@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{check_rw, parse_i64, parse_secs_ns, parse_u64, shown};
+use crate::text::{check_rw, parse_i64, parse_secs_ns, parse_u64, shown, MAX_RW_COUNT};
 use crate::LineParser;
 
 const DAY_NS: u64 = 86_400 * 1_000_000_000;
@@ -311,7 +311,9 @@ impl StraceParser {
                     arg(0).and_then(fd_arg).ok_or_else(|| LineError::new(col, format!("{name}: bad fd argument")))?;
                 r.fd = Some(fd);
                 let vectored = name.contains('v');
-                r.size = if vectored { ok.map(|v| v as u64) } else { arg(2).and_then(parse_u64) };
+                // The requested count, up to what one call can move at all (MAX_RW_COUNT): with no
+                // result (`= ?`) it stands for the bytes moved. A result past it is an error below.
+                r.size = if vectored { ok.map(|v| v as u64) } else { arg(2).and_then(parse_u64).map(|n| n.min(MAX_RW_COUNT)) };
                 let explicit = if name.starts_with('p') { arg(3).and_then(parse_u64) } else { None };
                 let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
                 let entry = self.table(tid).entry(fd).or_default();
@@ -593,8 +595,14 @@ mod tests {
         let e = parse("1 00:00:00.000001 pread64(3, \"\"..., 10, 9223372036854775800) = 10 <0.1>\n").unwrap_err();
         assert!(e.message.contains("past the largest file offset"), "{}", e.message);
         // A large buffer with a small result is fine.
-        let v = parse("1 00:00:00.000001 read(3, \"\"..., 18446744073709551615) = 10 <0.1>\n").unwrap();
-        assert_eq!(v[0].result, Some(10));
+        let v = parse(
+            "1 00:00:00.000001 read(3, \"\"..., 18446744073709551615) = 10 <0.1>\n\
+             1 00:00:00.000002 read(3, \"\"..., 18446744073709551615) = ?\n",
+        )
+        .unwrap();
+        assert_eq!((v[0].result, v[0].size), (Some(10), Some(MAX_RW_COUNT)));
+        // With no result, the count stands for the bytes moved: at most what one call moves.
+        assert_eq!((v[1].result, v[1].size, v[1].offset), (None, Some(MAX_RW_COUNT), Some(10)));
         // Escaped quotes and strings cut by `-s` are terminated.
         let v = parse("1 00:00:00.000001 write(1, \"say \\\"hi\\\" \"..., 40) = 40 <0.1>\n").unwrap();
         assert_eq!(v[0].size, Some(40));
