@@ -42,6 +42,10 @@ enum SimCommand {
     Compare(CompareArgs),
     /// Replay a real trace in the simulator: a syscall trace (strace, MobiGen) as app threads,
     /// or a block trace (blkparse, blktrace, ftrace) at the block layer, on any device/policy.
+    ///
+    /// Refused before the run, naming the record: a request or a read/write past the device's
+    /// capacity, files that do not fit on it; and traces of more than 10,000 threads (block:
+    /// submitting pids).
     Replay(ReplayArgs),
     /// Interactivity (FTC + VT-CFS): response, dispatch and preemption latency of the
     /// user-interactive chain per policy and BG-app count, and the sweep of VT-CFS's tick λ.
@@ -90,7 +94,8 @@ struct ReplayArgs {
     /// Trace format; `auto` detects it from the content.
     #[arg(long, default_value = "auto", value_parser = ["auto", "blkparse", "blktrace", "strace", "mobigen", "iopro", "ftrace"])]
     input_format: String,
-    /// Skip unparsable lines (counted on stderr) instead of stopping.
+    /// Skip unparsable lines (counted on stderr) instead of stopping; a line longer than 1 MiB
+    /// still ends the import.
     #[arg(long)]
     lenient: bool,
     /// Devices to replay on (repeatable: runtimes side by side). Default: galaxy-s5-emmc.
@@ -970,7 +975,7 @@ fn replay(a: ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut skipped = None;
     for d in &devices {
         let device = forefront_workload::load_device(d)?;
-        let (scenario, sk) = build(d, device.capacity_gib.checked_mul(1 << 30).unwrap_or(u64::MAX))?;
+        let (scenario, sk) = build(d, device.capacity_gib.saturating_mul(1 << 30))?;
         skipped.get_or_insert(sk);
         let policy = Policy::by_name(&a.policy)?;
         cfgs.push(RunConfig { scenario, device, policy, bg_apps: 0, seed: a.seed });

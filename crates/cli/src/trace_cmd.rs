@@ -60,7 +60,8 @@ struct InputArgs {
     #[arg(long, default_value = "auto", value_parser = ["auto", "blkparse", "blktrace", "strace", "mobigen", "iopro", "ftrace"])]
     input_format: String,
     /// Skip lines that do not parse (and files with no records), counting them as warnings on
-    /// stderr, instead of stopping at the first one.
+    /// stderr, instead of stopping at the first one. A line longer than 1 MiB (not a text
+    /// trace: `/dev/zero`, a binary file) still ends the import.
     #[arg(long)]
     lenient: bool,
     /// The foreground app: a process name (strace: the file the process `execve`d; blkparse

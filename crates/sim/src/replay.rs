@@ -108,7 +108,7 @@ pub fn syscall_scenario(
         if timing == Timing::Trace && r.time_ns > *last_end {
             ops.push(Op::Sleep { ms: ms(r.time_ns - *last_end) });
         }
-        *last_end = r.time_ns + r.duration_ns.unwrap_or(0);
+        *last_end = r.time_ns.saturating_add(r.duration_ns.unwrap_or(0));
         ops.push(op);
     }
     if threads.is_empty() {
@@ -277,6 +277,7 @@ fn op_name(op: &Op) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::any;
 
     const GIB16: u64 = 16 << 30;
 
@@ -375,5 +376,69 @@ mod tests {
         let e = syscall_scenario("t", &recs, &[], Timing::Afap, "emmc", GIB16).unwrap_err();
         assert_eq!(e, format!("the trace has {n} threads; a replay simulates at most 10000 (each is a simulated task)"));
         assert!(syscall_scenario("t", &recs[1..], &[], Timing::Afap, "emmc", GIB16).is_ok());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Any records (times, sizes, offsets and sectors up to 2^64, many threads): the
+        /// scenario builders return a scenario or an error, never panic, and a scenario's files
+        /// fit on the device.
+        #[test]
+        fn builders_refuse_or_build_never_panic(
+            calls in proptest::collection::vec(
+                (any::<u64>(), 0u32..64, 0usize..6, proptest::option::of(any::<u64>()), proptest::option::of(any::<u64>()), proptest::option::of(any::<u64>())),
+                1..40),
+            reqs in proptest::collection::vec((any::<u64>(), 0u32..64, any::<bool>(), any::<u64>(), 0u64..(1 << 33)), 1..40),
+            capacity in 1u64..(1 << 40),
+        ) {
+            let names = ["read", "pread64", "write", "pwrite64", "ftruncate", "fsync"];
+            let recs: Vec<SyscallRecord> = calls
+                .iter()
+                .map(|&(t, tid, k, off, size, dur)| SyscallRecord {
+                    time_ns: t,
+                    tid,
+                    name: names[k].into(),
+                    fd: Some(3),
+                    path: Some(format!("/d/{}", tid % 4)),
+                    // What the importers let through: a call's end within 2^63.
+                    offset: off.map(|o| o >> 2),
+                    size: size.map(|s| s >> 34),
+                    duration_ns: dur,
+                    result: None,
+                    comm: None,
+                })
+                .collect();
+            if let Ok((sc, _)) = syscall_scenario("p", &recs, &[], Timing::Trace, "d", capacity) {
+                let total: u64 = sc.files.iter().map(|f| f.size.0).sum();
+                proptest::prop_assert!(total <= capacity);
+            }
+            let evs: Vec<BlockEvent> = reqs
+                .iter()
+                .map(|&(t, pid, w, sector, bytes)| BlockEvent {
+                    time_ns: t,
+                    dev: forefront_record::trace::DevId { major: 8, minor: 0 },
+                    cpu: 0,
+                    seq: t,
+                    pid,
+                    comm: None,
+                    action: BlockAction::Queue,
+                    rwbs: forefront_record::trace::Rwbs::parse(if w { "W" } else { "R" }).unwrap(),
+                    sector,
+                    bytes,
+                    error: 0,
+                    detail: Default::default(),
+                })
+                .collect();
+            if let Ok((sc, _)) = block_scenario("p", &evs, Timing::Trace, "d", capacity) {
+                for t in &sc.apps[0].threads {
+                    for op in &t.ops {
+                        if let Op::Bio { sector, bytes, .. } = op {
+                            proptest::prop_assert!(sector * 512 + bytes.0 <= capacity);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -45,7 +45,7 @@ pub struct BlkparseParser {
 /// an indented statistic (` Reads Queued:   8,  28KiB`), `Skips: ...`, a per-process header
 /// (`kjournald (697)`, with `-s`), or a blank line.
 fn is_summary_line(line: &str) -> bool {
-    if line.trim().is_empty() || is_summary_start(line) || line.starts_with("Skips: ") {
+    if line.trim().is_empty() || is_summary_start(line) || line.starts_with("Skips: ") || is_input_note(line) {
         return true;
     }
     let t = line.trim_start();
@@ -62,8 +62,18 @@ fn is_summary_line(line: &str) -> bool {
     is_process_header(line)
 }
 
+/// `Input file sdb.blktrace.0 added`: blkparse's note per input file, which lands after the
+/// summary when events and notes share stdout.
+fn is_input_note(line: &str) -> bool {
+    line.starts_with("Input file ") && line.ends_with(" added")
+}
+
 /// `NAME (PID)`, the header of a per-process block of `blkparse -s`.
 fn is_process_header(line: &str) -> bool {
+    // Cheap tests first: this runs on every event line.
+    if !line.ends_with(')') || line.starts_with(' ') {
+        return false;
+    }
     let Some(open) = line.rfind(" (") else {
         return false;
     };
@@ -126,7 +136,7 @@ impl LineParser for BlkparseParser {
             return Ok(());
         }
         // blkparse announces each per-CPU input file on stdout.
-        if line.starts_with("Input file ") && line.ends_with(" added") {
+        if is_input_note(line) {
             self.trailer_lines += 1;
             return Ok(());
         }
@@ -578,12 +588,13 @@ mod tests {
             "Throughput (R/W): 0KiB/s / 0KiB/s",
             "Events (8,0): 2 entries",
             "Skips: 0 forward (0 -   0.0%)",
+            "Input file sdb.blktrace.0 added",
         ];
         for l in summary {
             p.parse_line(l, &mut out).unwrap();
         }
         assert!(out.is_empty());
-        assert_eq!(p.trailer_lines, 9);
+        assert_eq!(p.trailer_lines, 10);
         // What follows a summary must be summary: an appended blkparse output or another
         // format's lines are errors, not skipped.
         let e = p.parse_line("  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]", &mut out).unwrap_err();

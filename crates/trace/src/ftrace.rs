@@ -93,7 +93,7 @@ fn split_header(line: &str) -> Result<Header<'_>, LineError> {
     for _ in 0..2 {
         let tok = f.expect("timestamp")?;
         if let Some(t) = tok.text.strip_suffix(':') {
-            let time_ns = parse_secs_ns(t).ok_or_else(|| tok.err(format!("bad timestamp `{t}`")))?;
+            let time_ns = Field { text: t, column: tok.column }.time_ns("timestamp")?;
             return Ok(Header { comm, pid, cpu, time_ns, body: tok.column - 1 + tok.text.len() });
         }
     }
@@ -405,7 +405,9 @@ mod tests {
         let e = parse("dd-11010   [001] .....   504.534027: block_rq_issue: 7,0 WS 4096 () 0 x 8 [dd]\n").unwrap_err();
         assert_eq!(e.column, 71);
         let e = parse("dd-11010   [001] .....   504.5x: sched_switch: a\n").unwrap_err();
-        assert!(e.message.contains("bad timestamp"), "{}", e.message);
+        assert!(e.message.contains("timestamp: expected seconds like 12.345678, found `504.5x`"), "{}", e.message);
+        let e = parse("dd-11010   [001] .....   18446744073709551616.000001: sched_switch: a\n").unwrap_err();
+        assert!(e.message.contains("timestamp: `18446744073709551616.000001` s is out of range"), "{}", e.message);
         let e = parse("dd-1 [001] 1.0: sched_wakeup: comm=a pid=1 prio=120\n").unwrap_err();
         assert!(e.message.contains("missing field: target_cpu"), "{}", e.message);
     }

@@ -34,7 +34,7 @@ pub struct PerfettoWriter<W: Write> {
     devices: BTreeMap<DevId, u64>,
     queued: HashMap<(DevId, u64), (u64, u32, Option<String>)>,
     issued: HashMap<(DevId, u64), (u64, u32, Option<String>)>,
-    lanes: HashMap<(u64, bool), Vec<u64>>,
+    lanes: HashMap<(u64, bool), Lanes>,
     depth: HashMap<DevId, i64>,
     cpu_running: BTreeMap<u32, (u64, String, u32)>,
     /// Named threads ([`PerfettoWriter::name_threads`], or a syscall's process name): tid →
@@ -43,6 +43,57 @@ pub struct PerfettoWriter<W: Write> {
     /// Apps (process names) → their Perfetto process id, in order of appearance.
     apps: BTreeMap<String, u64>,
     pub events: u64,
+}
+
+/// The lanes of one queue or device track: when each is busy until. The first lane free at a
+/// time is found in O(log lanes) with a tree of minimums over the lanes (a linear scan made a
+/// trace of 200,000 overlapping requests take 7.8 s, growing with the square of the count).
+#[derive(Default)]
+struct Lanes {
+    /// Lanes in use.
+    len: usize,
+    /// Leaves: `tree[cap + i]` is lane `i`'s busy-until (`u64::MAX` past `len`); inner node
+    /// `k` holds the minimum of `2k` and `2k + 1`. `cap` is a power of two.
+    tree: Vec<u64>,
+    cap: usize,
+}
+
+impl Lanes {
+    /// The lowest lane with busy-until ≤ `start` (a new lane if none), now busy until `end`.
+    fn take(&mut self, start: u64, end: u64) -> usize {
+        let mut i = self.len;
+        if self.len > 0 && self.tree[1] <= start {
+            let mut k = 1;
+            while k < self.cap {
+                k = if self.tree[2 * k] <= start { 2 * k } else { 2 * k + 1 };
+            }
+            i = i.min(k - self.cap);
+        }
+        if i == self.len {
+            if self.len == self.cap {
+                self.grow();
+            }
+            self.len += 1;
+        }
+        let mut k = self.cap + i;
+        self.tree[k] = end;
+        while k > 1 {
+            k /= 2;
+            self.tree[k] = self.tree[2 * k].min(self.tree[2 * k + 1]);
+        }
+        i
+    }
+
+    fn grow(&mut self) {
+        let cap = (self.cap * 2).max(1);
+        let mut tree = vec![u64::MAX; 2 * cap];
+        tree[cap..cap + self.len].copy_from_slice(&self.tree[self.cap..self.cap + self.len]);
+        for k in (1..cap).rev() {
+            tree[k] = tree[2 * k].min(tree[2 * k + 1]);
+        }
+        self.tree = tree;
+        self.cap = cap;
+    }
 }
 
 /// Process ids of named processes (apps) start here, after the fixed ones.
@@ -125,16 +176,7 @@ impl<W: Write> PerfettoWriter<W> {
 
     /// First lane free at `start`, marked busy until `end`.
     fn lane(&mut self, pid: u64, device: bool, start: u64, end: u64) -> usize {
-        let lanes = self.lanes.entry((pid, device)).or_default();
-        let i = match lanes.iter().position(|&busy_until| busy_until <= start) {
-            Some(i) => i,
-            None => {
-                lanes.push(0);
-                lanes.len() - 1
-            }
-        };
-        lanes[i] = end;
-        i
+        self.lanes.entry((pid, device)).or_default().take(start, end)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -333,5 +375,36 @@ impl<W: Write> PerfettoWriter<W> {
         self.out.write_all(b"\n]}\n")?;
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_take_the_first_free_lane_like_a_scan() {
+        // Against the definition: the lowest lane with busy-until <= start, else a new one.
+        let mut lanes = Lanes::default();
+        let mut scan: Vec<u64> = Vec::new();
+        let mut x = 12345u64;
+        for _ in 0..5000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let start = (x >> 33) % 1000;
+            let end = start + (x >> 13) % 300;
+            let want = scan.iter().position(|&b| b <= start).unwrap_or_else(|| {
+                scan.push(0);
+                scan.len() - 1
+            });
+            scan[want] = end;
+            assert_eq!(lanes.take(start, end), want);
+        }
+        assert!(scan.len() > 10, "{} lanes", scan.len());
+        // A start of u64::MAX never picks a lane that is not in use.
+        let mut l = Lanes::default();
+        assert_eq!(l.take(5, 10), 0);
+        assert_eq!(l.take(u64::MAX, u64::MAX), 0);
+        assert_eq!(l.take(u64::MAX, 1), 0);
+        assert_eq!(l.take(0, 1), 1);
     }
 }

@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 use forefront_record::trace::{SyscallRecord, TraceRecord};
 
 use crate::error::LineError;
-use crate::text::{check_rw, parse_i64, parse_secs_ns, parse_u64, shown};
+use crate::text::{check_rw, parse_i64, parse_secs_ns, parse_u64, shown, MAX_RW_COUNT};
 use crate::LineParser;
 
 const DAY_NS: u64 = 86_400 * 1_000_000_000;
@@ -91,7 +91,21 @@ fn split_prefix(line: &str) -> Result<(u32, u64, usize, &str), LineError> {
     let tend = line[pos..].find(' ').map(|i| i + pos).unwrap_or(line.len());
     let tok = &line[pos..tend];
     let time = parse_clock(tok).ok_or_else(|| {
-        LineError::new(tcol, format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{tok}`"))
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+        let message = match tok.split_once('.') {
+            Some((a, b)) if digits(a) && digits(b) => {
+                format!(
+                    "timestamp `{}` s is out of range (at most {} s: times are 64-bit nanoseconds)",
+                    shown(tok),
+                    u64::MAX / 1_000_000_000
+                )
+            }
+            Some((hms, b)) if digits(b) && hms.len() == 8 && hms.split(':').all(digits) => {
+                format!("timestamp `{}` is not a time of day (hours 00-23, minutes 00-59, seconds below 61)", shown(tok))
+            }
+            _ => format!("expected a timestamp (strace -tt HH:MM:SS.us or -ttt seconds), found `{}`", shown(tok)),
+        };
+        LineError::new(tcol, message)
     })?;
     Ok((tid, time, tcol, &line[tend..]))
 }
@@ -297,7 +311,9 @@ impl StraceParser {
                     arg(0).and_then(fd_arg).ok_or_else(|| LineError::new(col, format!("{name}: bad fd argument")))?;
                 r.fd = Some(fd);
                 let vectored = name.contains('v');
-                r.size = if vectored { ok.map(|v| v as u64) } else { arg(2).and_then(parse_u64) };
+                // The requested count, up to what one call can move at all (MAX_RW_COUNT): with no
+                // result (`= ?`) it stands for the bytes moved. A result past it is an error below.
+                r.size = if vectored { ok.map(|v| v as u64) } else { arg(2).and_then(parse_u64).map(|n| n.min(MAX_RW_COUNT)) };
                 let explicit = if name.starts_with('p') { arg(3).and_then(parse_u64) } else { None };
                 let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
                 let entry = self.table(tid).entry(fd).or_default();
@@ -557,6 +573,10 @@ mod tests {
         assert_eq!(e.column, 19);
         let e = parse("1 xx read(3) = 1\n").unwrap_err();
         assert_eq!(e.column, 3);
+        let e = parse("1 18446744073709551616.000000 close(3) = 0 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("timestamp `18446744073709551616.000000` s is out of range"), "{}", e.message);
+        let e = parse("1 25:00:00.000000 close(3) = 0 <0.1>\n").unwrap_err();
+        assert!(e.message.contains("is not a time of day"), "{}", e.message);
         let e = parse("1 00:00:00.000001 read(3, \"\", 1) <0.1>\n").unwrap_err();
         assert!(e.message.contains("missing `) = result`"), "{}", e.message);
         // A string literal that never closes (a cut or corrupt line) mid-file is an error,
@@ -575,8 +595,14 @@ mod tests {
         let e = parse("1 00:00:00.000001 pread64(3, \"\"..., 10, 9223372036854775800) = 10 <0.1>\n").unwrap_err();
         assert!(e.message.contains("past the largest file offset"), "{}", e.message);
         // A large buffer with a small result is fine.
-        let v = parse("1 00:00:00.000001 read(3, \"\"..., 18446744073709551615) = 10 <0.1>\n").unwrap();
-        assert_eq!(v[0].result, Some(10));
+        let v = parse(
+            "1 00:00:00.000001 read(3, \"\"..., 18446744073709551615) = 10 <0.1>\n\
+             1 00:00:00.000002 read(3, \"\"..., 18446744073709551615) = ?\n",
+        )
+        .unwrap();
+        assert_eq!((v[0].result, v[0].size), (Some(10), Some(MAX_RW_COUNT)));
+        // With no result, the count stands for the bytes moved: at most what one call moves.
+        assert_eq!((v[1].result, v[1].size, v[1].offset), (None, Some(MAX_RW_COUNT), Some(10)));
         // Escaped quotes and strings cut by `-s` are terminated.
         let v = parse("1 00:00:00.000001 write(1, \"say \\\"hi\\\" \"..., 40) = 40 <0.1>\n").unwrap();
         assert_eq!(v[0].size, Some(40));

@@ -90,3 +90,32 @@ fn regenerate_golden_files() {
     let out = Command::new("blkparse").args(["-i", "sample", "-o", "sample.blkparse.txt"]).current_dir(&dir).output().unwrap();
     assert!(out.status.success());
 }
+
+#[test]
+fn blkparse_stdout_with_its_summary_imports_whole() {
+    if !blkparse_available() {
+        eprintln!("SKIP: blkparse not installed (apt-get install -y blktrace)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    common::write_blktrace(dir.path(), "sdx", &common::sample_per_cpu(), false);
+    let (_, binary) = read_all(&[dir.path().join("sdx")], &ReadOptions::default()).unwrap();
+    // Default output, per-process statistics (-s) and elapsed times (-t), on stdout: events,
+    // then the summary, then blkparse's `Input file ... added` notes.
+    for opts in [&[][..], &["-s"][..], &["-s", "-t"][..]] {
+        let out = Command::new("blkparse").current_dir(dir.path()).args(["-i", "sdx"]).args(opts).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = dir.path().join("out.txt");
+        std::fs::write(&text, &out.stdout).unwrap();
+        let (fmt, recs) =
+            read_all(std::slice::from_ref(&text), &ReadOptions::default()).unwrap_or_else(|e| panic!("blkparse {opts:?}: {e}"));
+        assert_eq!(fmt, InputFormat::Blkparse);
+        assert_eq!(recs.len(), binary.len(), "blkparse {opts:?}");
+        // A second blkparse output appended after the first one's summary is refused.
+        let mut twice = out.stdout.clone();
+        twice.extend_from_slice(&out.stdout);
+        std::fs::write(&text, &twice).unwrap();
+        let e = read_all(std::slice::from_ref(&text), &ReadOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("an event line (a second blkparse output appended?)"), "{e}");
+    }
+}

@@ -4,6 +4,8 @@
 //! Strict import either accepts or refuses with `file:line[:column]: message` (a short message);
 //! lenient import yields no error; the records survive statistics and Perfetto export; each
 //! case takes well under a second. Never a panic, a hang or an allocation past the input's size.
+//! The same for binary blktrace files with bytes overwritten, cut out or truncated: events, or
+//! an error at a byte offset.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -199,5 +201,68 @@ fn garbled_lines_are_accepted_or_refused_with_file_and_line() {
         .unwrap();
     // Both outcomes occur, so the run exercises the error paths and the accepting ones.
     eprintln!("refused {}, accepted {}", refused.get(), accepted.get());
+    assert!(refused.get() > 10 && accepted.get() > 10, "refused {}, accepted {}", refused.get(), accepted.get());
+}
+
+/// Binary blktrace: a real two-CPU trace with bytes overwritten, ranges cut out or the file
+/// truncated. Import yields events or stops with an error at a byte offset; never a panic, and
+/// a record's payload (at most 65,535 bytes by its 16-bit length) bounds what one read allocates.
+#[test]
+fn garbled_blktrace_files_decode_or_fail_at_a_byte_offset() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/traces");
+    let originals =
+        [std::fs::read(dir.join("sample.blktrace.0")).unwrap(), std::fs::read(dir.join("sample.blktrace.1")).unwrap()];
+    let tmp = tempfile::tempdir().unwrap();
+    let (refused, accepted) = (std::cell::Cell::new(0u32), std::cell::Cell::new(0u32));
+    let strategy = prop::collection::vec((any::<bool>(), any::<prop::sample::Index>(), any::<u8>(), 0usize..3), 1..8);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(256));
+    runner
+        .run(&strategy, |edits| {
+            let mut files = originals.clone();
+            for (second, at, byte, kind) in &edits {
+                let f = &mut files[usize::from(*second)];
+                if f.is_empty() {
+                    continue;
+                }
+                let i = at.index(f.len());
+                match kind {
+                    0 => f[i] = *byte,
+                    1 => {
+                        f.drain(i..(i + usize::from(*byte)).min(f.len()));
+                    }
+                    _ => f.truncate(i),
+                }
+            }
+            let paths: Vec<PathBuf> = files
+                .iter()
+                .enumerate()
+                .map(|(n, bytes)| {
+                    let p = tmp.path().join(format!("g.blktrace.{n}"));
+                    std::fs::write(&p, bytes).unwrap();
+                    p
+                })
+                .collect();
+            let t = Instant::now();
+            let opts = forefront_trace::ReadOptions { format: InputFormat::Blktrace, lenient: false };
+            let mut stats = StatsBuilder::new(FgSelector::default());
+            let mut failed = false;
+            for item in TraceReader::open(&paths, &opts).unwrap() {
+                match item {
+                    Ok(rec) => stats.add(&rec),
+                    Err(e) => {
+                        let msg = e.to_string();
+                        prop_assert!(matches!(e, TraceError::Binary { .. } | TraceError::Empty { .. }), "{msg}");
+                        prop_assert!(msg.contains(": at byte ") || msg.contains("no trace records"), "{msg}");
+                        failed = true;
+                    }
+                }
+            }
+            let _ = stats.finish(InputFormat::Blktrace);
+            prop_assert!(t.elapsed() < Duration::from_secs(1), "took {:?}", t.elapsed());
+            let cell = if failed { &refused } else { &accepted };
+            cell.set(cell.get() + 1);
+            Ok(())
+        })
+        .unwrap();
     assert!(refused.get() > 10 && accepted.get() > 10, "refused {}, accepted {}", refused.get(), accepted.get());
 }
