@@ -1,0 +1,292 @@
+//! Requests: submission (page runs, control and journal requests), dispatch to the devices,
+//! and completion (pages, metadata buffers, waiters, the conditions completions can end).
+//!
+//! Invariants: a request id is live from its submission (not merged) to its completion; its
+//! serial (`req_serial`) tells a live request from a later one reusing the id, so every
+//! `(id, serial)` kept past an event is checked with [`World::live`]; what a request completes
+//! is the list of [`Seg`]s of the bios merged into it; `async_queued` counts async requests
+//! not yet dispatched (request-queue congestion). The requests' FG/BG tag is decided at
+//! submission by the policy ([`forefront_policy::request_is_fg`]) and changed later only by
+//! the policy seam ([`super::priority`]).
+
+use forefront_model::block::{Insert, ReqId, ReqOp, Request, Submitted};
+use forefront_model::cpu::ROOT_GROUP;
+use forefront_model::fs::ext4::Ext4Params;
+use forefront_model::fs::SECTORS_PER_BLOCK;
+use forefront_model::mm::reclaim::ReclaimCosts;
+use forefront_model::mm::{FileId, ReclaimOrder};
+use forefront_model::prov::{Origin, Provenance, Tid};
+use forefront_model::wait::{Blocker, Why};
+use forefront_policy::{device_class, request_is_fg, Boost, Dispatch as DispatchPolicy, Hook};
+use forefront_record::trace::BlockAction;
+
+use super::{Ev, Kind, World};
+use crate::Cat;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Seg {
+    /// Pages `first..first+n` of `file` (read fill or write-back).
+    Pages {
+        file: FileId,
+        first: u32,
+        n: u32,
+        write: bool,
+    },
+    Journal,
+    Meta {
+        block: u64,
+    },
+    Other,
+}
+
+impl World {
+    pub(super) fn ext4_params(&self) -> Ext4Params {
+        Ext4Params {
+            copy_page: self.ns.copy_page,
+            syscall: self.ns.syscall,
+            metadata: self.ns.metadata,
+            writeback_page: self.ns.writeback_page,
+            submit_request: self.ns.submit_request,
+            read_ahead_kib: self.phone.read_ahead_kib,
+            max_sectors: self.max_sectors,
+            dirty_background_pages: self.dirty_bg_pages,
+            dirty_limit_pages: self.dirty_limit_pages,
+            reclaim: self.reclaim_costs(),
+        }
+    }
+
+    pub(super) fn reclaim_costs(&self) -> ReclaimCosts {
+        ReclaimCosts { alloc_page: self.ns.alloc_page, reclaim_page: self.ns.reclaim_page }
+    }
+
+    /// Reclaim `want` pages in the policy's order, counting hooks; returns (freed, bg_busy).
+    pub(super) fn shrink(&mut self, want: u64) -> forefront_model::mm::Reclaimed {
+        let order = self.reclaim_order();
+        let fg = self.fg_uid;
+        let r = self.pc.reclaim(want, order, |u| Some(u) == fg);
+        if order == ReclaimOrder::BackgroundFirst && r.freed > 0 {
+            self.hook(Hook::ReclaimBgFirst);
+        }
+        if r.bg_busy {
+            self.hook(Hook::ReclaimBgDirtyFirst);
+        }
+        r
+    }
+
+    /// Wait for request `id` (must be live) for reason `why`. Time waiting for an own request
+    /// is split by its stage; for someone else's it goes to `cat_other`.
+    pub(super) fn wait_request(&mut self, tid: Tid, id: ReqId, why: Why, cat_other: Cat) {
+        let own = self.reqs.get(id).prov.tid == tid;
+        let cat = if own { Cat::BlockQueue } else { cat_other };
+        self.block_on(tid, Blocker::Request { id, why }, cat);
+    }
+
+    /// Submit one request for a run of pages (read fill or write-back); sets `io` on the pages.
+    pub(super) fn submit_pages(
+        &mut self,
+        tid: Tid,
+        file: FileId,
+        (first, lba, n): (u32, u64, u32),
+        write: bool,
+        origin: Origin,
+    ) -> u64 {
+        let owner = self.fs.inodes[file as usize].owner;
+        let kernel = self.tasks[tid as usize].kind != Kind::User;
+        let sync = !write || !kernel || origin == Origin::Fsync;
+        let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), self.is_fg_uid(owner));
+        let group = if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) };
+        let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
+        let op = if write { ReqOp::Write } else { ReqOp::Read };
+        let req = Request::new(op, lba * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK as u32, sync, prov);
+        let (id, serial) = self.submit(req, Seg::Pages { file, first, n, write });
+        if write && !sync && self.policy.fg_inherit && self.wb_queue.back() != Some(&(id, serial)) {
+            self.wb_queue.push_back((id, serial));
+        }
+        if write {
+            self.pc.start_writeback_range(file, first, n, id);
+        } else {
+            self.pc.lock_range(file, first, n, id);
+        }
+        self.ns.submit_request
+    }
+
+    /// Submit a request through the policy's dispatch seam; returns (id, serial).
+    pub(super) fn submit(&mut self, req: Request, seg: Seg) -> (ReqId, u64) {
+        let now = self.now();
+        self.inv.requests_submitted += 1;
+        self.inv.bytes_submitted += req.bytes();
+        let is_async = !req.sync;
+        let insert = if self.policy.dispatch == DispatchPolicy::ForegroundDirect && req.prov.fg {
+            self.hook(Hook::DispatchFgDirect);
+            Insert::DispatchQueue
+        } else {
+            Insert::Scheduler
+        };
+        let out = self.st.submit(&mut self.reqs, req, insert, now);
+        if self.rec.is_some() {
+            match out {
+                Submitted::Queued(id) => self.rec_block(id, BlockAction::Queue),
+                Submitted::Merged(id) => self.rec_block(id, BlockAction::BackMerge),
+            }
+        }
+        let id = match out {
+            Submitted::Queued(id) => {
+                let i = id as usize;
+                if self.segs.len() <= i {
+                    self.segs.resize_with(i + 1, Vec::new);
+                    self.req_serial.resize(i + 1, 0);
+                }
+                self.serial += 1;
+                self.req_serial[i] = self.serial;
+                self.segs[i].clear();
+                if self.req_deps.len() <= i {
+                    self.req_deps.resize(i + 1, 0);
+                }
+                self.req_deps[i] = 0;
+                if is_async {
+                    self.async_queued += 1;
+                }
+                id
+            }
+            Submitted::Merged(id) => {
+                self.inv.requests_merged += 1;
+                id
+            }
+        };
+        self.segs[id as usize].push(seg);
+        if !self.kick_pending {
+            self.kick_pending = true;
+            self.q.schedule(now, Ev::Kick);
+        }
+        (id, self.req_serial[id as usize])
+    }
+
+    pub(super) fn live(&self, (id, serial): (ReqId, u64)) -> bool {
+        self.reqs.try_get(id).is_some() && self.req_serial[id as usize] == serial
+    }
+
+    pub(super) fn dispatch(&mut self) {
+        let now = self.now();
+        let mut ids = std::mem::take(&mut self.scratch_ids);
+        ids.clear();
+        let policy = &self.policy;
+        let wake =
+            self.st.dispatch(&mut self.reqs, now, |r| device_class(policy, r.op.is_read(), r.prov.fg, r.boosted), &mut ids);
+        for &id in &ids {
+            if !self.boost_watch.is_empty() {
+                self.watch_boosts(id);
+            }
+            let r = self.reqs.get(id);
+            if !r.sync {
+                self.async_queued -= 1;
+            }
+            if r.boosted && self.policy.boost == Boost::SchedulerAndDevice {
+                self.hook(Hook::QasioBoostDevice);
+            }
+            if self.rec.is_some() {
+                self.rec_block(id, BlockAction::Issue);
+            }
+        }
+        self.scratch_ids = ids;
+        let mut started = std::mem::take(&mut self.scratch_started);
+        started.clear();
+        self.st.start(&mut self.reqs, now, &mut started);
+        for s in &started {
+            self.q.schedule(s.done_at, Ev::DevDone(s.id));
+        }
+        self.scratch_started = started;
+        if let Some(t) = wake {
+            self.q.schedule(t, Ev::Kick);
+        }
+        if self.wg.count(Blocker::Congestion) > 0 && self.async_queued < self.phone.nr_requests * 7 / 8 {
+            self.wake_all(Blocker::Congestion);
+        }
+    }
+
+    /// Device request `id` finished: complete the top requests it ends (one, on a single
+    /// device; none or several, on RAID-0).
+    pub(super) fn device_done(&mut self, id: ReqId) {
+        let now = self.now();
+        let mut done = std::mem::take(&mut self.scratch_done);
+        done.clear();
+        self.st.complete(&mut self.reqs, id, now, &mut done);
+        for &t in &done {
+            self.request_done(t);
+        }
+        self.scratch_done = done;
+        self.dispatch();
+    }
+
+    /// Top request `id` is complete: pages, metadata buffers and waiters.
+    pub(super) fn request_done(&mut self, id: ReqId) {
+        if self.rec.is_some() {
+            self.rec_block(id, BlockAction::Complete);
+        }
+        self.inv.requests_completed += 1;
+        self.inv.bytes_completed += self.reqs.get(id).bytes();
+        let segs = std::mem::take(&mut self.segs[id as usize]);
+        for seg in &segs {
+            match *seg {
+                Seg::Pages { file, first, n, write } => {
+                    if write {
+                        self.pc.end_writeback_range(file, first, n, id);
+                    } else {
+                        self.pc.fill_range(file, first, n, id);
+                    }
+                }
+                Seg::Meta { block } => {
+                    if self.meta_io.get(&block).is_some_and(|&(r, _)| r == id) {
+                        self.meta_io.remove(&block);
+                    }
+                }
+                Seg::Journal | Seg::Other => {}
+            }
+        }
+        self.segs[id as usize] = segs;
+        let req = self.reqs.free(id);
+        let mut waiters = std::mem::take(&mut self.scratch_waiters);
+        self.wg.take_waiters_into(id, &mut waiters);
+        for &(tid, _) in &waiters {
+            self.wake_split(tid, Some(req.times));
+        }
+        self.scratch_waiters = waiters;
+        // Conditions that completions can end.
+        if self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
+            self.wake_all(Blocker::Throttle);
+        }
+        if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+            self.wake_all(Blocker::Alloc);
+        }
+    }
+
+    /// A data-less or journal request (flush, discard, journal blocks, metadata).
+    pub(super) fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+        let t = &self.tasks[tid as usize];
+        let kernel = t.kind != Kind::User;
+        // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
+        // writes are not the FG app's, even when an FG fsync forced the commit (no owner).
+        let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), false);
+        let prov = Provenance {
+            uid: t.uid,
+            pid: t.pid,
+            tid,
+            fg,
+            origin,
+            blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) },
+        };
+        // Checkpoint writes are write-back; discards are async too: 3.10's blkdev_issue_discard
+        // submits REQ_WRITE | REQ_DISCARD without REQ_SYNC (and waits for it) — QASIO's D_discard.
+        let sync = !matches!(origin, Origin::Checkpoint | Origin::Discard);
+        let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, sync, prov);
+        req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
+        req.preflush = op == ReqOp::Flush;
+        let seg = if origin == Origin::Checkpoint {
+            Seg::Meta { block }
+        } else if origin == Origin::JournalCommit {
+            Seg::Journal
+        } else {
+            Seg::Other
+        };
+        self.submit(req, seg)
+    }
+}
