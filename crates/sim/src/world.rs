@@ -29,8 +29,8 @@ use forefront_model::mm::writeback::Writeback;
 use forefront_model::mm::{FileId, PageCache};
 use forefront_model::prov::{Origin, Tid, Uid};
 use forefront_model::storage::Storage;
-use forefront_model::wait::{Blocker, Via, WaitGraph, Why};
-use forefront_policy::{Hook, Policy};
+use forefront_model::wait::{Blocker, WaitGraph, Why};
+use forefront_policy::Hook;
 use forefront_record::trace::TraceRecord;
 use forefront_workload::{Costs, Phone};
 
@@ -51,6 +51,7 @@ pub use cells::CellOutcome;
 use io::Seg;
 use ops::{Chan, MountClass};
 pub use outcome::{LfsOutcome, Outcome, Sample};
+use priority::Io;
 use tasks::{App, Exec, Kind, TState, Task, Wait};
 pub use ui::UiOutcome;
 
@@ -89,7 +90,8 @@ pub struct World {
     scratch_done: Vec<ReqId>,
     tasks: Vec<Task>,
     apps: Vec<App>,
-    policy: Policy,
+    /// The policy and the state of its mechanisms: the one place policy decisions are applied.
+    prio: priority::Priority,
     costs: Costs,
     /// `costs` in ns, converted once (the file paths ask for them on every step).
     ns: CostsNs,
@@ -103,23 +105,11 @@ pub struct World {
     /// Who waits for what: every blocked task, journal handles, request wake lists.
     wg: WaitGraph,
     chans: BTreeMap<String, Chan>,
-    /// QASIO dependency types already counted per live request (bit per [`Dependency`]).
-    req_deps: Vec<u8>,
-    scratch_through: Vec<Tid>,
-    /// Async page write-back requests in submission order (stale entries dropped lazily).
-    wb_queue: std::collections::VecDeque<(ReqId, u64)>,
-    /// Boosted requests still in the host's queues: (id, serial, overtaken). The dependency
-    /// types found for each are in `req_deps`.
-    boost_watch: Vec<(ReqId, u64, bool)>,
-    scratch_behind: Vec<(ReqId, Why, Via)>,
     /// Meta block → (request, serial) while a checkpoint write holds it.
     meta_io: HashMap<u64, (ReqId, u64)>,
     /// The network link every `net_recv` shares.
     link: forefront_model::net::Link,
     async_queued: usize,
-    /// Foreground tasks waiting for I/O right now (FastTrack's Page Allocator gate).
-    fg_io_waiting: u32,
-    pending_release: bool,
     /// Direct reclaim found only dirty pages: the flusher writes regardless of thresholds.
     wb_for_reclaim: bool,
     timeline: forefront_record::run::Timeline,
@@ -133,7 +123,6 @@ pub struct World {
     scratch_waiters: Vec<(Tid, SimTime)>,
     scratch_started: Vec<Started>,
     samples: Vec<Sample>,
-    hooks: BTreeMap<Hook, u64>,
     fg_tasks_left: usize,
     /// When the last foreground thread finished (the run ends there).
     fg_done_at: Option<SimTime>,
@@ -174,7 +163,7 @@ pub const BUCKET_MS: u64 = 100;
 
 impl World {
     fn hook(&mut self, h: Hook) {
-        *self.hooks.entry(h).or_insert(0) += 1;
+        self.prio.hook(h);
     }
 
     pub fn run(mut self) -> Outcome {
@@ -236,8 +225,7 @@ impl World {
                     self.q.schedule(now.after(interval / 5), Ev::CommitTimer);
                 }
             }
-            if self.pending_release {
-                self.pending_release = false;
+            if self.prio.take_release() {
                 self.wake_all(Blocker::Alloc);
             }
             if self.ui.enabled {
@@ -330,14 +318,14 @@ impl ReclaimCtx for World {
         self.wake_flusher();
     }
     fn release_alloc_waiters(&mut self) {
-        if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+        if self.prio.alloc_may_proceed() {
             World::wake_all(self, Blocker::Alloc);
         }
     }
     fn reclaim_wait(&mut self, tid: Tid, short: u64) {
-        if self.policy.fg_inherit && self.task_is_fg(tid) {
-            self.inherit_reclaim_writeback(short);
-        }
+        let me = self.facts(tid);
+        let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.req_serial };
+        self.prio.reclaim_wait(me, short, &mut rq);
     }
 }
 

@@ -77,10 +77,9 @@ impl World {
     pub fn new(sc: &Scenario, dev: FlashParams, policy: Policy, bg_apps: u32, seed: u64) -> World {
         let streams = RngStreams::new(seed);
         let phone = sc.phone.clone();
-        let fg_w = policy.cpu.fg_shares.unwrap_or(phone.fg_cpu_shares);
-        let bg_w = policy.cpu.bg_shares.unwrap_or(phone.bg_cpu_shares);
+        let (fg_w, bg_w) = forefront_policy::cpu_shares(&policy, phone.fg_cpu_shares, phone.bg_cpu_shares);
         let mut cpu_params = phone.cpu.clone();
-        if policy.vt_cfs {
+        if forefront_policy::runs_vt_cfs(&policy) {
             cpu_params.scheduler = SchedKind::VtCfs;
         }
         let mut cpu = CpuSched::new(cpu_params, vec![1024, fg_w, bg_w]);
@@ -150,7 +149,7 @@ impl World {
             dirty_bg_pages: (capacity as f64 * phone.dirty_background_ratio / 100.0) as u64,
             dirty_limit_pages: (capacity as f64 * phone.dirty_ratio / 100.0) as u64,
             phone,
-            policy,
+            prio: super::priority::Priority::new(policy),
             paths: HashMap::new(),
             fg_uid: None,
             flusher: 0,
@@ -159,16 +158,9 @@ impl World {
             kick_pending: false,
             wg: WaitGraph::new(1),
             chans: BTreeMap::new(),
-            req_deps: Vec::new(),
-            scratch_through: Vec::new(),
-            wb_queue: std::collections::VecDeque::new(),
-            boost_watch: Vec::new(),
-            scratch_behind: Vec::new(),
             meta_io: HashMap::new(),
             link: forefront_model::net::Link::new(sc.phone.link()),
             async_queued: 0,
-            fg_io_waiting: 0,
-            pending_release: false,
             wb_for_reclaim: false,
             timeline: forefront_record::run::Timeline { bucket_ms: BUCKET_MS as f64, ..Default::default() },
             bucket_fg: 0,
@@ -179,7 +171,6 @@ impl World {
             scratch_waiters: Vec::new(),
             scratch_started: Vec::new(),
             samples: Vec::new(),
-            hooks: BTreeMap::new(),
             fg_tasks_left: 0,
             fg_done_at: None,
             end: SimTime::from_secs_f64(sc.duration_s),

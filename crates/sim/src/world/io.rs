@@ -9,17 +9,17 @@
 //! submission by the policy ([`forefront_policy::request_is_fg`]) and changed later only by
 //! the policy seam ([`super::priority`]).
 
-use forefront_model::block::{Insert, ReqId, ReqOp, Request, Submitted};
+use forefront_model::block::{ReqId, ReqOp, Request, Submitted};
 use forefront_model::cpu::ROOT_GROUP;
 use forefront_model::fs::ext4::Ext4Params;
 use forefront_model::fs::SECTORS_PER_BLOCK;
 use forefront_model::mm::reclaim::ReclaimCosts;
-use forefront_model::mm::{FileId, ReclaimOrder};
+use forefront_model::mm::FileId;
 use forefront_model::prov::{Origin, Provenance, Tid};
 use forefront_model::wait::{Blocker, Why};
-use forefront_policy::{device_class, request_is_fg, Boost, Dispatch as DispatchPolicy, Hook};
 use forefront_record::trace::BlockAction;
 
+use super::priority::Io;
 use super::{Ev, Kind, World};
 use crate::Cat;
 
@@ -61,16 +61,7 @@ impl World {
 
     /// Reclaim `want` pages in the policy's order, counting hooks; returns (freed, bg_busy).
     pub(super) fn shrink(&mut self, want: u64) -> forefront_model::mm::Reclaimed {
-        let order = self.reclaim_order();
-        let fg = self.fg_uid;
-        let r = self.pc.reclaim(want, order, |u| Some(u) == fg);
-        if order == ReclaimOrder::BackgroundFirst && r.freed > 0 {
-            self.hook(Hook::ReclaimBgFirst);
-        }
-        if r.bg_busy {
-            self.hook(Hook::ReclaimBgDirtyFirst);
-        }
-        r
+        self.prio.reclaim(&mut self.pc, want, self.fg_uid)
     }
 
     /// Wait for request `id` (must be live) for reason `why`. Time waiting for an own request
@@ -93,14 +84,14 @@ impl World {
         let owner = self.fs.inodes[file as usize].owner;
         let kernel = self.tasks[tid as usize].kind != Kind::User;
         let sync = !write || !kernel || origin == Origin::Fsync;
-        let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), self.is_fg_uid(owner));
+        let fg = self.prio.request_is_fg(kernel, self.task_is_fg(tid), self.is_fg_uid(owner));
         let group = if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) };
         let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
         let op = if write { ReqOp::Write } else { ReqOp::Read };
         let req = Request::new(op, lba * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK as u32, sync, prov);
         let (id, serial) = self.submit(req, Seg::Pages { file, first, n, write });
-        if write && !sync && self.policy.fg_inherit && self.wb_queue.back() != Some(&(id, serial)) {
-            self.wb_queue.push_back((id, serial));
+        if write && !sync {
+            self.prio.on_async_writeback((id, serial));
         }
         if write {
             self.pc.start_writeback_range(file, first, n, id);
@@ -116,12 +107,7 @@ impl World {
         self.inv.requests_submitted += 1;
         self.inv.bytes_submitted += req.bytes();
         let is_async = !req.sync;
-        let insert = if self.policy.dispatch == DispatchPolicy::ForegroundDirect && req.prov.fg {
-            self.hook(Hook::DispatchFgDirect);
-            Insert::DispatchQueue
-        } else {
-            Insert::Scheduler
-        };
+        let insert = self.prio.on_submit(req.prov.fg);
         let out = self.st.submit(&mut self.reqs, req, insert, now);
         if self.rec.is_some() {
             match out {
@@ -139,10 +125,7 @@ impl World {
                 self.serial += 1;
                 self.req_serial[i] = self.serial;
                 self.segs[i].clear();
-                if self.req_deps.len() <= i {
-                    self.req_deps.resize(i + 1, 0);
-                }
-                self.req_deps[i] = 0;
+                self.prio.on_queued(id);
                 if is_async {
                     self.async_queued += 1;
                 }
@@ -169,19 +152,13 @@ impl World {
         let now = self.now();
         let mut ids = std::mem::take(&mut self.scratch_ids);
         ids.clear();
-        let policy = &self.policy;
-        let wake =
-            self.st.dispatch(&mut self.reqs, now, |r| device_class(policy, r.op.is_read(), r.prov.fg, r.boosted), &mut ids);
+        let prio = &self.prio;
+        let wake = self.st.dispatch(&mut self.reqs, now, |r| prio.device_class(r), &mut ids);
         for &id in &ids {
-            if !self.boost_watch.is_empty() {
-                self.watch_boosts(id);
-            }
-            let r = self.reqs.get(id);
-            if !r.sync {
+            let rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.req_serial };
+            self.prio.on_dispatch(&rq, id);
+            if !self.reqs.get(id).sync {
                 self.async_queued -= 1;
-            }
-            if r.boosted && self.policy.boost == Boost::SchedulerAndDevice {
-                self.hook(Hook::QasioBoostDevice);
             }
             if self.rec.is_some() {
                 self.rec_block(id, BlockAction::Issue);
@@ -254,7 +231,7 @@ impl World {
         if self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
             self.wake_all(Blocker::Throttle);
         }
-        if !(self.policy.alloc_gate && self.fg_io_waiting > 0) {
+        if self.prio.alloc_may_proceed() {
             self.wake_all(Blocker::Alloc);
         }
     }
@@ -265,7 +242,7 @@ impl World {
         let kernel = t.kind != Kind::User;
         // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
         // writes are not the FG app's, even when an FG fsync forced the commit (no owner).
-        let fg = request_is_fg(&self.policy, kernel, self.task_is_fg(tid), false);
+        let fg = self.prio.request_is_fg(kernel, self.task_is_fg(tid), false);
         let prov = Provenance {
             uid: t.uid,
             pid: t.pid,

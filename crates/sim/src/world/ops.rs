@@ -18,7 +18,7 @@ use forefront_model::mm::writeback::{self, WritebackParams};
 use forefront_model::mm::{FileId, PAGE_SIZE};
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::wait::{Blocker, Why};
-use forefront_policy::{request_is_fg, Hook};
+use forefront_policy::Hook;
 use forefront_workload::Op;
 
 use super::{Ev, Exec, Kind, Sample, Seg, World};
@@ -270,10 +270,8 @@ impl World {
                     }
                 }
                 self.fg_uid = found.map(|f| f.0);
-                if self.policy.classify_io {
-                    // App Status Detector: the framework writes the FG UID to sysfs.
-                    self.hook(Hook::AppStatusFgUid);
-                }
+                // App Status Detector: the framework writes the FG UID to sysfs.
+                self.prio.fg_uid_changed();
                 self.regroup(now);
                 (self.us(50.0), After::Step)
             }
@@ -304,7 +302,7 @@ impl World {
             Op::Compose { ms } => self.compose(tid, ms),
             Op::Bio { write, sector, bytes, sync } => {
                 let t = &self.tasks[tid as usize];
-                let fg = request_is_fg(&self.policy, false, self.task_is_fg(tid), false);
+                let fg = self.prio.request_is_fg(false, self.task_is_fg(tid), false);
                 let sectors = bytes.0.div_ceil(512).clamp(1, u64::from(u32::MAX)) as u32;
                 let prov =
                     Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) };

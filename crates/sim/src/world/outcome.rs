@@ -89,6 +89,8 @@ impl World {
         }
         inv.bytes_in_flight = bytes;
         inv.time_clamps = self.q.clamped();
+        let (hooks, overtaken) = self.prio.finish();
+        inv.boosted_async_overtaken = overtaken;
         for (tid, t) in self.tasks.iter().enumerate() {
             if t.state == TState::Blocked {
                 inv.tasks_blocked_at_end += 1;
@@ -99,7 +101,7 @@ impl World {
         }
         Outcome {
             samples: self.samples,
-            hooks: self.hooks.into_iter().map(|(h, n)| (h.name().to_string(), n)).collect(),
+            hooks,
             bg_read: self.bg_read,
             bg_written: self.bg_written,
             sim_end: self.fg_done_at.unwrap_or(self.q.now().min(self.end)),

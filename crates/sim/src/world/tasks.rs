@@ -21,12 +21,14 @@ use forefront_model::fs::ext4::FileOp;
 use forefront_model::kernel::After;
 use forefront_model::prov::{Tid, Uid};
 use forefront_model::wait::Blocker;
-use forefront_policy::{Boost, Hook};
+use forefront_policy::Hook;
 use forefront_workload::Role;
 
+use super::priority::{Io, TaskFacts};
 use super::{Ev, World, BG_GROUP, FG_GROUP};
 use crate::program::Instr;
 use crate::Cat;
+use forefront_model::cpu::CpuSched;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum TState {
@@ -134,12 +136,28 @@ impl World {
     /// Whether work of task `tid` counts as foreground. Stock Android knows only cgroups (the FG
     /// group); a classifying policy uses the FG app's UID (App Status Detector).
     pub(super) fn task_is_fg(&self, tid: Tid) -> bool {
-        let t = &self.tasks[tid as usize];
-        if self.policy.classify_io {
-            self.is_fg_uid(t.uid)
-        } else {
-            self.cpu.group_of(tid) == FG_GROUP
+        self.prio.task_is_fg(self.facts(tid))
+    }
+
+    /// What the policy seam knows of task `tid`.
+    pub(super) fn facts(&self, tid: Tid) -> TaskFacts {
+        facts_in(&self.tasks, &self.cpu, self.fg_uid, tid)
+    }
+
+    /// FastTrack's Page Allocator: a background user task (not a kernel thread, not one holding a
+    /// journal handle) pauses at its next allocation or copy checkpoint while foreground I/O is
+    /// in flight. True if the task was paused (registered).
+    pub(super) fn alloc_gate_pauses(&mut self, tid: Tid) -> bool {
+        if self.prio.alloc_may_proceed() {
+            return false; // the gate is open (the common case: decided without the task's facts)
         }
+        let bg_role = self.role_now(self.tasks[tid as usize].app) == Role::Bg;
+        let holds_handle = self.wg.handle_of(tid).is_some();
+        if !self.prio.alloc_gate_pauses(self.facts(tid), bg_role, holds_handle) {
+            return false;
+        }
+        self.block_on(tid, Blocker::Alloc, Cat::Alloc);
+        true
     }
 
     /// Move every task whose CPU group changed (a new foreground app or cell).
@@ -148,7 +166,7 @@ impl World {
             let g = self.group_for(t);
             if self.cpu.group_of(t) != g {
                 self.cpu.set_group(t, g, now);
-                self.hook(Hook::CpuGroupMove);
+                self.prio.hook(Hook::CpuGroupMove);
             }
         }
     }
@@ -157,19 +175,14 @@ impl World {
     /// `After::Block`. Its time is charged to `cat` (or split by stage for its own request).
     pub(super) fn block_on(&mut self, tid: Tid, b: Blocker, cat: Cat) {
         let now = self.now();
-        let kind = self.tasks[tid as usize].kind;
         let own = matches!(b, Blocker::Request { id, .. } if self.reqs.get(id).prov.tid == tid);
-        let fg_io = self.policy.alloc_gate && kind == Kind::User && b.is_io() && self.task_is_fg(tid);
-        if fg_io {
-            self.fg_io_waiting += 1;
-        }
-        let t = &mut self.tasks[tid as usize];
-        debug_assert!(t.wait.is_none(), "{} waits twice", t.name);
-        t.wait = Some(Wait { cat, own, fg_io });
+        debug_assert!(self.tasks[tid as usize].wait.is_none(), "{} waits twice", self.tasks[tid as usize].name);
         self.wg.block(tid, b, now);
-        if b.is_io() && (self.policy.boost != Boost::Off || self.policy.fg_inherit) {
-            self.qasio_on_block(tid);
-        }
+        // The policy seam: the allocation gate's count, QASIO's boost, FG inheritance.
+        let (tasks, cpu, fg_uid) = (&self.tasks, &self.cpu, self.fg_uid);
+        let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.req_serial };
+        let fg_io = self.prio.on_block(tid, b.is_io(), &self.wg, &self.jn, &mut rq, |w| facts_in(tasks, cpu, fg_uid, w));
+        self.tasks[tid as usize].wait = Some(Wait { cat, own, fg_io });
     }
 
     /// Wake every task waiting on `b`, in the order they blocked.
@@ -196,11 +209,7 @@ impl World {
         let t = &mut self.tasks[tid as usize];
         t.token = t.token.wrapping_add(1);
         if w.fg_io {
-            self.fg_io_waiting -= 1;
-            if self.fg_io_waiting == 0 && self.wg.count(Blocker::Alloc) > 0 {
-                // FG I/O served: resume the paused background work.
-                self.pending_release = true;
-            }
+            self.prio.on_wake(true, self.wg.count(Blocker::Alloc));
         }
         let t = &mut self.tasks[tid as usize];
         if t.state == TState::Runnable {
@@ -222,7 +231,7 @@ impl World {
             t.state = TState::Runnable;
             t.after = After::Step;
             let work = self.ns.wakeup;
-            if self.policy.ftc && self.ui.in_chain(tid) {
+            if self.prio.promotes_chain() && self.ui.in_chain(tid) {
                 // FTC: the chain task's weight for the run queue it joins now.
                 self.ftc_promote(tid);
             }
@@ -316,4 +325,11 @@ impl World {
     pub(super) fn wake_jbd2(&mut self) {
         self.wake_if(self.jbd2, Blocker::Idle);
     }
+}
+
+/// What the policy seam knows of task `tid`, from the tasks, the CPU groups and the FG UID
+/// (a free function so that it can be borrowed beside the seam).
+fn facts_in(tasks: &[Task], cpu: &CpuSched, fg_uid: Option<Uid>, tid: Tid) -> TaskFacts {
+    let t = &tasks[tid as usize];
+    TaskFacts { user: t.kind == Kind::User, fg_group: cpu.group_of(tid) == FG_GROUP, fg_uid: Some(t.uid) == fg_uid }
 }
