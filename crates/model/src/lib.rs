@@ -35,3 +35,6 @@ pub mod net;
 pub mod prov;
 pub mod storage;
 pub mod wait;
+
+#[cfg(test)]
+mod testkit;

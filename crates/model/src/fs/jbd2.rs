@@ -164,93 +164,23 @@ fn release_commit_waiters<K: Kernel + ?Sized>(cx: &mut K) {
 
 #[cfg(test)]
 mod tests {
-    use forefront_engine::{RngStreams, SimTime};
+    use forefront_engine::SimTime;
 
     use super::*;
-    use crate::block::{ReqId, Request};
-    use crate::fs::{Fs, FsParams, Journal};
-    use crate::prov::Provenance;
+    use crate::testkit::Fake;
 
-    /// A fake machine: requests complete only when the test says so.
-    struct Fake {
-        pc: crate::mm::PageCache,
-        jn: Journal,
-        fs: Fs,
-        reqs: Vec<(Request, bool)>,
-        blocked: Vec<(Tid, Blocker)>,
-        woken: Vec<&'static str>,
-        commit_waiters: Vec<u64>,
-    }
-
-    impl Fake {
-        fn new() -> Fake {
-            let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
-            Fake {
-                pc: crate::mm::PageCache::new(16),
-                jn: Journal::new(),
-                fs,
-                reqs: Vec::new(),
-                blocked: Vec::new(),
-                woken: Vec::new(),
-                commit_waiters: Vec::new(),
-            }
-        }
-        fn last_blocker(&self) -> Blocker {
-            self.blocked.last().expect("blocked").1
-        }
-        fn complete_all(&mut self) {
-            for r in &mut self.reqs {
-                r.1 = false;
-            }
-        }
-    }
-
-    impl Kernel for Fake {
-        fn now(&self) -> SimTime {
-            SimTime::from_ms(1)
-        }
-        fn block(&mut self, tid: Tid, b: Blocker, _cat: Cat) {
-            self.blocked.push((tid, b));
-        }
-        fn wait_request(&mut self, tid: Tid, id: ReqId, why: Why, _cat: Cat) {
-            self.blocked.push((tid, Blocker::Request { id, why }));
-        }
-        fn wake_all(&mut self, b: Blocker) {
-            if b == Blocker::Handle {
-                self.woken.push("handles");
-            }
-        }
-        fn wake_where(&mut self, pred: &dyn Fn(Blocker) -> bool) {
-            self.commit_waiters.retain(|&t| !pred(Blocker::Commit { txn: t }));
-            self.woken.push("commit");
-        }
-        fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
-            let prov = Provenance { origin, ..Provenance::KERNEL };
-            self.reqs.push((Request::new(op, block * 8, (blocks * 8) as u32, true, prov), true));
-            ((self.reqs.len() - 1) as ReqId, 0)
-        }
-        fn live(&self, r: (ReqId, u64)) -> bool {
-            self.reqs.get(r.0 as usize).is_some_and(|x| x.1)
-        }
-        fn request_mut(&mut self, id: ReqId) -> &mut Request {
-            &mut self.reqs[id as usize].0
-        }
-        fn journal(&mut self) -> &mut Journal {
-            &mut self.jn
-        }
-        fn fs(&self) -> &Fs {
-            &self.fs
-        }
-        fn page_cache(&mut self) -> &mut crate::mm::PageCache {
-            &mut self.pc
-        }
+    /// The fake machine at 1 ms: requests complete only when the test says so.
+    fn fake() -> Fake {
+        let mut cx = Fake::new();
+        cx.now = SimTime::from_ms(1);
+        cx
     }
 
     const COSTS: Jbd2Costs = Jbd2Costs { journal_block: 3_000, submit: 1_000 };
 
     #[test]
     fn a_commit_walks_every_phase_and_wakes_its_waiters() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         // A transaction with two metadata blocks, one open handle and one freed extent.
         let txn = cx.jn.start_handle(SimTime::ZERO);
         cx.jn.running.meta.extend([10, 11]);
@@ -291,7 +221,7 @@ mod tests {
 
     #[test]
     fn the_commit_waits_for_ordered_data_in_order() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let (a, _) = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
         let (b, _) = cx.submit_control(5, ReqOp::Write, 200, 1, Origin::Writeback);
         cx.jn.running.ordered.extend([a, b]);
@@ -311,7 +241,7 @@ mod tests {
 
     #[test]
     fn an_empty_transaction_asked_for_commits_without_io() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let id = cx.jn.running.id;
         cx.jn.commit_requested = id;
         cx.commit_waiters.push(id);

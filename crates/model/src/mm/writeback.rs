@@ -141,114 +141,14 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
 
 #[cfg(test)]
 mod tests {
-    use forefront_engine::RngStreams;
-
     use super::*;
-    use crate::block::Request;
-    use crate::fs::{Fs, FsParams, Journal};
-    use crate::mm::PageCache;
+    use crate::testkit::Fake;
 
-    struct Fake {
-        pc: PageCache,
-        jn: Journal,
-        fs: Fs,
-        meta_io: HashMap<u64, (ReqId, u64)>,
-        for_reclaim: bool,
-        async_queued: usize,
-        blocked: Vec<Blocker>,
-        written: Vec<(FileId, Vec<u32>)>,
-        submitted: Vec<(ReqOp, u64, Origin)>,
-        handle: bool,
-        now: SimTime,
-    }
-
-    impl Fake {
-        fn new() -> Fake {
-            let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
-            Fake {
-                pc: PageCache::new(100_000),
-                jn: Journal::new(),
-                fs,
-                meta_io: HashMap::new(),
-                for_reclaim: false,
-                async_queued: 0,
-                blocked: Vec::new(),
-                written: Vec::new(),
-                submitted: Vec::new(),
-                handle: false,
-                now: SimTime::from_secs_f64(40.0),
-            }
-        }
-        /// A file with `pages` dirty pages, dirtied at `at_s` seconds.
-        fn dirty_file(&mut self, pages: u32, at_s: f64) -> FileId {
-            let f = self.pc.add_file();
-            for i in 0..pages {
-                let p = self.pc.insert(f, i, 10_000);
-                self.pc.set_dirty(p, SimTime::from_secs_f64(at_s));
-            }
-            f
-        }
-    }
-
-    impl Kernel for Fake {
-        fn now(&self) -> SimTime {
-            self.now
-        }
-        fn block(&mut self, _tid: Tid, b: Blocker, _cat: Cat) {
-            self.blocked.push(b);
-        }
-        fn wait_request(&mut self, _tid: Tid, id: ReqId, why: Why, _cat: Cat) {
-            self.blocked.push(Blocker::Request { id, why });
-        }
-        fn wake_all(&mut self, _b: Blocker) {}
-        fn wake_where(&mut self, _pred: &dyn Fn(Blocker) -> bool) {}
-        fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, _blocks: u64, origin: Origin) -> (ReqId, u64) {
-            self.submitted.push((op, block, origin));
-            ((self.submitted.len() - 1) as ReqId, 1)
-        }
-        fn live(&self, r: (ReqId, u64)) -> bool {
-            (r.0 as usize) < self.submitted.len()
-        }
-        fn request_mut(&mut self, _id: ReqId) -> &mut Request {
-            unreachable!()
-        }
-        fn journal(&mut self) -> &mut Journal {
-            &mut self.jn
-        }
-        fn fs(&self) -> &Fs {
-            &self.fs
-        }
-        fn page_cache(&mut self) -> &mut PageCache {
-            &mut self.pc
-        }
-    }
-
-    impl Writeback for Fake {
-        fn async_queued(&self) -> usize {
-            self.async_queued
-        }
-        fn ensure_handle(&mut self, _tid: Tid) -> bool {
-            self.handle = true;
-            true
-        }
-        fn stop_handle_of(&mut self, _tid: Tid) {
-            assert!(std::mem::take(&mut self.handle), "stops only a handle it holds");
-        }
-        fn writeback_pages(&mut self, _tid: Tid, file: FileId, idxs: &[u32], _origin: Origin) -> u64 {
-            assert!(self.handle, "write-back allocates under a handle");
-            self.written.push((file, idxs.to_vec()));
-            for &i in idxs {
-                let p = self.pc.lookup(file, i).unwrap();
-                self.pc.start_writeback(p, 0);
-            }
-            idxs.len() as u64
-        }
-        fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
-            &mut self.meta_io
-        }
-        fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
-            &mut self.for_reclaim
-        }
+    /// The fake machine at 40 s.
+    fn fake() -> Fake {
+        let mut cx = Fake::new();
+        cx.now = SimTime::from_secs_f64(40.0);
+        cx
     }
 
     const P: WritebackParams =
@@ -256,7 +156,7 @@ mod tests {
 
     #[test]
     fn the_oldest_expired_file_goes_first_in_batches_of_max_writeback_pages() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let young = cx.dirty_file(10, 35.0);
         let old = cx.dirty_file(1500, 5.0);
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Step);
@@ -268,12 +168,12 @@ mod tests {
         assert!(!cx.handle);
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Block);
         assert!(cx.written.iter().all(|w| w.0 != young));
-        assert_eq!(cx.blocked, vec![Blocker::Idle]);
+        assert_eq!(cx.blockers(), vec![Blocker::Idle]);
     }
 
     #[test]
     fn over_the_background_threshold_or_for_reclaim_young_files_go_too() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let young = cx.dirty_file(10, 39.0);
         cx.for_reclaim = true;
         flusher_step(&mut cx, 0, &P);
@@ -284,23 +184,23 @@ mod tests {
 
     #[test]
     fn a_congested_queue_makes_it_wait() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         cx.dirty_file(10, 0.0);
         cx.async_queued = P.nr_requests;
         assert_eq!(flusher_step(&mut cx, 0, &P), (0, After::Block));
-        assert_eq!(cx.blocked, vec![Blocker::Congestion]);
+        assert_eq!(cx.blockers(), vec![Blocker::Congestion]);
     }
 
     #[test]
     fn expired_checkpoints_are_written_once_then_it_sleeps() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         cx.jn.checkpoint.insert((SimTime::from_secs_f64(1.0).ns(), 77));
         cx.jn.checkpoint.insert((SimTime::from_secs_f64(39.0).ns(), 78)); // not expired
         assert_eq!(flusher_step(&mut cx, 0, &P), (P.submit_ns, After::Step));
-        assert_eq!(cx.submitted, vec![(ReqOp::Write, 77, Origin::Checkpoint)]);
+        assert_eq!(cx.control(), vec![(ReqOp::Write, 77, Origin::Checkpoint)]);
         assert!(cx.meta_io.contains_key(&77));
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Block);
-        assert_eq!(cx.blocked, vec![Blocker::Idle]);
+        assert_eq!(cx.blockers(), vec![Blocker::Idle]);
         assert_eq!(cx.jn.checkpoint.len(), 1);
     }
 }
