@@ -3,8 +3,8 @@
 //! (the jbd2 commit thread in [`crate::fs::jbd2`], kswapd and direct reclaim in
 //! [`crate::mm::reclaim`], the flusher in [`crate::mm::writeback`]) acts on the rest of the machine without owning it.
 //!
-//! The simulator implements [`Kernel`] on its world; unit tests implement it on a small fake
-//! that records what was blocked, woken and submitted. A layer step is a plain function
+//! The simulator implements [`Kernel`] on its world; unit tests use one fake machine
+//! (`crate::testkit`, test builds only) that records what was blocked, woken and submitted. A layer step is a plain function
 //! `step(cx, tid, …) -> (cpu_ns, After)`: the CPU work the task does first, then what it does
 //! when that burst ends. A step that blocks registers the wait (through [`Kernel::block`] or
 //! [`Kernel::wait_request`]) and returns [`After::Block`]; it never sleeps on its own.

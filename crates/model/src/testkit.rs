@@ -18,8 +18,6 @@
 //! - **reclaim** frees pages in the global order; the allocation gate pauses a task when
 //!   [`Fake::gate`] is set; the reclaim seams are recorded in [`Fake::events`].
 
-use std::collections::HashMap;
-
 use forefront_engine::{RngStreams, SimTime};
 
 use crate::block::{ReqId, ReqOp, Request};
@@ -27,7 +25,7 @@ use crate::fs::ext4::{self, Ext4, Ext4Params, FileOp};
 use crate::fs::{Fs, FsParams, Journal};
 use crate::kernel::{Cat, Kernel};
 use crate::mm::reclaim::{Reclaim, ReclaimCosts};
-use crate::mm::writeback::Writeback;
+use crate::mm::writeback::{Writeback, WritebackState};
 use crate::mm::{FileId, PageCache, ReclaimOrder, Reclaimed};
 use crate::prov::{Origin, Provenance, Tid};
 use crate::wait::{Blocker, WaitGraph, Why};
@@ -58,8 +56,7 @@ pub struct Fake {
     pub events: Vec<&'static str>,
     /// The allocation gate pauses every task that reaches it.
     pub gate: bool,
-    pub meta_io: HashMap<u64, (ReqId, u64)>,
-    pub for_reclaim: bool,
+    pub wb: WritebackState,
     pub async_queued: usize,
     /// Pages the flusher wrote back, per call.
     pub written: Vec<(FileId, Vec<u32>)>,
@@ -94,8 +91,7 @@ impl Fake {
             commit_waiters: Vec::new(),
             events: Vec::new(),
             gate: false,
-            meta_io: HashMap::new(),
-            for_reclaim: false,
+            wb: WritebackState::default(),
             async_queued: 0,
             written: Vec::new(),
             runs: Vec::new(),
@@ -273,11 +269,8 @@ impl Writeback for Fake {
         }
         idxs.len() as u64
     }
-    fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
-        &mut self.meta_io
-    }
-    fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
-        &mut self.for_reclaim
+    fn writeback_state(&mut self) -> &mut WritebackState {
+        &mut self.wb
     }
 }
 

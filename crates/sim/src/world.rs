@@ -13,7 +13,7 @@
 //! | `priority` | the policy seam: QASIO, FG inheritance, the allocation gate, reclaim order |
 //! | `record` | `--trace-out` records, the timeline, byte counts |
 //! | `outcome` | what a run produces |
-//! | `ui`, `cells`, `lfs` | the framework's interactive path, Cells, the log cleaner |
+//! | `ui`, `cells` | the framework's interactive path, Cells |
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -22,10 +22,11 @@ use forefront_model::block::{ReqId, ReqOp, ReqSlab, Request};
 use forefront_model::cpu::{CpuSched, Expired, GroupId};
 use forefront_model::flash::Started;
 use forefront_model::fs::ext4::{self, Ext4, FileOp};
+use forefront_model::fs::jbd2;
 use forefront_model::fs::{Fs, Journal};
 use forefront_model::kernel::Kernel;
 use forefront_model::mm::reclaim::Reclaim as ReclaimCtx;
-use forefront_model::mm::writeback::Writeback;
+use forefront_model::mm::writeback::{Writeback, WritebackState};
 use forefront_model::mm::{FileId, PageCache};
 use forefront_model::prov::{Origin, Tid, Uid};
 use forefront_model::storage::Storage;
@@ -39,7 +40,6 @@ use crate::Cat;
 mod build;
 mod cells;
 mod io;
-mod lfs;
 mod ops;
 mod outcome;
 mod priority;
@@ -105,13 +105,11 @@ pub struct World {
     /// Who waits for what: every blocked task, journal handles, request wake lists.
     wg: WaitGraph,
     chans: BTreeMap<String, Chan>,
-    /// Meta block → (request, serial) while a checkpoint write holds it.
-    meta_io: HashMap<u64, (ReqId, u64)>,
+    /// Checkpoint writes in flight, reclaim's request for write-back, the dirty thresholds.
+    wb: WritebackState,
     /// The network link every `net_recv` shares.
     link: forefront_model::net::Link,
     async_queued: usize,
-    /// Direct reclaim found only dirty pages: the flusher writes regardless of thresholds.
-    wb_for_reclaim: bool,
     timeline: forefront_record::run::Timeline,
     bucket_fg: u64,
     bucket_bg: u64,
@@ -130,8 +128,6 @@ pub struct World {
     bg_read: u64,
     bg_written: u64,
     inv: forefront_record::run::Invariants,
-    dirty_bg_pages: u64,
-    dirty_limit_pages: u64,
     max_sectors: u32,
     /// The framework's interactive path: interactions, frames, binder, FTC's chain.
     ui: ui::Ui,
@@ -153,9 +149,6 @@ pub struct World {
     ram_pages: Vec<u64>,
     /// fsync/fdatasync calls a `sync = false` mount turned into no-ops.
     nosync_fsyncs: u64,
-    /// The log cleaner's passes and the blocks it marked for rewriting.
-    cleaner_passes: u64,
-    cleaner_blocks: u64,
 }
 
 /// Timeline bucket (ms of simulated time).
@@ -216,11 +209,8 @@ impl World {
                 }
                 Ev::CommitTimer => {
                     let interval = (self.phone.fs.commit_interval_s * 1e9) as u64;
-                    if let Some(s) = self.jn.running.started {
-                        if now.since(s) >= interval && !self.jn.running.is_empty() {
-                            self.jn.commit_requested = self.jn.commit_requested.max(self.jn.running.id);
-                            self.wake_jbd2();
-                        }
+                    if jbd2::commit_timer(&mut self.jn, now, interval) {
+                        self.wake_jbd2();
                     }
                     self.q.schedule(now.after(interval / 5), Ev::CommitTimer);
                 }
@@ -314,7 +304,7 @@ impl ReclaimCtx for World {
     }
     fn writeback_for_reclaim(&mut self) {
         // wakeup_flusher_threads from reclaim: write back regardless of the thresholds.
-        self.wb_for_reclaim = true;
+        self.wb.for_reclaim = true;
         self.wake_flusher();
     }
     fn release_alloc_waiters(&mut self) {
@@ -345,11 +335,8 @@ impl Writeback for World {
         let k = self.ext4_params();
         ext4::writeback_pages(self, &k, tid, file, idxs, origin)
     }
-    fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
-        &mut self.meta_io
-    }
-    fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
-        &mut self.wb_for_reclaim
+    fn writeback_state(&mut self) -> &mut WritebackState {
+        &mut self.wb
     }
 }
 

@@ -407,7 +407,7 @@ pub fn journal_update<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, bl
         return None;
     }
     for b in blocks {
-        if let Some(&(id, serial)) = cx.meta_io().get(b) {
+        if let Some(&(id, serial)) = cx.writeback_state().meta_io.get(b) {
             if cx.live((id, serial)) {
                 // Holding the handle while waiting: the commit waits for us (QASIO's chain).
                 cx.wait_request(tid, id, Why::MetaBuffer, Cat::PageWait);

@@ -27,8 +27,10 @@
 //!   has a waker (the last handle stop, the request's completion, a commit request).
 //! - `committed` only grows; commit waiters of transactions up to it are woken when it does.
 
+use forefront_engine::SimTime;
+
 use crate::block::ReqOp;
-use crate::fs::CommitPhase;
+use crate::fs::{CommitPhase, Journal};
 use crate::kernel::{After, Cat, Kernel, Step};
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, Why};
@@ -49,6 +51,18 @@ pub struct Jbd2Costs {
     pub journal_block: u64,
     /// Per request submitted.
     pub submit: u64,
+}
+
+/// The commit timer (`j_commit_interval`, checked every fifth of it): a running transaction
+/// that is not empty and started at least `interval_ns` ago is asked to commit. Returns whether
+/// the commit thread must be woken.
+pub fn commit_timer(jn: &mut Journal, now: SimTime, interval_ns: u64) -> bool {
+    let Some(started) = jn.running.started else { return false };
+    if now.since(started) < interval_ns || jn.running.is_empty() {
+        return false;
+    }
+    jn.commit_requested = jn.commit_requested.max(jn.running.id);
+    true
 }
 
 /// One step of the commit thread `tid`.
@@ -237,6 +251,19 @@ mod tests {
         cx.reqs[b as usize].1 = false;
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
+    }
+
+    #[test]
+    fn the_timer_asks_for_a_commit_of_an_old_transaction_that_is_not_empty() {
+        let mut cx = fake();
+        let interval = 5_000_000_000;
+        assert!(!commit_timer(&mut cx.jn, SimTime::from_secs_f64(9.0), interval), "nothing started");
+        cx.jn.start_handle(SimTime::from_secs_f64(1.0));
+        cx.jn.running.meta.insert(10);
+        assert!(!commit_timer(&mut cx.jn, SimTime::from_secs_f64(5.9), interval), "not old enough");
+        assert_eq!(cx.jn.commit_requested, 0);
+        assert!(commit_timer(&mut cx.jn, SimTime::from_secs_f64(6.0), interval));
+        assert_eq!(cx.jn.commit_requested, cx.jn.running.id);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! written back. Each allocation takes `extent_blocks` contiguous blocks from a cursor; with
 //! probability `fragmentation` the cursor first jumps to a random place (an aged file system).
 
+pub mod cleaner;
 pub mod ext4;
 pub mod jbd2;
 pub mod log;

@@ -27,7 +27,7 @@ use forefront_engine::SimTime;
 
 use crate::block::{ReqId, ReqOp};
 use crate::kernel::{After, Cat, Kernel, Step};
-use crate::mm::FileId;
+use crate::mm::{FileId, PageCache};
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, Why};
 
@@ -51,6 +51,55 @@ pub struct WritebackParams {
     pub submit_ns: u64,
 }
 
+/// The dirty thresholds (`vm.dirty_background_ratio`, `vm.dirty_ratio` of the page cache).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Thresholds {
+    /// Dirty pages above which the flusher writes back everything dirty.
+    pub background_pages: u64,
+    /// Dirty and write-back pages above which writers wait (balance_dirty_pages).
+    pub limit_pages: u64,
+}
+
+impl Thresholds {
+    /// The thresholds of a page cache of `capacity` pages, the ratios in percent.
+    pub fn of(capacity: u64, background_ratio: f64, ratio: f64) -> Thresholds {
+        Thresholds {
+            background_pages: (capacity as f64 * background_ratio / 100.0) as u64,
+            limit_pages: (capacity as f64 * ratio / 100.0) as u64,
+        }
+    }
+
+    /// A completion rule: dirty throttling ends once dirty and write-back pages are below the
+    /// limit (writers over it wait: see `fs::ext4`).
+    pub fn throttle_lifted(&self, pc: &PageCache) -> bool {
+        pc.nr_dirty + pc.nr_writeback < self.limit_pages
+    }
+}
+
+/// The write-back state kept between the flusher's steps.
+#[derive(Clone, Debug, Default)]
+pub struct WritebackState {
+    /// Metadata block → the live checkpoint write holding it.
+    pub meta_io: HashMap<u64, (ReqId, u64)>,
+    /// Reclaim asked for write-back regardless of the thresholds (cleared when all is written).
+    pub for_reclaim: bool,
+    pub thresholds: Thresholds,
+}
+
+impl WritebackState {
+    pub fn new(thresholds: Thresholds) -> WritebackState {
+        WritebackState { thresholds, ..Default::default() }
+    }
+
+    /// A completion rule: checkpoint write `id` of metadata block `block` is done (a later
+    /// write of the block, if any, keeps it).
+    pub fn meta_written(&mut self, block: u64, id: ReqId) {
+        if self.meta_io.get(&block).is_some_and(|&(r, _)| r == id) {
+            self.meta_io.remove(&block);
+        }
+    }
+}
+
 /// What the flusher needs beyond [`Kernel`]: the ext4 write-back path and shared state.
 pub trait Writeback: Kernel {
     /// Async requests in the host's queues.
@@ -62,10 +111,8 @@ pub trait Writeback: Kernel {
     /// Write back pages `idxs` of `file` under `tid`'s handle (delayed allocation, requests);
     /// returns the CPU cost.
     fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64;
-    /// Metadata block → the live checkpoint write holding it.
-    fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)>;
-    /// Reclaim asked for write-back regardless of the thresholds (cleared when all is written).
-    fn writeback_for_reclaim_flag(&mut self) -> &mut bool;
+    /// The write-back state (checkpoint writes in flight, reclaim's request, thresholds).
+    fn writeback_state(&mut self) -> &mut WritebackState;
 }
 
 /// One step of the flusher (`tid`).
@@ -75,7 +122,7 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         cx.block(tid, Blocker::Congestion, Cat::Throttle);
         return (0, After::Block);
     }
-    let for_reclaim = *cx.writeback_for_reclaim_flag();
+    let for_reclaim = cx.writeback_state().for_reclaim;
     let pc = cx.page_cache();
     let over = pc.nr_dirty > p.background_pages;
     // The file to write: oldest dirty first (if the oldest has not expired, none has).
@@ -124,17 +171,17 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         let mut cost = 0;
         for (at, block) in due {
             cx.journal().checkpoint.remove(&(at, block));
-            let current = cx.meta_io().get(&block).copied();
+            let current = cx.writeback_state().meta_io.get(&block).copied();
             if current.is_some_and(|r| cx.live(r)) {
                 continue;
             }
             let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::Checkpoint);
-            cx.meta_io().insert(block, r);
+            cx.writeback_state().meta_io.insert(block, r);
             cost += p.submit_ns;
         }
         return (cost.max(1), After::Step);
     }
-    *cx.writeback_for_reclaim_flag() = false;
+    cx.writeback_state().for_reclaim = false;
     cx.block(tid, Blocker::Idle, Cat::Sleep);
     (0, After::Block)
 }
@@ -175,7 +222,7 @@ mod tests {
     fn over_the_background_threshold_or_for_reclaim_young_files_go_too() {
         let mut cx = fake();
         let young = cx.dirty_file(10, 39.0);
-        cx.for_reclaim = true;
+        cx.wb.for_reclaim = true;
         flusher_step(&mut cx, 0, &P);
         assert_eq!(cx.written[0].0, young);
         // Nothing left to write and no checkpoint work: the reclaim request is done.
@@ -198,7 +245,7 @@ mod tests {
         cx.jn.checkpoint.insert((SimTime::from_secs_f64(39.0).ns(), 78)); // not expired
         assert_eq!(flusher_step(&mut cx, 0, &P), (P.submit_ns, After::Step));
         assert_eq!(cx.control(), vec![(ReqOp::Write, 77, Origin::Checkpoint)]);
-        assert!(cx.meta_io.contains_key(&77));
+        assert!(cx.wb.meta_io.contains_key(&77));
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Block);
         assert_eq!(cx.blockers(), vec![Blocker::Idle]);
         assert_eq!(cx.jn.checkpoint.len(), 1);

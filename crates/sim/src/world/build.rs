@@ -11,14 +11,15 @@
 use std::collections::{BTreeMap, HashMap};
 
 use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
-use forefront_model::block::{BlockQueue, ReqSlab};
+use forefront_model::block::ReqSlab;
 use forefront_model::cpu::{nice_to_weight, CpuSched, SchedKind, ROOT_GROUP};
-use forefront_model::flash::{FlashDevice, FlashParams};
+use forefront_model::flash::FlashParams;
 use forefront_model::fs::{Fs, Journal, BLOCK};
 use forefront_model::kernel::After;
+use forefront_model::mm::writeback::{Thresholds, WritebackState};
 use forefront_model::mm::PageCache;
 use forefront_model::prov::{Tid, Uid};
-use forefront_model::storage::{Member, Storage};
+use forefront_model::storage::Storage;
 use forefront_model::wait::{Blocker, WaitGraph};
 use forefront_policy::Policy;
 use forefront_workload::{Costs, Op, Role, Scenario};
@@ -116,20 +117,10 @@ impl World {
             .map(|m| m.device.as_deref().and_then(|d| mount_devs.iter().position(|x| *x == d)).map_or(0, |i| i as u8 + 1))
             .collect();
         let weights = [phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight];
-        let mut members: Vec<Member> = devs
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| Member {
-                bq: BlockQueue::new(phone.scheduler.build(&weights), d.queue_depth, max_sectors),
-                dev: FlashDevice::new(d).seeded(streams.stream(&format!("flash.service.{i}"))),
-            })
-            .collect();
-        let st = if members.len() == 1 {
-            let m = members.pop().expect("one member");
-            Storage::single(m.bq, m.dev)
-        } else {
-            Storage::stack(members, stripe, phone.storage.chunk_kib, capacity_gib << 21)
-        };
+        let layout = (stripe, phone.storage.chunk_kib);
+        let st = Storage::build(devs, layout, &phone.scheduler, &weights, max_sectors, |i| {
+            streams.stream(&format!("flash.service.{i}"))
+        });
         let mut w = World {
             q: EventQueue::with_capacity(4096),
             cpu,
@@ -146,8 +137,7 @@ impl World {
             apps: Vec::new(),
             ns: CostsNs::of(&phone.costs),
             costs: phone.costs.clone(),
-            dirty_bg_pages: (capacity as f64 * phone.dirty_background_ratio / 100.0) as u64,
-            dirty_limit_pages: (capacity as f64 * phone.dirty_ratio / 100.0) as u64,
+            wb: WritebackState::new(Thresholds::of(capacity, phone.dirty_background_ratio, phone.dirty_ratio)),
             phone,
             prio: super::priority::Priority::new(policy),
             paths: HashMap::new(),
@@ -158,10 +148,8 @@ impl World {
             kick_pending: false,
             wg: WaitGraph::new(1),
             chans: BTreeMap::new(),
-            meta_io: HashMap::new(),
             link: forefront_model::net::Link::new(sc.phone.link()),
             async_queued: 0,
-            wb_for_reclaim: false,
             timeline: forefront_record::run::Timeline { bucket_ms: BUCKET_MS as f64, ..Default::default() },
             bucket_fg: 0,
             bucket_bg: 0,
@@ -190,8 +178,6 @@ impl World {
             file_mount: Vec::new(),
             ram_pages: Vec::new(),
             nosync_fsyncs: 0,
-            cleaner_passes: 0,
-            cleaner_blocks: 0,
         };
         if w.ui.enabled {
             w.cpu.record_latencies();

@@ -49,8 +49,8 @@ impl World {
             submit_request: self.ns.submit_request,
             read_ahead_kib: self.phone.read_ahead_kib,
             max_sectors: self.max_sectors,
-            dirty_background_pages: self.dirty_bg_pages,
-            dirty_limit_pages: self.dirty_limit_pages,
+            dirty_background_pages: self.wb.thresholds.background_pages,
+            dirty_limit_pages: self.wb.thresholds.limit_pages,
             reclaim: self.reclaim_costs(),
         }
     }
@@ -212,9 +212,7 @@ impl World {
                     }
                 }
                 Seg::Meta { block } => {
-                    if self.meta_io.get(&block).is_some_and(|&(r, _)| r == id) {
-                        self.meta_io.remove(&block);
-                    }
+                    self.wb.meta_written(block, id);
                 }
                 Seg::Journal | Seg::Other => {}
             }
@@ -228,7 +226,7 @@ impl World {
         }
         self.scratch_waiters = waiters;
         // Conditions that completions can end.
-        if self.pc.nr_dirty + self.pc.nr_writeback < self.dirty_limit_pages {
+        if self.wb.thresholds.throttle_lifted(&self.pc) {
             self.wake_all(Blocker::Throttle);
         }
         if self.prio.alloc_may_proceed() {

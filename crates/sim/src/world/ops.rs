@@ -10,6 +10,7 @@
 
 use forefront_engine::Rng;
 use forefront_model::block::{ReqOp, Request};
+use forefront_model::fs::cleaner;
 use forefront_model::fs::ext4::{self, FileOp, MetaKind};
 use forefront_model::fs::jbd2::{self, Jbd2Costs};
 use forefront_model::kernel::After;
@@ -51,7 +52,7 @@ impl World {
             Kind::Flusher => {
                 let p = WritebackParams {
                     expire_ns: (self.phone.dirty_expire_s * 1e9) as u64,
-                    background_pages: self.dirty_bg_pages,
+                    background_pages: self.wb.thresholds.background_pages,
                     nr_requests: self.phone.nr_requests,
                     submit_ns: self.ns.submit_request,
                 };
@@ -65,7 +66,10 @@ impl World {
                 let costs = self.reclaim_costs();
                 return reclaim::kswapd_step(self, tid, &costs);
             }
-            Kind::Cleaner => return self.cleaner_step(tid),
+            Kind::Cleaner => {
+                let k = self.ext4_params();
+                return cleaner::step(self, tid, &k);
+            }
             Kind::User => {}
         }
         match self.tasks[tid as usize].exec {

@@ -129,8 +129,8 @@ impl World {
                 appended: l.appended,
                 segments_used: l.segments_used,
                 full: l.full,
-                cleaner_passes: self.cleaner_passes,
-                cleaner_blocks: self.cleaner_blocks,
+                cleaner_passes: l.cleaner_passes,
+                cleaner_blocks: l.cleaner_blocks,
             }),
             raid_pieces: self.st.pieces,
         }

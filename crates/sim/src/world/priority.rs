@@ -161,6 +161,7 @@ impl Priority {
     /// task's wait — and runs QASIO's detection and forefront's inheritance: every task whose
     /// wait now passes through `tid`'s is walked in the wait graph, and each request behind it
     /// not yet in service gets what [`policy::on_block`] decides. `facts` describes any task.
+    #[inline]
     pub fn on_block(
         &mut self,
         tid: Tid,
@@ -175,9 +176,15 @@ impl Priority {
         if fg_io {
             self.fg_io_waiting += 1;
         }
-        if !policy::walks_on_block(&self.policy, io) {
-            return fg_io;
+        if policy::walks_on_block(&self.policy, io) {
+            self.walk(tid, wg, jn, rq, facts);
         }
+        fg_io
+    }
+
+    /// [`Priority::on_block`]'s walk of the wait graph (out of line: the common case is no walk).
+    #[inline(never)]
+    fn walk(&mut self, tid: Tid, wg: &WaitGraph, jn: &Journal, rq: &mut Io, facts: impl Fn(Tid) -> TaskFacts) {
         let mut through = std::mem::take(&mut self.scratch_through);
         let mut behind = std::mem::take(&mut self.scratch_behind);
         wg.waiting_through(tid, &mut through);
@@ -214,7 +221,6 @@ impl Priority {
         }
         self.scratch_through = through;
         self.scratch_behind = behind;
-        fg_io
     }
 
     /// A task whose wait was counted as foreground I/O woke; `alloc_waiters`: tasks waiting on
@@ -281,6 +287,7 @@ impl Priority {
     /// Request `id` goes to the device: check QASIO's rule — a boosted request leaves the watch
     /// (served first unless something overtook it); a BG async request that is not boosted
     /// overtakes every boosted request still queued — and count a boosted command.
+    #[inline]
     pub fn on_dispatch(&mut self, rq: &Io, id: ReqId) {
         if !self.boost_watch.is_empty() {
             self.watch_boosts(rq, id);
@@ -290,6 +297,7 @@ impl Priority {
         }
     }
 
+    #[inline(never)]
     fn watch_boosts(&mut self, rq: &Io, id: ReqId) {
         let serial = rq.serial[id as usize];
         let r = rq.reqs.get(id);

@@ -55,7 +55,7 @@ pub(super) enum Kind {
     Flusher,
     Jbd2,
     Kswapd,
-    /// The log-structured mount's cleaner ([`lfs`]).
+    /// The log-structured mount's cleaner (`forefront_model::fs::cleaner`).
     Cleaner,
 }
 
