@@ -11,7 +11,7 @@
 
 use forefront_engine::SimTime;
 
-use crate::block::{ReqId, ReqOp, Request};
+use crate::block::{ReqId, ReqKey, ReqOp, Request};
 use crate::fs::{Fs, Journal};
 use crate::mm::PageCache;
 use crate::prov::{Origin, Tid};
@@ -100,10 +100,10 @@ pub trait Kernel {
     /// Wake every task whose blocker satisfies `pred`, in the order they blocked.
     fn wake_where(&mut self, pred: &dyn Fn(Blocker) -> bool);
     /// Submit a data-less or journal request (flush, discard, journal blocks, metadata) of
-    /// `blocks` 4 KiB blocks at `block`; returns (id, serial).
-    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64);
-    /// Whether request `id` with this serial is still live (ids are reused).
-    fn live(&self, r: (ReqId, u64)) -> bool;
+    /// `blocks` 4 KiB blocks at `block`; returns its key.
+    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> ReqKey;
+    /// Whether the request `k` names is still live (ids are reused; the key tells them apart).
+    fn live(&self, k: ReqKey) -> bool;
     fn request_mut(&mut self, id: ReqId) -> &mut Request;
     /// Make queued request `id` a journal commit record (preflush + FUA); the simulator also
     /// marks the pieces a RAID-0 array split it into.

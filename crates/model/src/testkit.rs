@@ -20,7 +20,7 @@
 
 use forefront_engine::{RngStreams, SimTime};
 
-use crate::block::{ReqId, ReqOp, Request};
+use crate::block::{ReqId, ReqKey, ReqOp, Request};
 use crate::fs::ext4::{self, Ext4, Ext4Params, FileOp};
 use crate::fs::{Fs, FsParams, Journal};
 use crate::kernel::{Cat, Kernel};
@@ -191,13 +191,13 @@ impl Kernel for Fake {
         self.commit_waiters.retain(|&t| !pred(Blocker::Commit { txn: t }));
         self.woken.push("commit");
     }
-    fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+    fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> ReqKey {
         let prov = Provenance { origin, ..Provenance::KERNEL };
         self.reqs.push((Request::new(op, block * 8, (blocks * 8) as u32, true, prov), true));
-        ((self.reqs.len() - 1) as ReqId, 0)
+        ReqKey { id: (self.reqs.len() - 1) as ReqId, serial: 0 }
     }
-    fn live(&self, r: (ReqId, u64)) -> bool {
-        self.reqs.get(r.0 as usize).is_none_or(|x| x.1)
+    fn live(&self, k: ReqKey) -> bool {
+        self.reqs.get(k.id as usize).is_none_or(|x| x.1)
     }
     fn request_mut(&mut self, id: ReqId) -> &mut Request {
         &mut self.reqs[id as usize].0
@@ -298,8 +298,8 @@ impl Ext4 for Fake {
         self.runs.push((file, run, write));
         500
     }
-    fn serial(&self, _id: ReqId) -> u64 {
-        0
+    fn key(&self, id: ReqId) -> ReqKey {
+        ReqKey { id, serial: 0 }
     }
     fn task_is_fg(&self, _tid: Tid) -> bool {
         true

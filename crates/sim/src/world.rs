@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use forefront_engine::{EventQueue, SimTime};
-use forefront_model::block::{ReqId, ReqOp, ReqSlab, Request};
+use forefront_model::block::{ReqId, ReqKey, ReqOp, ReqSlab, Request};
 use forefront_model::cpu::{CpuSched, Expired, GroupId};
 use forefront_model::flash::Started;
 use forefront_model::fs::ext4::{self, Ext4, FileOp};
@@ -48,7 +48,6 @@ mod tasks;
 mod ui;
 use build::CostsNs;
 pub use cells::CellOutcome;
-use io::Seg;
 use ops::{Chan, MountClass};
 pub use outcome::{LfsOutcome, Outcome, Sample};
 use priority::Io;
@@ -81,9 +80,6 @@ pub struct World {
     fs: Fs,
     jn: Journal,
     reqs: ReqSlab,
-    req_serial: Vec<u64>,
-    serial: u64,
-    segs: Vec<Vec<Seg>>,
     /// The block devices: one flash device or a RAID-0 array, then the devices of FAT mounts,
     /// each with its own block queue.
     st: Storage,
@@ -267,11 +263,11 @@ impl Kernel for World {
             self.wake(t);
         }
     }
-    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> ReqKey {
         World::submit_control(self, tid, op, block, blocks, origin)
     }
-    fn live(&self, r: (ReqId, u64)) -> bool {
-        World::live(self, r)
+    fn live(&self, k: ReqKey) -> bool {
+        self.reqs.is_live(k)
     }
     fn mark_commit_record(&mut self, id: ReqId) {
         self.st.mark_commit_record(&mut self.reqs, id);
@@ -314,7 +310,7 @@ impl ReclaimCtx for World {
     }
     fn reclaim_wait(&mut self, tid: Tid, short: u64) {
         let me = self.facts(tid);
-        let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.req_serial };
+        let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
         self.prio.reclaim_wait(me, short, &mut rq);
     }
 }
@@ -357,8 +353,8 @@ impl Ext4 for World {
     fn submit_pages(&mut self, tid: Tid, file: FileId, run: (u32, u64, u32), write: bool, origin: Origin) -> u64 {
         World::submit_pages(self, tid, file, run, write, origin)
     }
-    fn serial(&self, id: ReqId) -> u64 {
-        self.req_serial[id as usize]
+    fn key(&self, id: ReqId) -> ReqKey {
+        self.reqs.key(id)
     }
     fn task_is_fg(&self, tid: Tid) -> bool {
         World::task_is_fg(self, tid)

@@ -75,7 +75,7 @@ pub fn step<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid, k: &Ext4Params) -> Step {
         i += 1;
     }
     cx.fs_mut().log.as_mut().expect("checked").cleaner_blocks += marked;
-    if let Some(id) = wait.filter(|&id| cx.live((id, cx.serial(id)))) {
+    if let Some(id) = wait.filter(|&id| cx.live(cx.key(id))) {
         cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
         return (cost, After::Block);
     }

@@ -51,7 +51,7 @@
 //! - A handle is held only inside one step, except while waiting for a metadata buffer (D_meta).
 //! - Pages under I/O always name their request (`io`), so a waiter can find what to wait for.
 
-use crate::block::{ReqId, ReqOp};
+use crate::block::{ReqId, ReqKey, ReqOp};
 use crate::fs::{CommitPhase, Fs, MapCursor, BLOCK};
 use crate::kernel::{After, Cat};
 use crate::mm::reclaim::{self, ReclaimCosts};
@@ -130,8 +130,8 @@ pub trait Ext4: reclaim::Reclaim + Writeback {
     /// Submit one request for a run of pages `(first index, first LBA block, count)` of `file`
     /// (read fill or write-back) and mark the pages; returns the CPU cost.
     fn submit_pages(&mut self, tid: Tid, file: FileId, run: (u32, u64, u32), write: bool, origin: Origin) -> u64;
-    /// The serial number of live request `id` (ids are reused).
-    fn serial(&self, id: ReqId) -> u64;
+    /// The key of live request `id` (ids are reused; the key tells them apart).
+    fn key(&self, id: ReqId) -> ReqKey;
     /// Whether `tid`'s work counts as foreground (for the commit it forces).
     fn task_is_fg(&self, tid: Tid) -> bool;
     fn wake_flusher(&mut self);
@@ -407,10 +407,10 @@ pub fn journal_update<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, bl
         return None;
     }
     for b in blocks {
-        if let Some(&(id, serial)) = cx.writeback_state().meta_io.get(b) {
-            if cx.live((id, serial)) {
+        if let Some(&k) = cx.writeback_state().meta_io.get(b) {
+            if cx.live(k) {
                 // Holding the handle while waiting: the commit waits for us (QASIO's chain).
-                cx.wait_request(tid, id, Why::MetaBuffer, Cat::PageWait);
+                cx.wait_request(tid, k.id, Why::MetaBuffer, Cat::PageWait);
                 return None;
             }
         }
@@ -482,10 +482,7 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
         } else {
             &mut cx.journal().committing.as_mut().expect("txn").0
         };
-        for o in ordered {
-            t.ordered.push(o.0);
-            t.ordered_serials.push(o.1);
-        }
+        t.ordered.extend(ordered);
     }
     cost + idxs.len() as u64 * k.writeback_page
 }
@@ -591,10 +588,10 @@ fn submit_runs<K: Ext4 + ?Sized>(
     cost
 }
 
-fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqId, u64) {
+fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> ReqKey {
     let p = cx.page_cache().lookup(file, idx).expect("page under write-back");
     let id = cx.page_cache().page(p).io.expect("request set");
-    (id, cx.serial(id))
+    cx.key(id)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -665,14 +662,14 @@ pub fn fsync<K: Ext4 + ?Sized>(
             let dir = r.dir_block(file);
             cx.submit_control(tid, ReqOp::Write, fat, 1, Origin::Metadata);
             let id = cx.submit_control(tid, ReqOp::Write, dir, 1, Origin::Metadata);
-            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 10);
             (2 * k.submit_request + k.metadata, After::Block)
         }
         10 => {
             let start = cx.fs().regions[usize::from(cx.fs().inodes[file as usize].region) - 1].start;
             let id = cx.submit_control(tid, ReqOp::Flush, start, 0, Origin::Fsync);
-            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 3);
             (k.submit_request, After::Block)
         }
@@ -681,8 +678,8 @@ pub fn fsync<K: Ext4 + ?Sized>(
             // them durable (written with preflush + FUA, as NILFS2 with barriers on).
             let block = cx.fs_mut().log.as_mut().expect("log area").summary_block();
             let id = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::Fsync);
-            cx.mark_commit_record(id.0);
-            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            cx.mark_commit_record(id.id);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 3);
             (k.submit_request + k.metadata, After::Block)
         }
@@ -707,7 +704,7 @@ pub fn fsync<K: Ext4 + ?Sized>(
                 _ => {
                     // Nothing to commit (ext4_sync_file): a cache flush makes the data durable.
                     let id = cx.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
-                    cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+                    cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
                     set(cx, 3);
                     (k.submit_request, After::Block)
                 }

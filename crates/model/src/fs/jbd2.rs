@@ -103,10 +103,9 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
         CommitPhase::OrderedData => {
             let n_ordered = committing(cx).ordered.len();
             for i in 0..n_ordered {
-                let c = committing(cx);
-                let r = (c.ordered[i], c.ordered_serials[i]);
+                let r = committing(cx).ordered[i];
                 if cx.live(r) {
-                    cx.wait_request(tid, r.0, Why::Ordered, Cat::PageWait);
+                    cx.wait_request(tid, r.id, Why::Ordered, Cat::PageWait);
                     return (0, After::Block);
                 }
             }
@@ -119,7 +118,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             jn.journal_blocks_written += n + 1;
             let r = cx.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
             set_phase(cx, CommitPhase::JournalWrite);
-            cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
+            cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
             (n * costs.journal_block, After::Block)
         }
         CommitPhase::JournalWrite => {
@@ -127,9 +126,9 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
             let block = journal_start + (cx.journal().head - 1) % journal_blocks;
             let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
-            cx.mark_commit_record(r.0);
+            cx.mark_commit_record(r.id);
             set_phase(cx, CommitPhase::CommitRecord);
-            cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
+            cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
             (costs.journal_block, After::Block)
         }
         CommitPhase::CommitRecord => {
@@ -153,7 +152,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
                     c.freed.push((lba + MAX_DISCARD_BLOCKS, len - MAX_DISCARD_BLOCKS));
                 }
                 let r = cx.submit_control(tid, ReqOp::Discard, lba, len.min(MAX_DISCARD_BLOCKS), Origin::Discard);
-                cx.wait_request(tid, r.0, Why::Discard, Cat::PageWait);
+                cx.wait_request(tid, r.id, Why::Discard, Cat::PageWait);
                 return (costs.submit, After::Block);
             }
             cx.journal().committing = None;
@@ -236,19 +235,18 @@ mod tests {
     #[test]
     fn the_commit_waits_for_ordered_data_in_order() {
         let mut cx = fake();
-        let (a, _) = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
-        let (b, _) = cx.submit_control(5, ReqOp::Write, 200, 1, Origin::Writeback);
+        let a = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
+        let b = cx.submit_control(5, ReqOp::Write, 200, 1, Origin::Writeback);
         cx.jn.running.ordered.extend([a, b]);
-        cx.jn.running.ordered_serials.extend([0, 0]);
         cx.jn.commit_requested = cx.jn.running.id;
         step(&mut cx, 1, &COSTS); // lock
         step(&mut cx, 1, &COSTS); // no handles: to ordered data
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
-        assert_eq!(cx.last_blocker(), Blocker::Request { id: a, why: Why::Ordered });
-        cx.reqs[a as usize].1 = false;
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: a.id, why: Why::Ordered });
+        cx.reqs[a.id as usize].1 = false;
         step(&mut cx, 1, &COSTS);
-        assert_eq!(cx.last_blocker(), Blocker::Request { id: b, why: Why::Ordered });
-        cx.reqs[b as usize].1 = false;
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: b.id, why: Why::Ordered });
+        cx.reqs[b.id as usize].1 = false;
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
     }

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use forefront_engine::SimTime;
 
-use crate::block::{ReqId, ReqOp};
+use crate::block::{ReqId, ReqKey, ReqOp};
 use crate::kernel::{After, Cat, Kernel, Step};
 use crate::mm::{FileId, PageCache};
 use crate::prov::{Origin, Tid};
@@ -80,7 +80,7 @@ impl Thresholds {
 #[derive(Clone, Debug, Default)]
 pub struct WritebackState {
     /// Metadata block → the live checkpoint write holding it.
-    pub meta_io: HashMap<u64, (ReqId, u64)>,
+    pub meta_io: HashMap<u64, ReqKey>,
     /// Reclaim asked for write-back regardless of the thresholds (cleared when all is written).
     pub for_reclaim: bool,
     pub thresholds: Thresholds,
@@ -94,7 +94,7 @@ impl WritebackState {
     /// A completion rule: checkpoint write `id` of metadata block `block` is done (a later
     /// write of the block, if any, keeps it).
     pub fn meta_written(&mut self, block: u64, id: ReqId) {
-        if self.meta_io.get(&block).is_some_and(|&(r, _)| r == id) {
+        if self.meta_io.get(&block).is_some_and(|k| k.id == id) {
             self.meta_io.remove(&block);
         }
     }

@@ -1,15 +1,16 @@
 //! Requests: submission (page runs, control and journal requests), dispatch to the devices,
 //! and completion (pages, metadata buffers, waiters, the conditions completions can end).
 //!
-//! Invariants: a request id is live from its submission (not merged) to its completion; its
-//! serial (`req_serial`) tells a live request from a later one reusing the id, so every
-//! `(id, serial)` kept past an event is checked with [`World::live`]; what a request completes
-//! is the list of [`Seg`]s of the bios merged into it; `async_queued` counts async requests
+//! Invariants: a request id is live from its submission (not merged) to its completion; a
+//! request kept past an event is kept by its [`ReqKey`] (id and serial), which the slab checks
+//! (`ReqSlab::is_live`), so a later request reusing the id is never taken for it; what a
+//! request completes ([`Completes`], one per bio merged into it) is carried by the request's
+//! slot and read once, top-down, when it completes; `async_queued` counts async requests
 //! not yet dispatched (request-queue congestion). The requests' FG/BG tag is decided at
 //! submission by the policy ([`forefront_policy::request_is_fg`]) and changed later only by
 //! the policy seam ([`super::priority`]).
 
-use forefront_model::block::{ReqId, ReqOp, Request, Submitted};
+use forefront_model::block::{Completes, ReqId, ReqKey, ReqOp, Request, Submitted};
 use forefront_model::cpu::ROOT_GROUP;
 use forefront_model::fs::ext4::Ext4Params;
 use forefront_model::fs::SECTORS_PER_BLOCK;
@@ -22,22 +23,6 @@ use forefront_record::trace::BlockAction;
 use super::priority::Io;
 use super::{Ev, Kind, World};
 use crate::Cat;
-
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Seg {
-    /// Pages `first..first+n` of `file` (read fill or write-back).
-    Pages {
-        file: FileId,
-        first: u32,
-        n: u32,
-        write: bool,
-    },
-    Journal,
-    Meta {
-        block: u64,
-    },
-    Other,
-}
 
 impl World {
     pub(super) fn ext4_params(&self) -> Ext4Params {
@@ -89,9 +74,10 @@ impl World {
         let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
         let op = if write { ReqOp::Write } else { ReqOp::Read };
         let req = Request::new(op, lba * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK as u32, sync, prov);
-        let (id, serial) = self.submit(req, Seg::Pages { file, first, n, write });
+        let key = self.submit(req, Completes::Pages { file, first, n, write });
+        let id = key.id;
         if write && !sync {
-            self.prio.on_async_writeback((id, serial));
+            self.prio.on_async_writeback(key);
         }
         if write {
             self.pc.start_writeback_range(file, first, n, id);
@@ -101,8 +87,9 @@ impl World {
         self.ns.submit_request
     }
 
-    /// Submit a request through the policy's dispatch seam; returns (id, serial).
-    pub(super) fn submit(&mut self, req: Request, seg: Seg) -> (ReqId, u64) {
+    /// Submit a request through the policy's dispatch seam; `what` it completes goes with it
+    /// (merged or not). Returns the key of the request it is part of.
+    pub(super) fn submit(&mut self, req: Request, what: Completes) -> ReqKey {
         let now = self.now();
         self.inv.requests_submitted += 1;
         self.inv.bytes_submitted += req.bytes();
@@ -117,14 +104,6 @@ impl World {
         }
         let id = match out {
             Submitted::Queued(id) => {
-                let i = id as usize;
-                if self.segs.len() <= i {
-                    self.segs.resize_with(i + 1, Vec::new);
-                    self.req_serial.resize(i + 1, 0);
-                }
-                self.serial += 1;
-                self.req_serial[i] = self.serial;
-                self.segs[i].clear();
                 self.prio.on_queued(id);
                 if is_async {
                     self.async_queued += 1;
@@ -136,16 +115,12 @@ impl World {
                 id
             }
         };
-        self.segs[id as usize].push(seg);
+        self.reqs.completes(id, what);
         if !self.kick_pending {
             self.kick_pending = true;
             self.q.schedule(now, Ev::Kick);
         }
-        (id, self.req_serial[id as usize])
-    }
-
-    pub(super) fn live(&self, (id, serial): (ReqId, u64)) -> bool {
-        self.reqs.try_get(id).is_some() && self.req_serial[id as usize] == serial
+        self.reqs.key(id)
     }
 
     pub(super) fn dispatch(&mut self) {
@@ -155,7 +130,7 @@ impl World {
         let prio = &self.prio;
         let wake = self.st.dispatch(&mut self.reqs, now, |r| prio.device_class(r), &mut ids);
         for &id in &ids {
-            let rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.req_serial };
+            let rq = Io { reqs: &mut self.reqs, st: &mut self.st };
             self.prio.on_dispatch(&rq, id);
             if !self.reqs.get(id).sync {
                 self.async_queued -= 1;
@@ -201,24 +176,13 @@ impl World {
         }
         self.inv.requests_completed += 1;
         self.inv.bytes_completed += self.reqs.get(id).bytes();
-        let segs = std::mem::take(&mut self.segs[id as usize]);
-        for seg in &segs {
-            match *seg {
-                Seg::Pages { file, first, n, write } => {
-                    if write {
-                        self.pc.end_writeback_range(file, first, n, id);
-                    } else {
-                        self.pc.fill_range(file, first, n, id);
-                    }
-                }
-                Seg::Meta { block } => {
-                    self.wb.meta_written(block, id);
-                }
-                Seg::Journal | Seg::Other => {}
-            }
-        }
-        self.segs[id as usize] = segs;
-        let req = self.reqs.free(id);
+        let (pc, wb) = (&mut self.pc, &mut self.wb);
+        let req = self.reqs.complete(id, |what| match what {
+            Completes::Pages { file, first, n, write: true } => pc.end_writeback_range(file, first, n, id),
+            Completes::Pages { file, first, n, write: false } => pc.fill_range(file, first, n, id),
+            Completes::Meta { block } => wb.meta_written(block, id),
+            Completes::Journal | Completes::Other => {}
+        });
         let mut waiters = std::mem::take(&mut self.scratch_waiters);
         self.wg.take_waiters_into(id, &mut waiters);
         for &(tid, _) in &waiters {
@@ -235,7 +199,7 @@ impl World {
     }
 
     /// A data-less or journal request (flush, discard, journal blocks, metadata).
-    pub(super) fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
+    pub(super) fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> ReqKey {
         let t = &self.tasks[tid as usize];
         let kernel = t.kind != Kind::User;
         // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
@@ -255,13 +219,11 @@ impl World {
         let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, sync, prov);
         req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
         req.preflush = op == ReqOp::Flush;
-        let seg = if origin == Origin::Checkpoint {
-            Seg::Meta { block }
-        } else if origin == Origin::JournalCommit {
-            Seg::Journal
-        } else {
-            Seg::Other
+        let what = match origin {
+            Origin::Checkpoint => Completes::Meta { block },
+            Origin::JournalCommit => Completes::Journal,
+            _ => Completes::Other,
         };
-        self.submit(req, seg)
+        self.submit(req, what)
     }
 }

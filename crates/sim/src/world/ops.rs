@@ -9,7 +9,7 @@
 //! never below 64 pages (no OOM killer).
 
 use forefront_engine::Rng;
-use forefront_model::block::{ReqOp, Request};
+use forefront_model::block::{Completes, ReqOp, Request};
 use forefront_model::fs::cleaner;
 use forefront_model::fs::ext4::{self, FileOp, MetaKind};
 use forefront_model::fs::jbd2::{self, Jbd2Costs};
@@ -22,7 +22,7 @@ use forefront_model::wait::{Blocker, Why};
 use forefront_policy::Hook;
 use forefront_workload::Op;
 
-use super::{Ev, Exec, Kind, Sample, Seg, World};
+use super::{Ev, Exec, Kind, Sample, World};
 use crate::program::Instr;
 use crate::Cat;
 
@@ -313,7 +313,7 @@ impl World {
                 let op = if write { ReqOp::Write } else { ReqOp::Read };
                 let req = Request::new(op, sector, sectors, sync || !write, prov);
                 self.count_bytes(tid, u64::from(sectors) * 512, write);
-                let (id, _) = self.submit(req, Seg::Other);
+                let id = self.submit(req, Completes::Other).id;
                 let cost = self.ns.submit_request;
                 if sync {
                     self.wait_request(tid, id, Why::Own, Cat::BlockQueue);

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use forefront_engine::SimTime;
-use forefront_model::block::ReqId;
 use forefront_model::prov::Tid;
 use forefront_record::trace::TraceRecord;
 use forefront_workload::Role;
@@ -81,13 +80,7 @@ impl World {
         let (bg_threads, bg_net_wait_ns) = (bg.len() as u64, bg.iter().map(|t| t.acc[Cat::Net as usize]).sum());
         let mut inv = self.inv.clone();
         inv.requests_in_flight = self.reqs.live() as u64;
-        let mut bytes = 0;
-        for id in 0..self.req_serial.len() as ReqId {
-            if let Some(r) = self.reqs.try_get(id) {
-                bytes += r.bytes();
-            }
-        }
-        inv.bytes_in_flight = bytes;
+        inv.bytes_in_flight = self.reqs.iter().map(|r| r.bytes()).sum();
         inv.time_clamps = self.q.clamped();
         let (hooks, overtaken) = self.prio.finish();
         inv.boosted_async_overtaken = overtaken;

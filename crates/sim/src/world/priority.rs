@@ -26,12 +26,12 @@
 //!
 //! Invariants: `fg_io_waiting` equals the number of tasks whose `Wait` has `fg_io` set (each
 //! counted at [`Priority::on_block`], uncounted at [`Priority::on_wake`]); an entry of
-//! `boost_watch` or `wb_queue` names a request by (id, serial), and a stale one (completed or
+//! `boost_watch` or `wb_queue` names a request by its [`ReqKey`], and a stale one (completed or
 //! merged away) is dropped when next met; `req_deps[id]` is reset when `id` is queued anew.
 
 use std::collections::{BTreeMap, VecDeque};
 
-use forefront_model::block::{Insert, ReqId, ReqSlab, Request};
+use forefront_model::block::{Insert, ReqId, ReqKey, ReqSlab, Request};
 use forefront_model::fs::{Journal, SECTORS_PER_BLOCK};
 use forefront_model::mm::{PageCache, ReclaimOrder, Reclaimed};
 use forefront_model::prov::{Tid, Uid};
@@ -65,18 +65,10 @@ pub(super) struct TaskFacts {
     pub fg_uid: bool,
 }
 
-/// The block layer as the seam reads and changes it: the requests, the devices, and each
-/// request id's serial (ids are reused; `(id, serial)` names one request).
+/// The block layer as the seam reads and changes it: the requests and the devices.
 pub(super) struct Io<'a> {
     pub reqs: &'a mut ReqSlab,
     pub st: &'a mut Storage,
-    pub serial: &'a [u64],
-}
-
-impl Io<'_> {
-    fn live(&self, (id, serial): (ReqId, u64)) -> bool {
-        self.reqs.try_get(id).is_some() && self.serial[id as usize] == serial
-    }
 }
 
 /// The policy and every piece of state its mechanisms keep (see the module doc).
@@ -89,14 +81,14 @@ pub(super) struct Priority {
     pending_release: bool,
     /// QASIO dependency types already counted per live request (bit per [`Dependency`]).
     req_deps: Vec<u8>,
-    /// Boosted requests still in the host's queues: (id, serial, overtaken). The dependency
+    /// Boosted requests still in the host's queues: (request, overtaken). The dependency
     /// types found for each are in `req_deps`.
-    boost_watch: Vec<(ReqId, u64, bool)>,
+    boost_watch: Vec<(ReqKey, bool)>,
     /// Boosted async requests overtaken by a BG async request that was not boosted (QASIO's
     /// rule broken; the invariant `boosted_async_overtaken`).
     overtaken: u64,
     /// Async page write-back requests in submission order (stale entries dropped lazily).
-    wb_queue: VecDeque<(ReqId, u64)>,
+    wb_queue: VecDeque<ReqKey>,
     scratch_through: Vec<Tid>,
     scratch_behind: Vec<(ReqId, Why, Via)>,
 }
@@ -207,7 +199,7 @@ impl Priority {
                         self.hook(Hook::QasioDetected(dep));
                     }
                     if queued && !boosted {
-                        self.boost_watch.push((id, rq.serial[id as usize], false));
+                        self.boost_watch.push((rq.reqs.key(id), false));
                     }
                     self.boost_request(rq, id);
                 }
@@ -278,7 +270,7 @@ impl Priority {
     }
 
     /// An async write-back request of pages was submitted (or a bio merged into it).
-    pub fn on_async_writeback(&mut self, r: (ReqId, u64)) {
+    pub fn on_async_writeback(&mut self, r: ReqKey) {
         if policy::tracks_reclaim_writeback(&self.policy) && self.wb_queue.back() != Some(&r) {
             self.wb_queue.push_back(r);
         }
@@ -299,13 +291,13 @@ impl Priority {
 
     #[inline(never)]
     fn watch_boosts(&mut self, rq: &Io, id: ReqId) {
-        let serial = rq.serial[id as usize];
+        let key = rq.reqs.key(id);
         let r = rq.reqs.get(id);
         let overtakes = !r.sync && !r.boosted && !r.prov.fg;
         let mut i = 0;
         while i < self.boost_watch.len() {
-            let (b, bs, overtaken) = self.boost_watch[i];
-            if (b, bs) == (id, serial) {
+            let (b, overtaken) = self.boost_watch[i];
+            if b == key {
                 self.boost_watch.swap_remove(i);
                 if !overtaken {
                     for dep in Dependency::ALL {
@@ -316,12 +308,12 @@ impl Priority {
                 }
                 continue;
             }
-            if !rq.live((b, bs)) {
+            if !rq.reqs.is_live(b) {
                 self.boost_watch.swap_remove(i); // merged away
                 continue;
             }
             if overtakes && !overtaken {
-                self.boost_watch[i].2 = true;
+                self.boost_watch[i].1 = true;
                 self.overtaken += 1;
             }
             i += 1;
@@ -368,18 +360,18 @@ impl Priority {
     /// jbd2 sleeps on — the wait graph knows the whole set; QASIO's kernel hint does not.
     fn inherit_ordered(&mut self, jn: &Journal, rq: &mut Io) {
         let Some((txn, _)) = &jn.committing else { return };
-        for r in txn.ordered.iter().copied().zip(txn.ordered_serials.iter().copied()) {
-            if !rq.live(r) {
+        for &r in &txn.ordered {
+            if !rq.reqs.is_live(r) {
                 continue;
             }
-            let req = rq.reqs.get(r.0);
+            let req = rq.reqs.get(r.id);
             if req.times.service_start.is_some() || req.prov.fg {
                 continue;
             }
             if policy::boosts(&self.policy, req.sync) {
-                self.boost_request(rq, r.0);
+                self.boost_request(rq, r.id);
             }
-            self.inherit_fg(rq, r.0);
+            self.inherit_fg(rq, r.id);
         }
     }
 
@@ -410,7 +402,7 @@ impl Priority {
         let mut i = 0;
         while covered < pages && i < self.wb_queue.len() {
             let r = self.wb_queue[i];
-            if !rq.live(r) || rq.reqs.get(r.0).times.service_start.is_some() {
+            if !rq.reqs.is_live(r) || rq.reqs.get(r.id).times.service_start.is_some() {
                 if i == 0 {
                     self.wb_queue.pop_front();
                 } else {
@@ -418,9 +410,9 @@ impl Priority {
                 }
                 continue;
             }
-            covered += u64::from(rq.reqs.get(r.0).sectors) / SECTORS_PER_BLOCK;
-            if !rq.reqs.get(r.0).prov.fg {
-                self.inherit_fg(rq, r.0);
+            covered += u64::from(rq.reqs.get(r.id).sectors) / SECTORS_PER_BLOCK;
+            if !rq.reqs.get(r.id).prov.fg {
+                self.inherit_fg(rq, r.id);
             }
             i += 1;
         }
@@ -446,7 +438,6 @@ mod tests {
     struct Bench {
         reqs: ReqSlab,
         st: Storage,
-        serial: Vec<u64>,
         wg: WaitGraph,
         jn: Journal,
     }
@@ -459,13 +450,7 @@ mod tests {
             for _ in 0..3 {
                 wg.add_task();
             }
-            Bench {
-                reqs: ReqSlab::default(),
-                st: Storage::single(bq, FlashDevice::new(dev)),
-                serial: Vec::new(),
-                wg,
-                jn: Journal::new(),
-            }
+            Bench { reqs: ReqSlab::default(), st: Storage::single(bq, FlashDevice::new(dev)), wg, jn: Journal::new() }
         }
 
         /// Queue a 4 KiB request of task `tid` at block `block`.
@@ -476,10 +461,6 @@ mod tests {
             let Submitted::Queued(id) = self.st.submit(&mut self.reqs, req, Insert::Scheduler, SimTime::ZERO) else {
                 panic!("a request 1 MiB away from the others merges with none")
             };
-            if self.serial.len() <= id as usize {
-                self.serial.resize(id as usize + 1, 0);
-            }
-            self.serial[id as usize] = u64::from(id) + 1;
             p.on_queued(id);
             id
         }
@@ -487,7 +468,7 @@ mod tests {
         /// `tid` blocks on `b`; the seam sees it (FG is the FG app's user task, BG another app's).
         fn block(&mut self, p: &mut Priority, tid: Tid, b: Blocker) -> bool {
             self.wg.block(tid, b, SimTime::ZERO);
-            let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.serial };
+            let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
             p.on_block(tid, b.is_io(), &self.wg, &self.jn, &mut rq, facts)
         }
 
@@ -496,7 +477,7 @@ mod tests {
             let mut ids = Vec::new();
             self.st.dispatch(&mut self.reqs, SimTime::ZERO, |r| p.device_class(r), &mut ids);
             for &id in &ids {
-                let rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.serial };
+                let rq = Io { reqs: &mut self.reqs, st: &mut self.st };
                 p.on_dispatch(&rq, id);
             }
             ids
@@ -545,7 +526,7 @@ mod tests {
         let boosted = b.submit(&mut p, BG, 256, true, false);
         b.block(&mut p, FG, Blocker::Request { id: boosted, why: Why::SyncWriteback });
         // Were the device to take another BG async request first, the rule is broken once.
-        let rq = Io { reqs: &mut b.reqs, st: &mut b.st, serial: &b.serial };
+        let rq = Io { reqs: &mut b.reqs, st: &mut b.st };
         p.on_dispatch(&rq, first);
         p.on_dispatch(&rq, boosted);
         // A wait on one's own sync read is no dependency.

@@ -180,7 +180,7 @@ impl World {
         self.wg.block(tid, b, now);
         // The policy seam: the allocation gate's count, QASIO's boost, FG inheritance.
         let (tasks, cpu, fg_uid) = (&self.tasks, &self.cpu, self.fg_uid);
-        let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st, serial: &self.req_serial };
+        let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
         let fg_io = self.prio.on_block(tid, b.is_io(), &self.wg, &self.jn, &mut rq, |w| facts_in(tasks, cpu, fg_uid, w));
         self.tasks[tid as usize].wait = Some(Wait { cat, own, fg_io });
     }
