@@ -15,7 +15,7 @@
 //! | `outcome` | what a run produces |
 //! | `ui`, `cells` | the framework's interactive path, Cells |
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use forefront_engine::{EventQueue, SimTime};
 use forefront_model::block::{ReqId, ReqKey, ReqOp, ReqSlab, Request};
@@ -23,6 +23,7 @@ use forefront_model::cpu::{CpuSched, Expired, GroupId};
 use forefront_model::flash::Started;
 use forefront_model::fs::ext4::{self, Ext4, FileOp};
 use forefront_model::fs::jbd2;
+use forefront_model::fs::vfs::Vfs;
 use forefront_model::fs::{Fs, Journal};
 use forefront_model::kernel::Kernel;
 use forefront_model::mm::reclaim::Reclaim as ReclaimCtx;
@@ -48,7 +49,7 @@ mod tasks;
 mod ui;
 use build::CostsNs;
 pub use cells::CellOutcome;
-use ops::{Chan, MountClass};
+use ops::Chan;
 pub use outcome::{LfsOutcome, Outcome, Sample};
 use priority::Io;
 use tasks::{App, Exec, Kind, TState, Task, Wait};
@@ -92,7 +93,6 @@ pub struct World {
     /// `costs` in ns, converted once (the file paths ask for them on every step).
     ns: CostsNs,
     phone: Phone,
-    paths: HashMap<String, FileId>,
     fg_uid: Option<Uid>,
     flusher: Tid,
     jbd2: Tid,
@@ -136,15 +136,12 @@ pub struct World {
     cells: Vec<cells::Cell>,
     fg_cell: Option<usize>,
     cells_params: forefront_workload::CellsParams,
-    /// The scenario's mounts ([`forefront_workload::Mount`]) and, per file, which it is on.
+    /// The scenario's mounts ([`forefront_workload::Mount`]), which new files are created on.
     mounts: Vec<forefront_workload::Mount>,
     /// Per mount, its FAT region in the file system (index + 1), 0 for none.
     mount_region: Vec<u8>,
-    file_mount: Vec<MountClass>,
-    /// Pages each tmpfs file holds (taken from the page cache's capacity).
-    ram_pages: Vec<u64>,
-    /// fsync/fdatasync calls a `sync = false` mount turned into no-ops.
-    nosync_fsyncs: u64,
+    /// The namespace, each file's mount, tmpfs.
+    vfs: Vfs,
 }
 
 /// Timeline bucket (ms of simulated time).
@@ -241,8 +238,6 @@ impl World {
         (us * 1e3) as u64
     }
 }
-
-impl World {}
 
 /// The machine as the layer modules see it (`forefront_model::kernel`).
 impl Kernel for World {

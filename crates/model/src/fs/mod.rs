@@ -12,6 +12,7 @@ pub mod cleaner;
 pub mod ext4;
 pub mod jbd2;
 pub mod log;
+pub mod vfs;
 
 use std::collections::BTreeSet;
 

@@ -8,7 +8,7 @@
 //! task starts blocked with a [`Wait`] and a blocker in the wait graph (`Timer` until its start
 //! time, `Idle` for kernel threads); nobody is foreground until a `foreground` op runs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use forefront_engine::{EventQueue, Rng, RngStreams, SimTime};
 use forefront_model::block::ReqSlab;
@@ -24,9 +24,10 @@ use forefront_model::wait::{Blocker, WaitGraph};
 use forefront_policy::Policy;
 use forefront_workload::{Costs, Op, Role, Scenario};
 
-use super::{App, Ev, Exec, Kind, MountClass, TState, Task, Wait, World, BG_GROUP, BUCKET_MS};
+use super::{App, Ev, Exec, Kind, TState, Task, Wait, World, BG_GROUP, BUCKET_MS};
 use crate::program::{compile, Instr, Names};
 use crate::Cat;
+use forefront_model::fs::vfs::{MountClass, Vfs};
 
 /// The scenario's [`Costs`] in ns, each converted once as `(us × 1000) as u64`.
 #[derive(Clone, Copy, Debug)]
@@ -137,7 +138,6 @@ impl World {
             wb: WritebackState::new(Thresholds::of(capacity, phone.dirty_background_ratio, phone.dirty_ratio)),
             phone,
             prio: super::priority::Priority::new(policy),
-            paths: HashMap::new(),
             fg_uid: None,
             flusher: 0,
             jbd2: 1,
@@ -172,9 +172,7 @@ impl World {
             cells_params: sc.cells_params.clone(),
             mounts: sc.mounts.clone(),
             mount_region,
-            file_mount: Vec::new(),
-            ram_pages: Vec::new(),
-            nosync_fsyncs: 0,
+            vfs: Vfs::default(),
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
@@ -232,13 +230,13 @@ impl World {
                 let (inst, cell) = (instances[app - 1].inst, w.apps[app].cell);
                 let names = Names { inst, cell: cell.map(|c| (w.cells[c].name.as_str(), &sc.cells_params)) };
                 let path = names.path(&f.path);
-                if cell.is_some() && w.paths.contains_key(&path) {
+                if cell.is_some() && w.vfs.lookup(&path).is_some() {
                     continue;
                 }
                 let uid = w.apps[app].uid;
                 let id = w.create_file(&path, uid);
-                if w.file_mount[id as usize] == MountClass::Tmpfs {
-                    w.ram_resize(id, f.size.0);
+                if w.vfs.class(id) == MountClass::Tmpfs {
+                    w.vfs.tmpfs_resize(&mut w.pc, &mut w.fs, id, f.size.0);
                     continue;
                 }
                 let blocks = f.size.0.div_ceil(BLOCK);

@@ -1,22 +1,23 @@
-//! Tasks' programs: fetching the next instruction (loops, iteration substitution), starting
-//! each op (file ops hand over to `model::fs::ext4`'s step function, IPC, network, phases,
-//! foreground changes, raw bios) and the mounts that are not the phone's ext4 (tmpfs: CPU
-//! work only; `sync = false`: fsync is a no-op).
+//! Tasks' programs: fetching the next instruction (loops, iteration substitution) and starting
+//! each op. File ops hand over to the model's layers — `fs::ext4`'s step function on the
+//! phone's ext4, `fs::vfs` on tmpfs and `sync = false` mounts (the mount a new file is on is
+//! resolved here, from the scenario's mounts); kernel threads step in `mm::writeback`,
+//! `fs::jbd2`, `mm::reclaim` and `fs::cleaner`. The rest is the framework's: IPC, network,
+//! phases, foreground changes, raw bios.
 //!
 //! A step returns the CPU work to do first and what follows it ([`After`]); a step that blocks
-//! registers its wait before returning [`After::Block`]. Simplifications: paths name files
-//! (no directories, no fds); a tmpfs file's pages are taken from the page cache's capacity,
-//! never below 64 pages (no OOM killer).
+//! registers its wait before returning [`After::Block`].
 
 use forefront_engine::Rng;
 use forefront_model::block::{Completes, ReqOp, Request};
 use forefront_model::fs::cleaner;
 use forefront_model::fs::ext4::{self, FileOp, MetaKind};
 use forefront_model::fs::jbd2::{self, Jbd2Costs};
+use forefront_model::fs::vfs::{MountClass, TmpfsCall, TmpfsCosts};
 use forefront_model::kernel::After;
 use forefront_model::mm::reclaim;
 use forefront_model::mm::writeback::{self, WritebackParams};
-use forefront_model::mm::{FileId, PAGE_SIZE};
+use forefront_model::mm::FileId;
 use forefront_model::prov::{Origin, Provenance, Tid, Uid};
 use forefront_model::wait::{Blocker, Why};
 use forefront_policy::Hook;
@@ -33,16 +34,6 @@ pub(super) struct Chan {
     pub(super) signals: u64,
     /// Stored signals sent by a task of the user-interactive chain (the consumer joins it).
     pub(super) from_chain: u64,
-}
-
-/// Where a file lives: the phone's ext4 (with or without sync) or RAM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum MountClass {
-    Ext4,
-    Ext4NoSync,
-    Tmpfs,
-    Lfs,
-    Vfat,
 }
 
 impl World {
@@ -125,8 +116,8 @@ impl World {
     }
 
     pub(super) fn file_of(&mut self, path: &str, uid: Uid) -> FileId {
-        match self.paths.get(path) {
-            Some(&id) => id,
+        match self.vfs.lookup(path) {
+            Some(id) => id,
             None => self.create_file(path, uid),
         }
     }
@@ -152,7 +143,7 @@ impl World {
                 set(self, Exec::File(FileOp::Meta { file, kind: MetaKind::Creat, stage: 0 }));
                 (sys, After::Step)
             }
-            Op::Unlink { path } => match self.paths.remove(&path) {
+            Op::Unlink { path } => match self.vfs.unlink(&path) {
                 Some(file) => {
                     set(self, Exec::File(FileOp::Meta { file, kind: MetaKind::Unlink, stage: 0 }));
                     (sys, After::Step)
@@ -345,10 +336,9 @@ impl World {
         }
     }
 
+    /// Create the file at `path` on the mount the path is under (the phone's ext4 outside every
+    /// mount).
     pub(super) fn create_file(&mut self, path: &str, uid: Uid) -> FileId {
-        let id = self.pc.add_file();
-        self.fs.create(id, path, uid);
-        self.paths.insert(path.to_string(), id);
         let mount = forefront_workload::mount_of(&self.mounts, path);
         let region = mount.and_then(|m| self.mounts.iter().position(|x| std::ptr::eq(x, m))).map_or(0, |i| self.mount_region[i]);
         let class = match mount {
@@ -359,23 +349,7 @@ impl World {
             Some(m) if !m.sync => MountClass::Ext4NoSync,
             Some(_) => MountClass::Ext4,
         };
-        self.file_mount.push(class);
-        self.ram_pages.push(0);
-        self.fs.inodes[id as usize].log = class == MountClass::Lfs;
-        self.fs.inodes[id as usize].region = region;
-        id
-    }
-
-    /// Set tmpfs file `file`'s size; its pages come from (or go back to) the page cache's
-    /// memory. Returns how many pages it gained.
-    pub(super) fn ram_resize(&mut self, file: FileId, bytes: u64) -> u64 {
-        let want = bytes.div_ceil(PAGE_SIZE);
-        let have = std::mem::replace(&mut self.ram_pages[file as usize], want);
-        // Never below a floor the page cache needs to work at all: tmpfs beyond memory would be
-        // an out-of-memory kill on a phone, which the simulator does not model.
-        self.pc.capacity = (self.pc.capacity + have).saturating_sub(want).max(64);
-        self.fs.inodes[file as usize].size = bytes;
-        want.saturating_sub(have)
+        self.vfs.create(&mut self.pc, &mut self.fs, path, uid, class, region)
     }
 
     /// A file operation on a file of a mount other than the phone's synchronous ext4: on
@@ -394,55 +368,51 @@ impl World {
             _ => return None,
         };
         let uid = self.tasks[tid as usize].uid;
-        let sys = self.costs.syscall_us;
-        let class = match self.paths.get(path.as_str()) {
-            Some(&f) => self.file_mount[f as usize],
+        let class = match self.vfs.lookup(path) {
+            Some(f) => self.vfs.class(f),
             None if matches!(op, Op::Unlink { .. }) => return None, // ENOENT
             None => {
                 let f = self.file_of(path, uid);
-                self.file_mount[f as usize]
+                self.vfs.class(f)
             }
         };
         let is_sync = matches!(op, Op::Fsync { .. } | Op::Fdatasync { .. });
         match class {
             MountClass::Ext4 | MountClass::Lfs | MountClass::Vfat => None,
             MountClass::Ext4NoSync if is_sync => {
-                self.nosync_fsyncs += 1;
-                Some((self.us(sys), After::Step))
+                self.vfs.nosync_fsyncs += 1;
+                Some((self.us(self.costs.syscall_us), After::Step))
             }
             MountClass::Ext4NoSync => None,
             MountClass::Tmpfs => {
-                let c = self.costs.clone();
-                let calls = |len: u64, chunk: u64| len.div_ceil(chunk.max(1)).max(1) as f64;
-                let pages = |b: u64| b.div_ceil(PAGE_SIZE) as f64;
                 let file = if matches!(op, Op::Unlink { .. }) {
-                    self.paths.remove(path.as_str()).expect("looked up above")
+                    self.vfs.unlink(path).expect("looked up above")
                 } else {
                     self.file_of(path, uid)
                 };
-                let size = self.fs.inodes[file as usize].size;
-                let us = match op {
-                    Op::Creat { .. } | Op::Unlink { .. } => {
-                        self.ram_resize(file, 0);
-                        sys + c.metadata_us
-                    }
-                    Op::Truncate { size: to, .. } => {
-                        self.ram_resize(file, to.0);
-                        sys + c.metadata_us
-                    }
-                    Op::Read { offset, len, chunk, .. } => {
-                        let n = len.0.min(size.saturating_sub(offset.0));
-                        self.count_bytes(tid, n, false);
-                        calls(n, chunk.0) * sys + pages(n) * c.copy_page_us
-                    }
+                let call = match *op {
+                    Op::Creat { .. } => TmpfsCall::Create,
+                    Op::Unlink { .. } => TmpfsCall::Unlink,
+                    Op::Truncate { size, .. } => TmpfsCall::Truncate(size.0),
+                    Op::Read { offset, len, chunk, .. } => TmpfsCall::Read { offset: offset.0, len: len.0, chunk: chunk.0 },
                     Op::Write { offset, len, chunk, .. } => {
-                        let start = offset.map_or(size, |o| o.0);
-                        let new = self.ram_resize(file, size.max(start + len.0));
-                        self.count_bytes(tid, len.0, true);
-                        calls(len.0, chunk.0) * sys + pages(len.0) * c.copy_page_us + new as f64 * c.alloc_page_us
+                        TmpfsCall::Write { offset: offset.map(|o| o.0), len: len.0, chunk: chunk.0 }
                     }
-                    _ => sys, // fsync, fdatasync: nothing to do
+                    _ => TmpfsCall::Sync,
                 };
+                let c = &self.costs;
+                let costs = TmpfsCosts {
+                    syscall_us: c.syscall_us,
+                    metadata_us: c.metadata_us,
+                    copy_page_us: c.copy_page_us,
+                    alloc_page_us: c.alloc_page_us,
+                };
+                let (us, read, written) = self.vfs.tmpfs_call(&mut self.pc, &mut self.fs, file, call, &costs);
+                match call {
+                    TmpfsCall::Read { .. } => self.count_bytes(tid, read, false),
+                    TmpfsCall::Write { .. } => self.count_bytes(tid, written, true),
+                    _ => {}
+                }
                 Some((self.us(us), After::Step))
             }
         }

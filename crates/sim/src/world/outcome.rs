@@ -117,7 +117,7 @@ impl World {
             bg_net_wait_ns,
             cells,
             fg_threads_unfinished: if self.fg_done_at.is_some() { 0 } else { self.fg_tasks_left as u64 },
-            nosync_fsyncs: self.nosync_fsyncs,
+            nosync_fsyncs: self.vfs.nosync_fsyncs,
             lfs: self.fs.log.as_ref().map(|l| LfsOutcome {
                 appended: l.appended,
                 segments_used: l.segments_used,
