@@ -3,15 +3,15 @@
 //! (the jbd2 commit thread in [`crate::fs::jbd2`], kswapd and direct reclaim in
 //! [`crate::mm::reclaim`], the flusher in [`crate::mm::writeback`]) acts on the rest of the machine without owning it.
 //!
-//! The simulator implements [`Kernel`] on its world; unit tests implement it on a small fake
-//! that records what was blocked, woken and submitted. A layer step is a plain function
+//! The simulator implements [`Kernel`] on its world; unit tests use one fake machine
+//! (`crate::testkit`, test builds only) that records what was blocked, woken and submitted. A layer step is a plain function
 //! `step(cx, tid, …) -> (cpu_ns, After)`: the CPU work the task does first, then what it does
 //! when that burst ends. A step that blocks registers the wait (through [`Kernel::block`] or
 //! [`Kernel::wait_request`]) and returns [`After::Block`]; it never sleeps on its own.
 
 use forefront_engine::SimTime;
 
-use crate::block::{ReqId, ReqOp, Request};
+use crate::block::{ReqId, ReqKey, ReqOp, Request};
 use crate::fs::{Fs, Journal};
 use crate::mm::PageCache;
 use crate::prov::{Origin, Tid};
@@ -100,10 +100,10 @@ pub trait Kernel {
     /// Wake every task whose blocker satisfies `pred`, in the order they blocked.
     fn wake_where(&mut self, pred: &dyn Fn(Blocker) -> bool);
     /// Submit a data-less or journal request (flush, discard, journal blocks, metadata) of
-    /// `blocks` 4 KiB blocks at `block`; returns (id, serial).
-    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64);
-    /// Whether request `id` with this serial is still live (ids are reused).
-    fn live(&self, r: (ReqId, u64)) -> bool;
+    /// `blocks` 4 KiB blocks at `block`; returns its key.
+    fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> ReqKey;
+    /// Whether the request `k` names is still live (ids are reused; the key tells them apart).
+    fn live(&self, k: ReqKey) -> bool;
     fn request_mut(&mut self, id: ReqId) -> &mut Request;
     /// Make queued request `id` a journal commit record (preflush + FUA); the simulator also
     /// marks the pieces a RAID-0 array split it into.

@@ -4,18 +4,20 @@
 //! - [`cpu`]: per-core run queues, CFS with task groups ([`cpu::CpuSched`]).
 //! - [`mm`]: the page cache with LRU lists, dirty state and writeback bookkeeping ([`mm::PageCache`]);
 //!   reclaim (watermarks, kswapd, direct reclaim: [`mm::reclaim`]) and the write-back flusher
-//!   ([`mm::writeback`]).
+//!   with its state between steps and the dirty thresholds ([`mm::writeback`]).
 //! - [`fs`]: an ext4-like file system: extents, metadata blocks, a jbd2-like [`fs::Journal`]; the
-//!   file paths (read, write, fsync, creat/truncate/unlink, journal handles: [`fs::ext4`]) and the
-//!   jbd2 commit thread ([`fs::jbd2`]).
+//!   file paths (read, write, fsync, creat/truncate/unlink, journal handles: [`fs::ext4`]), the
+//!   jbd2 commit thread and its commit timer ([`fs::jbd2`]), and a NILFS2-like log-structured
+//!   area ([`fs::log`]) with its cleaner ([`fs::cleaner`]).
 //! - [`block`]: requests with provenance ([`block::Request`]), merging, the [`block::IoScheduler`]
 //!   implementations (noop, deadline, CFQ) and the [`block::BlockQueue`] that dispatches to the device.
 //! - [`flash`]: eMMC / UFS / SD timing with an internal command queue ([`flash::FlashDevice`]).
 //! - [`storage`]: the phone's block device: one device, or RAID-0 over several, each member
-//!   with its own block queue ([`storage::Storage`]).
+//!   with its own block queue ([`storage::Storage`], built from the devices' parameters).
 //! - [`kernel`]: the [`kernel::Kernel`] context through which the layer modules ([`fs::ext4`],
 //!   [`fs::jbd2`], [`mm::reclaim`], [`mm::writeback`]) act on the machine the simulator owns;
-//!   each is a plain step function with unit tests on a fake context.
+//!   each is a plain step function with unit tests on one fake context (`testkit`, test builds
+//!   only).
 //! - [`net`]: the network link shared by every app ([`net::Link`]: a round trip, then fair
 //!   shares).
 //! - [`wait`]: the [`wait::WaitGraph`] — what every blocked task waits for, and which I/O that is,
@@ -35,3 +37,6 @@ pub mod net;
 pub mod prov;
 pub mod storage;
 pub mod wait;
+
+#[cfg(test)]
+mod testkit;

@@ -37,11 +37,11 @@
 //! size (`n ×` the smallest; md builds zones of unequal members); a preflush write flushes only the member
 //! its piece goes to; the md thread's CPU cost is not charged; no resync, no failure.
 
-use forefront_engine::SimTime;
+use forefront_engine::{SimRng, SimTime};
 use serde::{Deserialize, Serialize};
 
-use crate::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, Request, Submitted};
-use crate::flash::{FlashDevice, Started};
+use crate::block::{BlockQueue, Insert, ReqId, ReqOp, ReqSlab, Request, SchedulerConfig, Submitted};
+use crate::flash::{FlashDevice, FlashParams, Started};
 
 /// How a phone's devices make its block device, as in a scenario's `[phone.storage]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -100,6 +100,37 @@ pub struct Storage {
 impl Storage {
     pub fn single(bq: BlockQueue, dev: FlashDevice) -> Storage {
         Storage::stack(vec![Member { bq, dev }], 1, 64, u64::MAX)
+    }
+
+    /// The phone's block devices from their parameters: `devs[..stripe]` are the main device
+    /// (RAID-0 with `chunk_kib` chunks when more than one, each member used up to the smallest
+    /// one's capacity), every further device is a mount's device of its own. Each device gets
+    /// its own block queue with scheduler `sched` (`blkio_weights` per group) and requests of at
+    /// most `max_sectors`; device `i`'s service times draw from `rng(i)`.
+    pub fn build(
+        devs: Vec<FlashParams>,
+        layout: (usize, u64),
+        sched: &SchedulerConfig,
+        blkio_weights: &[u32],
+        max_sectors: u32,
+        rng: impl Fn(usize) -> SimRng,
+    ) -> Storage {
+        let (stripe, chunk_kib) = layout;
+        let main_sectors = devs[..stripe].iter().map(|d| d.capacity_gib).min().unwrap_or(0) * stripe as u64 * (1 << 21);
+        let mut members: Vec<Member> = devs
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| Member {
+                bq: BlockQueue::new(sched.build(blkio_weights), d.queue_depth, max_sectors),
+                dev: FlashDevice::new(d).seeded(rng(i)),
+            })
+            .collect();
+        if members.len() == 1 {
+            let m = members.pop().expect("one member");
+            Storage::single(m.bq, m.dev)
+        } else {
+            Storage::stack(members, stripe, chunk_kib, main_sectors)
+        }
     }
 
     /// RAID-0 over `members` (at least two) with a chunk of `chunk_kib`.
@@ -407,6 +438,20 @@ mod tests {
         p.name = name.into();
         p.write_seq_mb_s = wr_mb_s;
         Member { bq: BlockQueue::new(SchedulerConfig::Noop.build(&[1000]), p.queue_depth, 1024), dev: FlashDevice::new(p) }
+    }
+
+    #[test]
+    fn build_stripes_the_main_devices_up_to_the_smallest_and_stacks_a_mounts_device_after() {
+        let dev = |gib: u64| FlashParams { capacity_gib: gib, ..crate::flash::tests::params() };
+        let sched = SchedulerConfig::Noop;
+        let rng = |i: usize| forefront_engine::RngStreams::new(1).stream(&format!("flash.{i}"));
+        let st = Storage::build(vec![dev(32), dev(16), dev(8)], (2, 64), &sched, &[1000], 1024, rng);
+        assert_eq!((st.members.len(), st.stripe, st.chunk_sectors), (3, 2, 128));
+        // The RAID-0 pair covers 2 × 16 GiB; the mount's 8 GiB device follows it.
+        let main = (2 * 16) << 21;
+        assert_eq!(st.extra, vec![(main, main + (8 << 21))]);
+        // One device alone passes requests straight through.
+        assert!(!Storage::build(vec![dev(32)], (1, 64), &sched, &[1000], 1024, rng).is_raid());
     }
 
     fn raid(n: usize, chunk_kib: u64) -> Storage {

@@ -15,9 +15,12 @@
 //! | [`Policy::ftc`] | framework → CPU: promote the weights of a user-interactive task chain (FTC) | off |
 //! | [`Policy::vt_cfs`] | CPU: VT-CFS instead of the scenario's CPU scheduler | the scenario's (CFS) |
 //!
-//! Decisions that need more than a flag are pure functions here, called from one place in the
-//! simulator each: [`device_class`] (the device's command priority) and [`request_is_fg`]
-//! (FastTrack's request classification). [`Hook`] names every counted decision.
+//! Every decision is a pure function here, applied by one module of the simulator (its policy
+//! seam, `world::priority`): [`device_class`] (the device's command priority),
+//! [`request_is_fg`] and [`task_is_fg`] (FastTrack's classification), [`on_block`] (QASIO's
+//! boost and forefront's inheritance for a request a task waits on), [`alloc_gate_pauses`]
+//! (FastTrack's Page Allocator), and the others below them. [`Hook`] names every counted
+//! decision.
 //!
 //! The simulator counts every time a seam changes a decision (`hooks` in run reports), so a
 //! policy that silently does nothing shows up.
@@ -384,6 +387,145 @@ pub fn request_is_fg(p: &Policy, kernel_thread: bool, task_fg: bool, owner_fg: b
     }
 }
 
+// ---------------------------------------------------------------- the simulator's decisions
+//
+// Every decision the simulator's policy seam (`forefront_sim`'s `world::priority`) applies is
+// one of these pure functions: the seam gathers the facts (who waits, on what request, in which
+// state), asks here, and carries the answer out in the model's layers.
+
+/// Whether a task counts as foreground. Stock Android knows only cgroups (the FG CPU group); a
+/// classifying policy uses the FG app's UID (FastTrack's App Status Detector).
+pub fn task_is_fg(p: &Policy, in_fg_group: bool, uid_is_fg: bool) -> bool {
+    if p.classify_io {
+        uid_is_fg
+    } else {
+        in_fg_group
+    }
+}
+
+/// Whether the framework tells the kernel the new FG UID when the foreground app changes
+/// (counted as [`Hook::AppStatusFgUid`]).
+pub fn announces_fg_uid(p: &Policy) -> bool {
+    p.classify_io
+}
+
+/// The CPU weights (FG group, BG group) given the scenario's.
+pub fn cpu_shares(p: &Policy, fg: u32, bg: u32) -> (u32, u32) {
+    (p.cpu.fg_shares.unwrap_or(fg), p.cpu.bg_shares.unwrap_or(bg))
+}
+
+/// Whether the run's CPU scheduler is VT-CFS whatever the scenario's.
+pub fn runs_vt_cfs(p: &Policy) -> bool {
+    p.vt_cfs
+}
+
+/// Whether FTC promotes the weights of the user-interactive chain's tasks.
+pub fn promotes_chain(p: &Policy) -> bool {
+    p.ftc
+}
+
+/// FastTrack's Page Allocator, its trigger: a task that starts waiting counts as foreground I/O
+/// in flight (a foreground user task waiting for I/O, directly or through the journal).
+pub fn counts_fg_io(p: &Policy, user_task: bool, io: bool, task_fg: bool) -> bool {
+    p.alloc_gate && user_task && io && task_fg
+}
+
+/// FastTrack's Page Allocator, its gate: a background user task that holds no journal handle
+/// (a pause there would stall the foreground's commit) pauses at its next allocation or copy
+/// checkpoint while `fg_io_waiting` foreground tasks wait for I/O.
+pub fn alloc_gate_pauses(p: &Policy, fg_io_waiting: u32, bg_user_task: bool, holds_handle: bool) -> bool {
+    p.alloc_gate && fg_io_waiting > 0 && bg_user_task && !holds_handle
+}
+
+/// Whether paused allocations (and allocations waiting for reclaim) may go on now.
+pub fn alloc_may_proceed(p: &Policy, fg_io_waiting: u32) -> bool {
+    !(p.alloc_gate && fg_io_waiting > 0)
+}
+
+/// Whether a new request goes straight to the dispatch queue (FastTrack's I/O Dispatcher),
+/// bypassing the I/O scheduler.
+pub fn inserts_direct(p: &Policy, request_fg: bool) -> bool {
+    p.dispatch == Dispatch::ForegroundDirect && request_fg
+}
+
+/// Whether a task that starts waiting for I/O (directly or through the journal) sets off the
+/// walk of the wait graph behind it: QASIO's detection or forefront's inheritance.
+pub fn walks_on_block(p: &Policy, io: bool) -> bool {
+    io && (p.boost != Boost::Off || p.fg_inherit)
+}
+
+/// Whether QASIO boosts a request a task waits on: an asynchronous one (a sync request is
+/// already served as such).
+pub fn boosts(p: &Policy, request_sync: bool) -> bool {
+    p.boost != Boost::Off && !request_sync
+}
+
+/// Whether a boost also reaches the device's command queue.
+pub fn boosts_in_device(p: &Policy) -> bool {
+    p.boost == Boost::SchedulerAndDevice
+}
+
+/// What one request found behind a blocked task (not yet in service) gets, by the rules of
+/// QASIO and forefront ([`on_block`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct OnBlock {
+    /// QASIO: the dependency type found (counted once per request and type), and the request is
+    /// boosted.
+    pub boost: Option<Dependency>,
+    /// forefront: the request becomes foreground in every layer.
+    pub inherit: bool,
+    /// forefront: the wait reaches the committing transaction's ordered data, all of which the
+    /// commit waits for: every ordered write still queued becomes foreground.
+    pub inherit_ordered: bool,
+}
+
+/// QASIO's rule and forefront's inheritance for one request behind a task that just blocked:
+/// `waiter_fg` — the task whose wait passes through it is a foreground user task; `dep` — the
+/// dependency type of the wait (None for a wait on one's own, sync I/O);
+/// `ordered_commit` — the wait reaches the request through a commit's data=ordered flush.
+pub fn on_block(
+    p: &Policy,
+    waiter_fg: bool,
+    request_sync: bool,
+    request_fg: bool,
+    dep: Option<Dependency>,
+    ordered_commit: bool,
+) -> OnBlock {
+    let inherits = p.fg_inherit && waiter_fg;
+    OnBlock {
+        boost: dep.filter(|_| boosts(p, request_sync)),
+        inherit: inherits && !request_fg,
+        inherit_ordered: inherits && ordered_commit,
+    }
+}
+
+/// forefront: a foreground task waits in direct reclaim, so the write-back that cleans pages for
+/// it inherits its priority.
+pub fn reclaim_wait_inherits(p: &Policy, task_fg: bool) -> bool {
+    p.fg_inherit && task_fg
+}
+
+/// Whether async write-back requests are tracked for [`reclaim_wait_inherits`].
+pub fn tracks_reclaim_writeback(p: &Policy) -> bool {
+    p.fg_inherit
+}
+
+/// Whether reclaim takes background pages first (FastTrack's Page Reclaimer).
+pub fn reclaims_bg_first(p: &Policy) -> bool {
+    p.reclaim == Reclaim::BackgroundFirst
+}
+
+/// The device's reorderings as reported hooks: overtakes by reads under the stock order (0
+/// under FastTrack's), and by foreground commands under FastTrack's.
+pub fn device_overtake_hooks(p: &Policy, reorders: u64) -> Vec<(&'static str, u64)> {
+    match p.device_order {
+        DeviceOrder::ReadFirst => vec![("device.read_first_overtakes", reorders)],
+        DeviceOrder::ForegroundFirst => {
+            vec![("device.read_first_overtakes", 0), ("device.fg_first_overtakes", reorders)]
+        }
+    }
+}
+
 /// QASIO's dependency types (FAST'15 §3): why a task ends up blocked on asynchronous I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Dependency {
@@ -578,6 +720,42 @@ mod tests {
         for w in order.windows(2) {
             assert!(device_class(&ft, w[0].0, w[0].1, false) < device_class(&ft, w[1].0, w[1].1, false));
         }
+    }
+
+    #[test]
+    fn on_block_boosts_async_io_and_inherits_only_for_fg_waiters() {
+        let q = Policy::qasio();
+        let f = Policy::forefront();
+        let stock = Policy::android();
+        let dep = Some(Dependency::DData);
+        // QASIO: async I/O with a dependency type is boosted, whoever waits; sync I/O is not.
+        assert_eq!(on_block(&q, false, false, false, dep, false).boost, dep);
+        assert_eq!(on_block(&q, true, true, false, dep, false).boost, None);
+        assert_eq!(on_block(&q, true, false, false, None, false).boost, None);
+        assert!(!on_block(&q, true, false, false, dep, true).inherit, "QASIO is priority-agnostic");
+        // forefront: an FG waiter makes a BG request FG (once), and reaches the ordered data.
+        let d = on_block(&f, true, true, false, None, true);
+        assert!(d.inherit && d.inherit_ordered && d.boost.is_none());
+        assert!(!on_block(&f, true, false, true, dep, false).inherit, "already FG");
+        assert_eq!(on_block(&f, false, false, false, dep, true), OnBlock { boost: dep, inherit: false, inherit_ordered: false });
+        // Stock Android does nothing and does not even walk.
+        assert_eq!(on_block(&stock, true, false, false, dep, true), OnBlock::default());
+        assert!(!walks_on_block(&stock, true) && walks_on_block(&q, true) && !walks_on_block(&f, false));
+    }
+
+    #[test]
+    fn the_allocation_gate_closes_only_for_bg_user_tasks_without_a_handle() {
+        let ft = Policy::fasttrack();
+        assert!(counts_fg_io(&ft, true, true, true) && !counts_fg_io(&ft, false, true, true));
+        assert!(!counts_fg_io(&Policy::qasio(), true, true, true));
+        assert!(alloc_gate_pauses(&ft, 1, true, false));
+        assert!(!alloc_gate_pauses(&ft, 0, true, false) && !alloc_gate_pauses(&ft, 1, true, true));
+        assert!(!alloc_gate_pauses(&ft, 1, false, false) && !alloc_gate_pauses(&Policy::android(), 1, true, false));
+        assert!(!alloc_may_proceed(&ft, 1) && alloc_may_proceed(&ft, 0) && alloc_may_proceed(&Policy::android(), 3));
+        // Classification: stock Android by cgroup, FastTrack by UID.
+        assert!(task_is_fg(&Policy::android(), true, false) && !task_is_fg(&ft, true, false));
+        assert_eq!(device_overtake_hooks(&Policy::android(), 7), vec![("device.read_first_overtakes", 7)]);
+        assert_eq!(device_overtake_hooks(&ft, 7)[1], ("device.fg_first_overtakes", 7));
     }
 
     #[test]

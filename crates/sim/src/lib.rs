@@ -218,12 +218,8 @@ pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option
     let cells = cell_metrics(&out);
     let mut hooks = out.hooks;
     let report_requests = out.invariants.requests_submitted;
-    hooks.insert(
-        "device.read_first_overtakes".into(),
-        if cfg.policy.device_order == forefront_policy::DeviceOrder::ReadFirst { out.dev_reorders } else { 0 },
-    );
-    if cfg.policy.device_order == forefront_policy::DeviceOrder::ForegroundFirst {
-        hooks.insert("device.fg_first_overtakes".into(), out.dev_reorders);
+    for (name, n) in forefront_policy::device_overtake_hooks(&cfg.policy, out.dev_reorders) {
+        hooks.insert(name.into(), n);
     }
     // Only where the scenario uses them (so other reports keep their bytes).
     if out.nosync_fsyncs > 0 {
@@ -383,7 +379,8 @@ fn ui_metrics(cfg: &RunConfig, u: world::UiOutcome) -> UiMetrics {
     let (interactions, _, r50, r99) = ms(u.responses_ns);
     let (dispatch_waits, d_mean, d50, d99) = ms(u.dispatch_ns);
     let (preempt_waits, p_mean, p50, p99) = ms(u.preempt_ns);
-    let vt = cfg.policy.vt_cfs || cfg.scenario.phone.cpu.scheduler == forefront_model::cpu::SchedKind::VtCfs;
+    let vt =
+        forefront_policy::runs_vt_cfs(&cfg.policy) || cfg.scenario.phone.cpu.scheduler == forefront_model::cpu::SchedKind::VtCfs;
     UiMetrics {
         cpu_scheduler: if vt { "vt-cfs" } else { "cfs" }.to_string(),
         tick_ms: cfg.scenario.phone.cpu.tick_ms,

@@ -117,10 +117,40 @@ impl Request {
     }
 }
 
-/// Storage for live requests; ids are reused after [`ReqSlab::free`].
+/// A request's generational key: its id and the serial the slab gave it when it was queued.
+/// Ids are reused once a request completes; a key kept past an event names one request, and
+/// [`ReqSlab::is_live`] tells whether that request (not a later one in its slot) is still live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReqKey {
+    pub id: ReqId,
+    pub serial: u64,
+}
+
+/// What a request completes besides waking its waiters: one entry per bio merged into it, in
+/// submission order (the simulator acts on each when the request completes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Completes {
+    /// Pages `first..first+n` of `file`: a read fills them, a write ends their write-back.
+    Pages { file: u32, first: u32, n: u32, write: bool },
+    /// Journal blocks (the commit thread waits for them itself).
+    Journal,
+    /// The home write of metadata block `block` (a checkpoint).
+    Meta { block: u64 },
+    /// Nothing else (flushes, discards, raw bios, metadata reads).
+    Other,
+}
+
+/// Storage for live requests; ids are reused after [`ReqSlab::free`] (or
+/// [`ReqSlab::complete`]). Each slot keeps the serial of its request (see [`ReqKey`]) and what
+/// the request completes ([`Completes`]): no side tables indexed by a reusable id elsewhere.
 #[derive(Default)]
 pub struct ReqSlab {
     slots: Vec<Option<Request>>,
+    /// Per slot: the serial of the request in it (of the last one, once freed).
+    serials: Vec<u64>,
+    /// Per slot: what its request completes (kept allocated across reuses).
+    completes: Vec<Vec<Completes>>,
+    serial: u64,
     free: Vec<ReqId>,
     live: usize,
 }
@@ -131,13 +161,42 @@ impl ReqSlab {
             Some(id) => id,
             None => {
                 self.slots.push(None);
+                self.serials.push(0);
+                self.completes.push(Vec::new());
                 (self.slots.len() - 1) as ReqId
             }
         };
         req.id = id;
         self.slots[id as usize] = Some(req);
+        self.serial += 1;
+        self.serials[id as usize] = self.serial;
+        self.completes[id as usize].clear();
         self.live += 1;
         id
+    }
+    /// The key of live request `id`.
+    pub fn key(&self, id: ReqId) -> ReqKey {
+        ReqKey { id, serial: self.serials[id as usize] }
+    }
+    /// Whether the request `k` names is still live (not completed, its id not reused).
+    pub fn is_live(&self, k: ReqKey) -> bool {
+        self.try_get(k.id).is_some() && self.serials[k.id as usize] == k.serial
+    }
+    /// Record that live request `id` also completes `c` (a bio merged into it, or its first).
+    pub fn completes(&mut self, id: ReqId, c: Completes) {
+        self.completes[id as usize].push(c);
+    }
+    /// Complete live request `id`: `f` sees each thing it completes, in order, then the slot is
+    /// freed; returns the request.
+    pub fn complete(&mut self, id: ReqId, mut f: impl FnMut(Completes)) -> Request {
+        for &c in &self.completes[id as usize] {
+            f(c);
+        }
+        self.free(id)
+    }
+    /// Live requests, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Request> {
+        self.slots.iter().flatten()
     }
     pub fn get(&self, id: ReqId) -> &Request {
         self.slots[id as usize].as_ref().expect("request id is live")
@@ -388,5 +447,45 @@ impl BlockQueue {
     /// Requests in the host's queues (scheduler + dispatch queue).
     pub fn queued(&self) -> usize {
         self.sched.queued() + self.dispatch_q.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> Request {
+        Request::new(ReqOp::Write, 0, 8, false, Provenance::KERNEL)
+    }
+
+    #[test]
+    fn a_key_outlives_its_request_and_a_reused_id_is_another_request() {
+        let mut reqs = ReqSlab::default();
+        let a = reqs.insert(req());
+        let ka = reqs.key(a);
+        assert!(reqs.is_live(ka));
+        reqs.free(a);
+        assert!(!reqs.is_live(ka));
+        let b = reqs.insert(req());
+        assert_eq!(b, a, "the id is reused");
+        assert!(!reqs.is_live(ka), "the old key does not name the new request");
+        assert!(reqs.is_live(reqs.key(b)));
+    }
+
+    #[test]
+    fn completion_reads_what_the_merged_bios_complete_in_order_and_frees_the_slot() {
+        let mut reqs = ReqSlab::default();
+        let a = reqs.insert(req());
+        reqs.completes(a, Completes::Pages { file: 3, first: 0, n: 2, write: true });
+        reqs.completes(a, Completes::Pages { file: 3, first: 2, n: 1, write: true });
+        let mut seen = Vec::new();
+        let r = reqs.complete(a, |c| seen.push(c));
+        assert_eq!(r.sectors, 8);
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1], Completes::Pages { file: 3, first: 2, n: 1, write: true });
+        assert_eq!((reqs.live(), reqs.iter().count()), (0, 0));
+        // The slot's next request starts with nothing to complete.
+        let b = reqs.insert(req());
+        reqs.complete(b, |c| panic!("{c:?} left over from the previous request"));
     }
 }

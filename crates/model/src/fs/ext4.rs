@@ -51,7 +51,7 @@
 //! - A handle is held only inside one step, except while waiting for a metadata buffer (D_meta).
 //! - Pages under I/O always name their request (`io`), so a waiter can find what to wait for.
 
-use crate::block::{ReqId, ReqOp};
+use crate::block::{ReqId, ReqKey, ReqOp};
 use crate::fs::{CommitPhase, Fs, MapCursor, BLOCK};
 use crate::kernel::{After, Cat};
 use crate::mm::reclaim::{self, ReclaimCosts};
@@ -130,8 +130,8 @@ pub trait Ext4: reclaim::Reclaim + Writeback {
     /// Submit one request for a run of pages `(first index, first LBA block, count)` of `file`
     /// (read fill or write-back) and mark the pages; returns the CPU cost.
     fn submit_pages(&mut self, tid: Tid, file: FileId, run: (u32, u64, u32), write: bool, origin: Origin) -> u64;
-    /// The serial number of live request `id` (ids are reused).
-    fn serial(&self, id: ReqId) -> u64;
+    /// The key of live request `id` (ids are reused; the key tells them apart).
+    fn key(&self, id: ReqId) -> ReqKey;
     /// Whether `tid`'s work counts as foreground (for the commit it forces).
     fn task_is_fg(&self, tid: Tid) -> bool;
     fn wake_flusher(&mut self);
@@ -407,10 +407,10 @@ pub fn journal_update<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, bl
         return None;
     }
     for b in blocks {
-        if let Some(&(id, serial)) = cx.meta_io().get(b) {
-            if cx.live((id, serial)) {
+        if let Some(&k) = cx.writeback_state().meta_io.get(b) {
+            if cx.live(k) {
                 // Holding the handle while waiting: the commit waits for us (QASIO's chain).
-                cx.wait_request(tid, id, Why::MetaBuffer, Cat::PageWait);
+                cx.wait_request(tid, k.id, Why::MetaBuffer, Cat::PageWait);
                 return None;
             }
         }
@@ -482,10 +482,7 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
         } else {
             &mut cx.journal().committing.as_mut().expect("txn").0
         };
-        for o in ordered {
-            t.ordered.push(o.0);
-            t.ordered_serials.push(o.1);
-        }
+        t.ordered.extend(ordered);
     }
     cost + idxs.len() as u64 * k.writeback_page
 }
@@ -591,10 +588,10 @@ fn submit_runs<K: Ext4 + ?Sized>(
     cost
 }
 
-fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> (ReqId, u64) {
+fn last_submitted<K: Ext4 + ?Sized>(cx: &mut K, file: FileId, idx: u32) -> ReqKey {
     let p = cx.page_cache().lookup(file, idx).expect("page under write-back");
     let id = cx.page_cache().page(p).io.expect("request set");
-    (id, cx.serial(id))
+    cx.key(id)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -665,14 +662,14 @@ pub fn fsync<K: Ext4 + ?Sized>(
             let dir = r.dir_block(file);
             cx.submit_control(tid, ReqOp::Write, fat, 1, Origin::Metadata);
             let id = cx.submit_control(tid, ReqOp::Write, dir, 1, Origin::Metadata);
-            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 10);
             (2 * k.submit_request + k.metadata, After::Block)
         }
         10 => {
             let start = cx.fs().regions[usize::from(cx.fs().inodes[file as usize].region) - 1].start;
             let id = cx.submit_control(tid, ReqOp::Flush, start, 0, Origin::Fsync);
-            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 3);
             (k.submit_request, After::Block)
         }
@@ -681,8 +678,8 @@ pub fn fsync<K: Ext4 + ?Sized>(
             // them durable (written with preflush + FUA, as NILFS2 with barriers on).
             let block = cx.fs_mut().log.as_mut().expect("log area").summary_block();
             let id = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::Fsync);
-            cx.mark_commit_record(id.0);
-            cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+            cx.mark_commit_record(id.id);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 3);
             (k.submit_request + k.metadata, After::Block)
         }
@@ -707,7 +704,7 @@ pub fn fsync<K: Ext4 + ?Sized>(
                 _ => {
                     // Nothing to commit (ext4_sync_file): a cache flush makes the data durable.
                     let id = cx.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
-                    cx.wait_request(tid, id.0, Why::Own, Cat::PageWait);
+                    cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
                     set(cx, 3);
                     (k.submit_request, After::Block)
                 }
@@ -811,190 +808,32 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
 
-    use forefront_engine::{RngStreams, SimTime};
+    use forefront_engine::SimTime;
 
     use super::*;
-    use crate::block::Request;
-    use crate::fs::{FsParams, Journal};
-    use crate::kernel::Kernel;
-    use crate::mm::{PageCache, ReclaimOrder, Reclaimed};
+    use crate::testkit::{ext4_params, Fake};
 
-    /// A fake machine: submitted page runs go under I/O at once and stay there; control
-    /// requests are recorded.
-    struct Fake {
-        pc: PageCache,
-        fs: Fs,
-        jn: Journal,
-        wg: WaitGraph,
-        meta_io: HashMap<u64, (ReqId, u64)>,
-        flag: bool,
-        op: Option<FileOp>,
-        blocked: Vec<Blocker>,
-        runs: Vec<(FileId, (u32, u64, u32), bool)>,
-        control: Vec<ReqOp>,
-        next_req: ReqId,
+    /// The fake machine at 5 ms, its write-back through ext4's own path.
+    fn fake() -> Fake {
+        let mut cx = Fake::new();
+        cx.now = SimTime::from_ms(5);
+        cx.real_writeback = true;
+        cx
     }
 
-    impl Fake {
-        fn new() -> Fake {
-            let p = FsParams { fragmentation: 0.0, ..Default::default() };
-            let mut wg = WaitGraph::new(0);
-            for _ in 0..4 {
-                wg.add_task();
-            }
-            Fake {
-                pc: PageCache::new(100_000),
-                fs: Fs::new(p, 1 << 34, RngStreams::new(1).stream("fs")),
-                jn: Journal::new(),
-                wg,
-                meta_io: HashMap::new(),
-                flag: false,
-                op: None,
-                blocked: Vec::new(),
-                runs: Vec::new(),
-                control: Vec::new(),
-                next_req: 100,
+    /// Run `op` for task 1 until it blocks or finishes; returns the last outcome.
+    fn run(cx: &mut Fake, op: FileOp) -> After {
+        let k = ext4_params();
+        cx.op = Some(op);
+        for _ in 0..1_000 {
+            let Some(op) = cx.op.clone() else { return After::Step };
+            let (_, after) = step(cx, &k, 1, op);
+            if after == After::Block {
+                return after;
             }
         }
-        fn file(&mut self, path: &str) -> FileId {
-            let id = self.pc.add_file();
-            self.fs.create(id, path, 10_000);
-            id
-        }
-        /// Run `op` for task 1 until it blocks or finishes; returns the last outcome.
-        fn run(&mut self, op: FileOp) -> After {
-            let k = params();
-            self.op = Some(op);
-            for _ in 0..1_000 {
-                let Some(op) = self.op.clone() else { return After::Step };
-                let (_, after) = step(self, &k, 1, op);
-                if after == After::Block {
-                    return after;
-                }
-            }
-            panic!("the operation never finished")
-        }
-    }
-
-    fn params() -> Ext4Params {
-        Ext4Params {
-            copy_page: 100,
-            syscall: 1_000,
-            metadata: 2_000,
-            writeback_page: 50,
-            submit_request: 500,
-            read_ahead_kib: 128,
-            max_sectors: 1024,
-            dirty_background_pages: 10_000,
-            dirty_limit_pages: 20_000,
-            reclaim: ReclaimCosts { alloc_page: 10, reclaim_page: 10 },
-        }
-    }
-
-    impl Kernel for Fake {
-        fn now(&self) -> SimTime {
-            SimTime::from_ms(5)
-        }
-        fn block(&mut self, _tid: Tid, b: Blocker, _cat: Cat) {
-            self.blocked.push(b);
-        }
-        fn wait_request(&mut self, _tid: Tid, id: ReqId, why: Why, _cat: Cat) {
-            self.blocked.push(Blocker::Request { id, why });
-        }
-        fn wake_all(&mut self, _b: Blocker) {}
-        fn wake_where(&mut self, _pred: &dyn Fn(Blocker) -> bool) {}
-        fn submit_control(&mut self, _tid: Tid, op: ReqOp, _block: u64, _blocks: u64, _origin: Origin) -> (ReqId, u64) {
-            self.control.push(op);
-            self.next_req += 1;
-            (self.next_req, 0)
-        }
-        fn live(&self, _r: (ReqId, u64)) -> bool {
-            true
-        }
-        fn request_mut(&mut self, _id: ReqId) -> &mut Request {
-            unreachable!()
-        }
-        fn journal(&mut self) -> &mut Journal {
-            &mut self.jn
-        }
-        fn fs(&self) -> &Fs {
-            &self.fs
-        }
-        fn page_cache(&mut self) -> &mut PageCache {
-            &mut self.pc
-        }
-    }
-
-    impl reclaim::Reclaim for Fake {
-        fn shrink(&mut self, want: u64) -> Reclaimed {
-            self.pc.reclaim(want, ReclaimOrder::Global, |_| false)
-        }
-        fn alloc_gate_pauses(&mut self, _tid: Tid) -> bool {
-            false
-        }
-        fn wake_kswapd(&mut self) {}
-        fn writeback_for_reclaim(&mut self) {}
-        fn release_alloc_waiters(&mut self) {}
-        fn reclaim_wait(&mut self, _tid: Tid, _short: u64) {}
-    }
-
-    impl Writeback for Fake {
-        fn async_queued(&self) -> usize {
-            0
-        }
-        fn ensure_handle(&mut self, tid: Tid) -> bool {
-            ensure_handle(self, tid)
-        }
-        fn stop_handle_of(&mut self, tid: Tid) {
-            let txn = self.wg.release_handle(tid).expect("held");
-            stop_handle(self, txn);
-        }
-        fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64 {
-            writeback_pages(self, &params(), tid, file, idxs, origin)
-        }
-        fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
-            &mut self.meta_io
-        }
-        fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
-            &mut self.flag
-        }
-    }
-
-    impl Ext4 for Fake {
-        fn fs_mut(&mut self) -> &mut Fs {
-            &mut self.fs
-        }
-        fn wait_graph(&mut self) -> &mut WaitGraph {
-            &mut self.wg
-        }
-        fn set_file_op(&mut self, _tid: Tid, op: Option<FileOp>) {
-            self.op = op;
-        }
-        fn count_bytes(&mut self, _tid: Tid, _bytes: u64, _write: bool) {}
-        fn submit_pages(&mut self, _tid: Tid, file: FileId, run: (u32, u64, u32), write: bool, _origin: Origin) -> u64 {
-            self.next_req += 1;
-            for i in 0..run.2 {
-                let p = self.pc.lookup(file, run.0 + i).expect("page");
-                if write {
-                    self.pc.start_writeback(p, self.next_req);
-                } else {
-                    self.pc.lock_for_read(p, self.next_req);
-                }
-            }
-            self.runs.push((file, run, write));
-            500
-        }
-        fn serial(&self, _id: ReqId) -> u64 {
-            0
-        }
-        fn task_is_fg(&self, _tid: Tid) -> bool {
-            true
-        }
-        fn wake_flusher(&mut self) {}
-        fn wake_jbd2(&mut self) {}
-        fn wake_jbd2_holders(&mut self, _txn: u64) {}
+        panic!("the operation never finished")
     }
 
     fn write_op(file: FileId, len: u64) -> FileOp {
@@ -1003,9 +842,9 @@ mod tests {
 
     #[test]
     fn a_write_dirties_pages_and_updates_the_inode_under_a_handle() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
-        assert_eq!(cx.run(write_op(f, 3 * PAGE_SIZE)), After::Step);
+        assert_eq!(run(&mut cx, write_op(f, 3 * PAGE_SIZE)), After::Step);
         assert_eq!(cx.pc.nr_dirty, 3);
         let ino = &cx.fs.inodes[f as usize];
         assert_eq!(ino.size, 3 * PAGE_SIZE);
@@ -1018,35 +857,35 @@ mod tests {
 
     #[test]
     fn writing_a_page_under_write_back_waits_for_it_with_stable_pages() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
-        cx.run(write_op(f, PAGE_SIZE));
+        run(&mut cx, write_op(f, PAGE_SIZE));
         let p = cx.pc.lookup(f, 0).unwrap();
         cx.pc.start_writeback(p, 42);
-        assert_eq!(cx.run(write_op(f, PAGE_SIZE)), After::Block);
-        assert_eq!(cx.blocked, vec![Blocker::Request { id: 42, why: Why::DataPage }]);
+        assert_eq!(run(&mut cx, write_op(f, PAGE_SIZE)), After::Block);
+        assert_eq!(cx.blockers(), vec![Blocker::Request { id: 42, why: Why::DataPage }]);
     }
 
     #[test]
     fn fsync_writes_back_allocates_and_waits_for_its_pages_then_the_commit() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
-        cx.run(write_op(f, 2 * PAGE_SIZE));
+        run(&mut cx, write_op(f, 2 * PAGE_SIZE));
         // Stage 0: the dirty pages go out as one run after delayed allocation; stage 1 waits
         // for them (D_sync).
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 0, datasync: false, from: 0, to: 0 }), After::Block);
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 0, datasync: false, from: 0, to: 0 }), After::Block);
         assert_eq!(cx.runs.len(), 1);
         assert!(cx.runs[0].2, "a write run");
         assert_eq!(cx.fs.inodes[f as usize].allocated(), 2);
-        assert!(matches!(cx.blocked[0], Blocker::Request { why: Why::SyncWriteback, .. }));
+        assert!(matches!(cx.blockers()[0], Blocker::Request { why: Why::SyncWriteback, .. }));
         // Pages written: stage 2 waits for the commit of the transaction holding the inode.
         for i in 0..2 {
             let p = cx.pc.lookup(f, i).unwrap();
             cx.pc.end_writeback(p);
         }
         let txn = cx.fs.inodes[f as usize].meta_txn.unwrap();
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 1, datasync: false, from: 0, to: u32::MAX }), After::Block);
-        assert_eq!(cx.blocked[1], Blocker::Commit { txn });
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 1, datasync: false, from: 0, to: u32::MAX }), After::Block);
+        assert_eq!(cx.blockers()[1], Blocker::Commit { txn });
         assert!(cx.jn.running.fg_forced, "an FG fsync marks the transaction");
         assert_eq!(cx.jn.commit_requested, txn);
     }
@@ -1055,15 +894,15 @@ mod tests {
     fn a_truncate_holds_the_inode_lock_and_writers_wait_for_it() {
         // Regression: without the lock, a writer appending to the file kept adding pages
         // while a creat(O_TRUNC) dropped them, and the truncate never finished.
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
-        cx.run(write_op(f, 2 * PAGE_SIZE));
+        run(&mut cx, write_op(f, 2 * PAGE_SIZE));
         cx.fs.inodes[f as usize].truncating = Some(7); // another task truncates
-        assert_eq!(cx.run(write_op(f, PAGE_SIZE)), After::Block);
-        assert_eq!(cx.blocked.last(), Some(&Blocker::Inode { file: f }));
+        assert_eq!(run(&mut cx, write_op(f, PAGE_SIZE)), After::Block);
+        assert_eq!(cx.blockers().last(), Some(&Blocker::Inode { file: f }));
         // Our own truncate takes the lock when free, drops the pages and releases it.
         cx.fs.inodes[f as usize].truncating = None;
-        cx.run(FileOp::Meta { file: f, kind: MetaKind::Truncate(0), stage: 0 });
+        run(&mut cx, FileOp::Meta { file: f, kind: MetaKind::Truncate(0), stage: 0 });
         assert_eq!(cx.fs.inodes[f as usize].truncating, None, "released");
         assert!(cx.pc.lookup(f, 0).is_none(), "pages dropped");
     }
@@ -1073,37 +912,38 @@ mod tests {
         // ext4_sync_file reads i_sync_tid once: a writer re-dirtying the inode during the wait
         // must not make the fsync wait for the next commit, and the next (regression: a busy
         // writer of the same file starved an fsync for the whole run).
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
-        cx.run(write_op(f, PAGE_SIZE));
+        run(&mut cx, write_op(f, PAGE_SIZE));
         let txn = 5;
         cx.fs.inodes[f as usize].meta_txn = Some(txn);
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 2, datasync: false, from: 0, to: 0 }), After::Block);
-        assert_eq!(cx.blocked.last(), Some(&Blocker::Commit { txn }));
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 2, datasync: false, from: 0, to: 0 }), After::Block);
+        assert_eq!(cx.blockers().last(), Some(&Blocker::Commit { txn }));
         // The commit of `txn` completes while another task put the inode in a later one.
         cx.jn.committed = txn;
         cx.fs.inodes[f as usize].meta_txn = Some(txn + 1);
         let blocked = cx.blocked.len();
-        assert_eq!(cx.run(cx.op.clone().expect("the fsync is still in progress")), After::Step, "done after its commit");
+        let op = cx.op.clone().expect("the fsync is still in progress");
+        assert_eq!(run(&mut cx, op), After::Step, "done after its commit");
         assert_eq!(cx.blocked.len(), blocked, "no second wait");
     }
 
     #[test]
     fn fsync_with_nothing_to_commit_flushes_the_device_cache() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
-        assert_eq!(cx.run(FileOp::Fsync { file: f, stage: 0, datasync: true, from: 0, to: 0 }), After::Block);
-        assert_eq!(cx.control, vec![ReqOp::Flush]);
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 0, datasync: true, from: 0, to: 0 }), After::Block);
+        assert_eq!(cx.control().iter().map(|c| c.0).collect::<Vec<_>>(), vec![ReqOp::Flush]);
     }
 
     #[test]
     fn truncate_drops_pages_and_frees_the_extents_for_discard() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let f = cx.file("/data/a");
         cx.fs.allocate(f, 0, 16, &mut Vec::new());
         cx.fs.inodes[f as usize].size = 16 * BLOCK;
-        cx.run(write_op(f, PAGE_SIZE));
-        assert_eq!(cx.run(FileOp::Meta { file: f, kind: MetaKind::Truncate(0), stage: 0 }), After::Step);
+        run(&mut cx, write_op(f, PAGE_SIZE));
+        assert_eq!(run(&mut cx, FileOp::Meta { file: f, kind: MetaKind::Truncate(0), stage: 0 }), After::Step);
         assert_eq!(cx.pc.nr_dirty, 0, "the dirty page was dropped");
         let ino = &cx.fs.inodes[f as usize];
         assert_eq!((ino.size, ino.allocated()), (0, 0));

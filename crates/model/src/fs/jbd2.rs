@@ -27,8 +27,10 @@
 //!   has a waker (the last handle stop, the request's completion, a commit request).
 //! - `committed` only grows; commit waiters of transactions up to it are woken when it does.
 
+use forefront_engine::SimTime;
+
 use crate::block::ReqOp;
-use crate::fs::CommitPhase;
+use crate::fs::{CommitPhase, Journal};
 use crate::kernel::{After, Cat, Kernel, Step};
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, Why};
@@ -49,6 +51,18 @@ pub struct Jbd2Costs {
     pub journal_block: u64,
     /// Per request submitted.
     pub submit: u64,
+}
+
+/// The commit timer (`j_commit_interval`, checked every fifth of it): a running transaction
+/// that is not empty and started at least `interval_ns` ago is asked to commit. Returns whether
+/// the commit thread must be woken.
+pub fn commit_timer(jn: &mut Journal, now: SimTime, interval_ns: u64) -> bool {
+    let Some(started) = jn.running.started else { return false };
+    if now.since(started) < interval_ns || jn.running.is_empty() {
+        return false;
+    }
+    jn.commit_requested = jn.commit_requested.max(jn.running.id);
+    true
 }
 
 /// One step of the commit thread `tid`.
@@ -89,10 +103,9 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
         CommitPhase::OrderedData => {
             let n_ordered = committing(cx).ordered.len();
             for i in 0..n_ordered {
-                let c = committing(cx);
-                let r = (c.ordered[i], c.ordered_serials[i]);
+                let r = committing(cx).ordered[i];
                 if cx.live(r) {
-                    cx.wait_request(tid, r.0, Why::Ordered, Cat::PageWait);
+                    cx.wait_request(tid, r.id, Why::Ordered, Cat::PageWait);
                     return (0, After::Block);
                 }
             }
@@ -105,7 +118,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             jn.journal_blocks_written += n + 1;
             let r = cx.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
             set_phase(cx, CommitPhase::JournalWrite);
-            cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
+            cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
             (n * costs.journal_block, After::Block)
         }
         CommitPhase::JournalWrite => {
@@ -113,9 +126,9 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
             let block = journal_start + (cx.journal().head - 1) % journal_blocks;
             let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
-            cx.mark_commit_record(r.0);
+            cx.mark_commit_record(r.id);
             set_phase(cx, CommitPhase::CommitRecord);
-            cx.wait_request(tid, r.0, Why::JournalWrite, Cat::PageWait);
+            cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
             (costs.journal_block, After::Block)
         }
         CommitPhase::CommitRecord => {
@@ -139,7 +152,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
                     c.freed.push((lba + MAX_DISCARD_BLOCKS, len - MAX_DISCARD_BLOCKS));
                 }
                 let r = cx.submit_control(tid, ReqOp::Discard, lba, len.min(MAX_DISCARD_BLOCKS), Origin::Discard);
-                cx.wait_request(tid, r.0, Why::Discard, Cat::PageWait);
+                cx.wait_request(tid, r.id, Why::Discard, Cat::PageWait);
                 return (costs.submit, After::Block);
             }
             cx.journal().committing = None;
@@ -164,93 +177,23 @@ fn release_commit_waiters<K: Kernel + ?Sized>(cx: &mut K) {
 
 #[cfg(test)]
 mod tests {
-    use forefront_engine::{RngStreams, SimTime};
+    use forefront_engine::SimTime;
 
     use super::*;
-    use crate::block::{ReqId, Request};
-    use crate::fs::{Fs, FsParams, Journal};
-    use crate::prov::Provenance;
+    use crate::testkit::Fake;
 
-    /// A fake machine: requests complete only when the test says so.
-    struct Fake {
-        pc: crate::mm::PageCache,
-        jn: Journal,
-        fs: Fs,
-        reqs: Vec<(Request, bool)>,
-        blocked: Vec<(Tid, Blocker)>,
-        woken: Vec<&'static str>,
-        commit_waiters: Vec<u64>,
-    }
-
-    impl Fake {
-        fn new() -> Fake {
-            let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
-            Fake {
-                pc: crate::mm::PageCache::new(16),
-                jn: Journal::new(),
-                fs,
-                reqs: Vec::new(),
-                blocked: Vec::new(),
-                woken: Vec::new(),
-                commit_waiters: Vec::new(),
-            }
-        }
-        fn last_blocker(&self) -> Blocker {
-            self.blocked.last().expect("blocked").1
-        }
-        fn complete_all(&mut self) {
-            for r in &mut self.reqs {
-                r.1 = false;
-            }
-        }
-    }
-
-    impl Kernel for Fake {
-        fn now(&self) -> SimTime {
-            SimTime::from_ms(1)
-        }
-        fn block(&mut self, tid: Tid, b: Blocker, _cat: Cat) {
-            self.blocked.push((tid, b));
-        }
-        fn wait_request(&mut self, tid: Tid, id: ReqId, why: Why, _cat: Cat) {
-            self.blocked.push((tid, Blocker::Request { id, why }));
-        }
-        fn wake_all(&mut self, b: Blocker) {
-            if b == Blocker::Handle {
-                self.woken.push("handles");
-            }
-        }
-        fn wake_where(&mut self, pred: &dyn Fn(Blocker) -> bool) {
-            self.commit_waiters.retain(|&t| !pred(Blocker::Commit { txn: t }));
-            self.woken.push("commit");
-        }
-        fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> (ReqId, u64) {
-            let prov = Provenance { origin, ..Provenance::KERNEL };
-            self.reqs.push((Request::new(op, block * 8, (blocks * 8) as u32, true, prov), true));
-            ((self.reqs.len() - 1) as ReqId, 0)
-        }
-        fn live(&self, r: (ReqId, u64)) -> bool {
-            self.reqs.get(r.0 as usize).is_some_and(|x| x.1)
-        }
-        fn request_mut(&mut self, id: ReqId) -> &mut Request {
-            &mut self.reqs[id as usize].0
-        }
-        fn journal(&mut self) -> &mut Journal {
-            &mut self.jn
-        }
-        fn fs(&self) -> &Fs {
-            &self.fs
-        }
-        fn page_cache(&mut self) -> &mut crate::mm::PageCache {
-            &mut self.pc
-        }
+    /// The fake machine at 1 ms: requests complete only when the test says so.
+    fn fake() -> Fake {
+        let mut cx = Fake::new();
+        cx.now = SimTime::from_ms(1);
+        cx
     }
 
     const COSTS: Jbd2Costs = Jbd2Costs { journal_block: 3_000, submit: 1_000 };
 
     #[test]
     fn a_commit_walks_every_phase_and_wakes_its_waiters() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         // A transaction with two metadata blocks, one open handle and one freed extent.
         let txn = cx.jn.start_handle(SimTime::ZERO);
         cx.jn.running.meta.extend([10, 11]);
@@ -291,27 +234,39 @@ mod tests {
 
     #[test]
     fn the_commit_waits_for_ordered_data_in_order() {
-        let mut cx = Fake::new();
-        let (a, _) = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
-        let (b, _) = cx.submit_control(5, ReqOp::Write, 200, 1, Origin::Writeback);
+        let mut cx = fake();
+        let a = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
+        let b = cx.submit_control(5, ReqOp::Write, 200, 1, Origin::Writeback);
         cx.jn.running.ordered.extend([a, b]);
-        cx.jn.running.ordered_serials.extend([0, 0]);
         cx.jn.commit_requested = cx.jn.running.id;
         step(&mut cx, 1, &COSTS); // lock
         step(&mut cx, 1, &COSTS); // no handles: to ordered data
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
-        assert_eq!(cx.last_blocker(), Blocker::Request { id: a, why: Why::Ordered });
-        cx.reqs[a as usize].1 = false;
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: a.id, why: Why::Ordered });
+        cx.reqs[a.id as usize].1 = false;
         step(&mut cx, 1, &COSTS);
-        assert_eq!(cx.last_blocker(), Blocker::Request { id: b, why: Why::Ordered });
-        cx.reqs[b as usize].1 = false;
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: b.id, why: Why::Ordered });
+        cx.reqs[b.id as usize].1 = false;
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
     }
 
     #[test]
+    fn the_timer_asks_for_a_commit_of_an_old_transaction_that_is_not_empty() {
+        let mut cx = fake();
+        let interval = 5_000_000_000;
+        assert!(!commit_timer(&mut cx.jn, SimTime::from_secs_f64(9.0), interval), "nothing started");
+        cx.jn.start_handle(SimTime::from_secs_f64(1.0));
+        cx.jn.running.meta.insert(10);
+        assert!(!commit_timer(&mut cx.jn, SimTime::from_secs_f64(5.9), interval), "not old enough");
+        assert_eq!(cx.jn.commit_requested, 0);
+        assert!(commit_timer(&mut cx.jn, SimTime::from_secs_f64(6.0), interval));
+        assert_eq!(cx.jn.commit_requested, cx.jn.running.id);
+    }
+
+    #[test]
     fn an_empty_transaction_asked_for_commits_without_io() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let id = cx.jn.running.id;
         cx.jn.commit_requested = id;
         cx.commit_waiters.push(id);

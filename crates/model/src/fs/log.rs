@@ -47,6 +47,9 @@ pub struct LogArea {
     pub appended: u64,
     pub segments_used: u64,
     pub full: u64,
+    /// The cleaner's passes and the live blocks it marked for rewriting ([`crate::fs::cleaner`]).
+    pub cleaner_passes: u64,
+    pub cleaner_blocks: u64,
 }
 
 impl LogArea {
@@ -63,6 +66,8 @@ impl LogArea {
             appended: 0,
             segments_used: 1,
             full: 0,
+            cleaner_passes: 0,
+            cleaner_blocks: 0,
         }
     }
 

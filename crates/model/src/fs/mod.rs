@@ -8,16 +8,18 @@
 //! written back. Each allocation takes `extent_blocks` contiguous blocks from a cursor; with
 //! probability `fragmentation` the cursor first jumps to a random place (an aged file system).
 
+pub mod cleaner;
 pub mod ext4;
 pub mod jbd2;
 pub mod log;
+pub mod vfs;
 
 use std::collections::BTreeSet;
 
 use forefront_engine::{Rng, SimRng, SimTime};
 use serde::{Deserialize, Serialize};
 
-use crate::block::ReqId;
+use crate::block::ReqKey;
 use crate::mm::FileId;
 use crate::prov::{Tid, Uid};
 
@@ -420,9 +422,7 @@ pub struct Txn {
     /// Metadata blocks modified (journalled copies are written at commit).
     pub meta: BTreeSet<u64>,
     /// Data write requests the commit must wait for (data=ordered).
-    pub ordered: Vec<ReqId>,
-    /// Serial numbers of `ordered` (request ids are reused; a serial tells a live one apart).
-    pub ordered_serials: Vec<u64>,
+    pub ordered: Vec<ReqKey>,
     /// Extents freed in this transaction, discarded after commit.
     pub freed: Vec<(u64, u64)>,
     /// Handles open on it.

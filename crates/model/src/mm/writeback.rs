@@ -25,9 +25,9 @@ use std::collections::HashMap;
 
 use forefront_engine::SimTime;
 
-use crate::block::{ReqId, ReqOp};
+use crate::block::{ReqId, ReqKey, ReqOp};
 use crate::kernel::{After, Cat, Kernel, Step};
-use crate::mm::FileId;
+use crate::mm::{FileId, PageCache};
 use crate::prov::{Origin, Tid};
 use crate::wait::{Blocker, Why};
 
@@ -51,6 +51,55 @@ pub struct WritebackParams {
     pub submit_ns: u64,
 }
 
+/// The dirty thresholds (`vm.dirty_background_ratio`, `vm.dirty_ratio` of the page cache).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Thresholds {
+    /// Dirty pages above which the flusher writes back everything dirty.
+    pub background_pages: u64,
+    /// Dirty and write-back pages above which writers wait (balance_dirty_pages).
+    pub limit_pages: u64,
+}
+
+impl Thresholds {
+    /// The thresholds of a page cache of `capacity` pages, the ratios in percent.
+    pub fn of(capacity: u64, background_ratio: f64, ratio: f64) -> Thresholds {
+        Thresholds {
+            background_pages: (capacity as f64 * background_ratio / 100.0) as u64,
+            limit_pages: (capacity as f64 * ratio / 100.0) as u64,
+        }
+    }
+
+    /// A completion rule: dirty throttling ends once dirty and write-back pages are below the
+    /// limit (writers over it wait: see `fs::ext4`).
+    pub fn throttle_lifted(&self, pc: &PageCache) -> bool {
+        pc.nr_dirty + pc.nr_writeback < self.limit_pages
+    }
+}
+
+/// The write-back state kept between the flusher's steps.
+#[derive(Clone, Debug, Default)]
+pub struct WritebackState {
+    /// Metadata block → the live checkpoint write holding it.
+    pub meta_io: HashMap<u64, ReqKey>,
+    /// Reclaim asked for write-back regardless of the thresholds (cleared when all is written).
+    pub for_reclaim: bool,
+    pub thresholds: Thresholds,
+}
+
+impl WritebackState {
+    pub fn new(thresholds: Thresholds) -> WritebackState {
+        WritebackState { thresholds, ..Default::default() }
+    }
+
+    /// A completion rule: checkpoint write `id` of metadata block `block` is done (a later
+    /// write of the block, if any, keeps it).
+    pub fn meta_written(&mut self, block: u64, id: ReqId) {
+        if self.meta_io.get(&block).is_some_and(|k| k.id == id) {
+            self.meta_io.remove(&block);
+        }
+    }
+}
+
 /// What the flusher needs beyond [`Kernel`]: the ext4 write-back path and shared state.
 pub trait Writeback: Kernel {
     /// Async requests in the host's queues.
@@ -62,10 +111,8 @@ pub trait Writeback: Kernel {
     /// Write back pages `idxs` of `file` under `tid`'s handle (delayed allocation, requests);
     /// returns the CPU cost.
     fn writeback_pages(&mut self, tid: Tid, file: FileId, idxs: &[u32], origin: Origin) -> u64;
-    /// Metadata block → the live checkpoint write holding it.
-    fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)>;
-    /// Reclaim asked for write-back regardless of the thresholds (cleared when all is written).
-    fn writeback_for_reclaim_flag(&mut self) -> &mut bool;
+    /// The write-back state (checkpoint writes in flight, reclaim's request, thresholds).
+    fn writeback_state(&mut self) -> &mut WritebackState;
 }
 
 /// One step of the flusher (`tid`).
@@ -75,7 +122,7 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         cx.block(tid, Blocker::Congestion, Cat::Throttle);
         return (0, After::Block);
     }
-    let for_reclaim = *cx.writeback_for_reclaim_flag();
+    let for_reclaim = cx.writeback_state().for_reclaim;
     let pc = cx.page_cache();
     let over = pc.nr_dirty > p.background_pages;
     // The file to write: oldest dirty first (if the oldest has not expired, none has).
@@ -124,131 +171,31 @@ pub fn flusher_step<K: Writeback + ?Sized>(cx: &mut K, tid: Tid, p: &WritebackPa
         let mut cost = 0;
         for (at, block) in due {
             cx.journal().checkpoint.remove(&(at, block));
-            let current = cx.meta_io().get(&block).copied();
+            let current = cx.writeback_state().meta_io.get(&block).copied();
             if current.is_some_and(|r| cx.live(r)) {
                 continue;
             }
             let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::Checkpoint);
-            cx.meta_io().insert(block, r);
+            cx.writeback_state().meta_io.insert(block, r);
             cost += p.submit_ns;
         }
         return (cost.max(1), After::Step);
     }
-    *cx.writeback_for_reclaim_flag() = false;
+    cx.writeback_state().for_reclaim = false;
     cx.block(tid, Blocker::Idle, Cat::Sleep);
     (0, After::Block)
 }
 
 #[cfg(test)]
 mod tests {
-    use forefront_engine::RngStreams;
-
     use super::*;
-    use crate::block::Request;
-    use crate::fs::{Fs, FsParams, Journal};
-    use crate::mm::PageCache;
+    use crate::testkit::Fake;
 
-    struct Fake {
-        pc: PageCache,
-        jn: Journal,
-        fs: Fs,
-        meta_io: HashMap<u64, (ReqId, u64)>,
-        for_reclaim: bool,
-        async_queued: usize,
-        blocked: Vec<Blocker>,
-        written: Vec<(FileId, Vec<u32>)>,
-        submitted: Vec<(ReqOp, u64, Origin)>,
-        handle: bool,
-        now: SimTime,
-    }
-
-    impl Fake {
-        fn new() -> Fake {
-            let fs = Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs"));
-            Fake {
-                pc: PageCache::new(100_000),
-                jn: Journal::new(),
-                fs,
-                meta_io: HashMap::new(),
-                for_reclaim: false,
-                async_queued: 0,
-                blocked: Vec::new(),
-                written: Vec::new(),
-                submitted: Vec::new(),
-                handle: false,
-                now: SimTime::from_secs_f64(40.0),
-            }
-        }
-        /// A file with `pages` dirty pages, dirtied at `at_s` seconds.
-        fn dirty_file(&mut self, pages: u32, at_s: f64) -> FileId {
-            let f = self.pc.add_file();
-            for i in 0..pages {
-                let p = self.pc.insert(f, i, 10_000);
-                self.pc.set_dirty(p, SimTime::from_secs_f64(at_s));
-            }
-            f
-        }
-    }
-
-    impl Kernel for Fake {
-        fn now(&self) -> SimTime {
-            self.now
-        }
-        fn block(&mut self, _tid: Tid, b: Blocker, _cat: Cat) {
-            self.blocked.push(b);
-        }
-        fn wait_request(&mut self, _tid: Tid, id: ReqId, why: Why, _cat: Cat) {
-            self.blocked.push(Blocker::Request { id, why });
-        }
-        fn wake_all(&mut self, _b: Blocker) {}
-        fn wake_where(&mut self, _pred: &dyn Fn(Blocker) -> bool) {}
-        fn submit_control(&mut self, _tid: Tid, op: ReqOp, block: u64, _blocks: u64, origin: Origin) -> (ReqId, u64) {
-            self.submitted.push((op, block, origin));
-            ((self.submitted.len() - 1) as ReqId, 1)
-        }
-        fn live(&self, r: (ReqId, u64)) -> bool {
-            (r.0 as usize) < self.submitted.len()
-        }
-        fn request_mut(&mut self, _id: ReqId) -> &mut Request {
-            unreachable!()
-        }
-        fn journal(&mut self) -> &mut Journal {
-            &mut self.jn
-        }
-        fn fs(&self) -> &Fs {
-            &self.fs
-        }
-        fn page_cache(&mut self) -> &mut PageCache {
-            &mut self.pc
-        }
-    }
-
-    impl Writeback for Fake {
-        fn async_queued(&self) -> usize {
-            self.async_queued
-        }
-        fn ensure_handle(&mut self, _tid: Tid) -> bool {
-            self.handle = true;
-            true
-        }
-        fn stop_handle_of(&mut self, _tid: Tid) {
-            assert!(std::mem::take(&mut self.handle), "stops only a handle it holds");
-        }
-        fn writeback_pages(&mut self, _tid: Tid, file: FileId, idxs: &[u32], _origin: Origin) -> u64 {
-            assert!(self.handle, "write-back allocates under a handle");
-            self.written.push((file, idxs.to_vec()));
-            for &i in idxs {
-                let p = self.pc.lookup(file, i).unwrap();
-                self.pc.start_writeback(p, 0);
-            }
-            idxs.len() as u64
-        }
-        fn meta_io(&mut self) -> &mut HashMap<u64, (ReqId, u64)> {
-            &mut self.meta_io
-        }
-        fn writeback_for_reclaim_flag(&mut self) -> &mut bool {
-            &mut self.for_reclaim
-        }
+    /// The fake machine at 40 s.
+    fn fake() -> Fake {
+        let mut cx = Fake::new();
+        cx.now = SimTime::from_secs_f64(40.0);
+        cx
     }
 
     const P: WritebackParams =
@@ -256,7 +203,7 @@ mod tests {
 
     #[test]
     fn the_oldest_expired_file_goes_first_in_batches_of_max_writeback_pages() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let young = cx.dirty_file(10, 35.0);
         let old = cx.dirty_file(1500, 5.0);
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Step);
@@ -268,14 +215,14 @@ mod tests {
         assert!(!cx.handle);
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Block);
         assert!(cx.written.iter().all(|w| w.0 != young));
-        assert_eq!(cx.blocked, vec![Blocker::Idle]);
+        assert_eq!(cx.blockers(), vec![Blocker::Idle]);
     }
 
     #[test]
     fn over_the_background_threshold_or_for_reclaim_young_files_go_too() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         let young = cx.dirty_file(10, 39.0);
-        cx.for_reclaim = true;
+        cx.wb.for_reclaim = true;
         flusher_step(&mut cx, 0, &P);
         assert_eq!(cx.written[0].0, young);
         // Nothing left to write and no checkpoint work: the reclaim request is done.
@@ -284,23 +231,23 @@ mod tests {
 
     #[test]
     fn a_congested_queue_makes_it_wait() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         cx.dirty_file(10, 0.0);
         cx.async_queued = P.nr_requests;
         assert_eq!(flusher_step(&mut cx, 0, &P), (0, After::Block));
-        assert_eq!(cx.blocked, vec![Blocker::Congestion]);
+        assert_eq!(cx.blockers(), vec![Blocker::Congestion]);
     }
 
     #[test]
     fn expired_checkpoints_are_written_once_then_it_sleeps() {
-        let mut cx = Fake::new();
+        let mut cx = fake();
         cx.jn.checkpoint.insert((SimTime::from_secs_f64(1.0).ns(), 77));
         cx.jn.checkpoint.insert((SimTime::from_secs_f64(39.0).ns(), 78)); // not expired
         assert_eq!(flusher_step(&mut cx, 0, &P), (P.submit_ns, After::Step));
-        assert_eq!(cx.submitted, vec![(ReqOp::Write, 77, Origin::Checkpoint)]);
-        assert!(cx.meta_io.contains_key(&77));
+        assert_eq!(cx.control(), vec![(ReqOp::Write, 77, Origin::Checkpoint)]);
+        assert!(cx.wb.meta_io.contains_key(&77));
         assert_eq!(flusher_step(&mut cx, 0, &P).1, After::Block);
-        assert_eq!(cx.blocked, vec![Blocker::Idle]);
+        assert_eq!(cx.blockers(), vec![Blocker::Idle]);
         assert_eq!(cx.jn.checkpoint.len(), 1);
     }
 }

@@ -124,9 +124,7 @@ impl World {
             n.switched_in += 1;
             self.fg_cell = Some(c);
             self.fg_uid = self.cells[c].fg_uid;
-            if self.policy.classify_io {
-                self.hook(Hook::AppStatusFgUid);
-            }
+            self.prio.fg_uid_changed();
             self.regroup(now);
         }
         (sys + self.us(self.cells_params.switch_copy_ms() * 1e3), After::Step)

@@ -162,7 +162,7 @@ impl World {
         self.ui.chain[tid as usize] = true;
         self.ui.members.push(tid);
         self.ui.ever.insert(tid);
-        if self.policy.ftc {
+        if self.prio.promotes_chain() {
             self.cpu.set_interactive(tid, true);
             self.ftc_promote(tid);
         }
@@ -191,7 +191,7 @@ impl World {
         let now = self.now();
         for t in std::mem::take(&mut self.ui.members) {
             self.ui.chain[t as usize] = false;
-            if self.policy.ftc {
+            if self.prio.promotes_chain() {
                 self.cpu.set_interactive(t, false);
                 let w0 = self.ui.weight0[t as usize];
                 if self.cpu.weight_of(t) != w0 {
