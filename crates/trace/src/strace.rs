@@ -18,6 +18,12 @@ use crate::LineParser;
 
 const DAY_NS: u64 = 86_400 * 1_000_000_000;
 
+/// The most file descriptors tracked in all fd tables together. Each fork copies its parent's
+/// table (as the kernel does), so forks of a process with many open files multiply them: 3,000
+/// opens then 3,000 forks held 790 MB before the limit. Tables of exited processes are freed,
+/// so a real trace stays far below it (live processes × their open files).
+pub const MAX_TRACKED_FDS: usize = 1 << 20;
+
 #[derive(Clone, Default)]
 struct OpenFile {
     path: Option<String>,
@@ -31,6 +37,11 @@ pub struct StraceParser {
     /// tid → fd table id.
     table_of: HashMap<u32, u32>,
     tables: HashMap<u32, HashMap<i32, OpenFile>>,
+    /// fd table id → tids sharing it; a table goes when its last tid exits.
+    table_refs: HashMap<u32, u32>,
+    next_table: u32,
+    /// Descriptors tracked in all tables together (bounded by [`MAX_TRACKED_FDS`]).
+    tracked_fds: usize,
     /// tid → process name: the basename of what its (or its parent's) `execve` ran.
     names: HashMap<u32, String>,
     last_time: u64,
@@ -237,9 +248,67 @@ fn fd_arg(arg: &str) -> Option<(i32, Option<String>)> {
 }
 
 impl StraceParser {
+    /// The fd table of `tid` (a new, empty one for a tid first seen).
+    fn table_id(&mut self, tid: u32) -> u32 {
+        if let Some(&id) = self.table_of.get(&tid) {
+            return id;
+        }
+        let id = self.new_table(HashMap::new());
+        self.table_of.insert(tid, id);
+        id
+    }
+
+    fn new_table(&mut self, table: HashMap<i32, OpenFile>) -> u32 {
+        let id = self.next_table;
+        self.next_table = self.next_table.wrapping_add(1);
+        self.tracked_fds += table.len();
+        self.tables.insert(id, table);
+        self.table_refs.insert(id, 1);
+        id
+    }
+
     fn table(&mut self, tid: u32) -> &mut HashMap<i32, OpenFile> {
-        let id = *self.table_of.entry(tid).or_insert(tid);
+        let id = self.table_id(tid);
         self.tables.entry(id).or_default()
+    }
+
+    /// `fd` in `tid`'s table, added (empty) if missing, within [`MAX_TRACKED_FDS`].
+    fn fd_entry(&mut self, tid: u32, fd: i32, col: usize) -> Result<&mut OpenFile, LineError> {
+        let id = self.table_id(tid);
+        if !self.tables.get(&id).is_some_and(|t| t.contains_key(&fd)) {
+            self.count_fds(1, col)?;
+        }
+        Ok(self.tables.entry(id).or_default().entry(fd).or_default())
+    }
+
+    fn count_fds(&mut self, n: usize, col: usize) -> Result<(), LineError> {
+        if self.tracked_fds + n > MAX_TRACKED_FDS {
+            return Err(LineError::new(
+                col,
+                format!(
+                    "more than {MAX_TRACKED_FDS} file descriptors open in all processes together ({} processes' fd tables; each fork copies its parent's)",
+                    self.tables.len()
+                ),
+            ));
+        }
+        self.tracked_fds += n;
+        Ok(())
+    }
+
+    /// `tid` is gone (exited, or its pid reused by a new child): its table goes with its last
+    /// user.
+    fn release(&mut self, tid: u32) {
+        let Some(id) = self.table_of.remove(&tid) else {
+            return;
+        };
+        let refs = self.table_refs.entry(id).or_insert(1);
+        *refs -= 1;
+        if *refs == 0 {
+            self.table_refs.remove(&id);
+            if let Some(t) = self.tables.remove(&id) {
+                self.tracked_fds -= t.len();
+            }
+        }
     }
 
     /// Builds the record of one complete call `name(args) = result <dur>`.
@@ -302,7 +371,7 @@ impl StraceParser {
                 if let Some(fd) = ok.and_then(|v| i32::try_from(v).ok()) {
                     r.fd = Some(fd);
                     let path = r.path.clone();
-                    self.table(tid).insert(fd, OpenFile { path, offset: 0 });
+                    *self.fd_entry(tid, fd, col)? = OpenFile { path, offset: 0 };
                 }
             }
             "read" | "write" | "readv" | "writev" | "pread64" | "pwrite64" | "preadv" | "pwritev" | "preadv2" | "pwritev2"
@@ -316,7 +385,7 @@ impl StraceParser {
                 r.size = if vectored { ok.map(|v| v as u64) } else { arg(2).and_then(parse_u64).map(|n| n.min(MAX_RW_COUNT)) };
                 let explicit = if name.starts_with('p') { arg(3).and_then(parse_u64) } else { None };
                 let done = ok.map(|v| v as u64).or(r.size).unwrap_or(0);
-                let entry = self.table(tid).entry(fd).or_default();
+                let entry = self.fd_entry(tid, fd, col)?;
                 let at = explicit.unwrap_or(entry.offset);
                 check_rw(at, done).map_err(|m| LineError::new(col, format!("{name}: {m}")))?;
                 if ypath.is_some() {
@@ -334,7 +403,7 @@ impl StraceParser {
             "lseek" | "_llseek" | "llseek" => {
                 if let Some((fd, ypath)) = arg(0).and_then(fd_arg) {
                     r.fd = Some(fd);
-                    let entry = self.table(tid).entry(fd).or_default();
+                    let entry = self.fd_entry(tid, fd, col)?;
                     if ypath.is_some() {
                         entry.path = ypath;
                     }
@@ -349,12 +418,11 @@ impl StraceParser {
                 if let Some((fd, _)) = arg(0).and_then(fd_arg) {
                     r.fd = Some(fd);
                     let is_dup = !name.starts_with("fcntl") || arg(1).is_some_and(|c| c.starts_with("F_DUPFD"));
-                    let table = self.table(tid);
-                    let src = table.get(&fd).cloned();
+                    let src = self.table(tid).get(&fd).cloned();
                     r.path = src.as_ref().and_then(|s| s.path.clone());
                     if let (true, Some(new)) = (is_dup, ok.and_then(|v| i32::try_from(v).ok())) {
                         if new != fd {
-                            table.insert(new, src.unwrap_or_default());
+                            *self.fd_entry(tid, new, col)? = src.unwrap_or_default();
                         }
                     }
                 }
@@ -362,7 +430,9 @@ impl StraceParser {
             "close" => {
                 if let Some((fd, _)) = arg(0).and_then(fd_arg) {
                     r.fd = Some(fd);
-                    r.path = self.table(tid).remove(&fd).and_then(|f| f.path);
+                    let closed = self.table(tid).remove(&fd);
+                    self.tracked_fds -= usize::from(closed.is_some());
+                    r.path = closed.and_then(|f| f.path);
                 }
             }
             "execve" | "execveat" => {
@@ -377,13 +447,23 @@ impl StraceParser {
                     if let Some(n) = self.names.get(&tid).cloned() {
                         self.names.insert(child, n);
                     }
-                    let table_id = *self.table_of.entry(tid).or_insert(tid);
-                    if args_text.contains("CLONE_FILES") {
+                    let table_id = self.table_id(tid);
+                    // A pid seen before is a new process now (its old one exited unseen).
+                    if child != tid {
+                        self.release(child);
+                    }
+                    if child == tid {
+                        // A corrupt line (a process cannot be its own child): nothing to share.
+                    } else if args_text.contains("CLONE_FILES") {
                         self.table_of.insert(child, table_id);
+                        *self.table_refs.entry(table_id).or_insert(0) += 1;
                     } else {
+                        let n = self.tables.get(&table_id).map_or(0, HashMap::len);
+                        self.count_fds(n, col)?;
+                        self.tracked_fds -= n;
                         let copy = self.tables.get(&table_id).cloned().unwrap_or_default();
-                        self.table_of.insert(child, child);
-                        self.tables.insert(child, copy);
+                        let id = self.new_table(copy);
+                        self.table_of.insert(child, id);
                     }
                 }
             }
@@ -434,6 +514,10 @@ impl LineParser for StraceParser {
         let rest_t = rest.trim_start();
         let col = col + (rest.len() - rest_t.len());
         let rest = rest_t;
+        if rest.starts_with("+++ exited ") || rest.starts_with("+++ killed by ") {
+            // The process is gone: its fd table goes with the last thread that shares it.
+            self.release(tid);
+        }
         if rest.starts_with("+++ ") || rest.starts_with("--- ") {
             self.skipped_lines += 1;
             return Ok(());
@@ -564,6 +648,46 @@ mod tests {
         .unwrap();
         assert_eq!(v[2].path.as_deref(), Some("/a"));
         assert_eq!(v[3].path.as_deref(), Some("/b"));
+    }
+
+    #[test]
+    fn exits_free_fd_tables_and_forks_are_bounded() {
+        // pid 2 exits; a later process with pid 2 starts with a table of its own, not the old one.
+        let v = parse(
+            "1 00:00:00.000001 clone(child_stack=NULL, flags=SIGCHLD) = 2 <0.000010>\n\
+             2 00:00:00.000002 openat(AT_FDCWD, \"/old\", O_RDONLY) = 5 <0.000010>\n\
+             2 00:00:00.000003 +++ exited with 0 +++\n\
+             2 00:00:00.000004 read(5, \"\", 10) = 10 <0.000010>\n",
+        )
+        .unwrap();
+        assert_eq!(v[2].path, None);
+        let mut p = StraceParser::default();
+        let mut out = VecDeque::new();
+        p.parse_line("1 00:00:00.000001 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3 <0.000010>", &mut out).unwrap();
+        p.parse_line("1 00:00:00.000002 clone(child_stack=NULL, flags=SIGCHLD) = 2 <0.000010>", &mut out).unwrap();
+        assert_eq!(p.tracked_fds, 2);
+        p.parse_line("2 00:00:00.000003 +++ exited with 0 +++", &mut out).unwrap();
+        assert_eq!((p.tracked_fds, p.tables.len()), (1, 1));
+        // Many open files times many forks: refused at the limit, not grown without bound.
+        let mut p = StraceParser::default();
+        let files = 1100;
+        for fd in 0..files {
+            p.parse_line(&format!("1 00:00:00.000001 openat(AT_FDCWD, \"/f\", O_RDONLY) = {} <0.000010>", fd + 3), &mut out)
+                .unwrap();
+        }
+        let mut err = None;
+        for child in 2..2000u32 {
+            if let Err(e) =
+                p.parse_line(&format!("1 00:00:00.000002 clone(child_stack=NULL, flags=SIGCHLD) = {child} <0.000010>"), &mut out)
+            {
+                err = Some((child, e));
+                break;
+            }
+        }
+        let (child, e) = err.expect("the limit is reached");
+        assert_eq!(child as usize, MAX_TRACKED_FDS / files + 1, "{}", e.message);
+        assert!(e.message.starts_with("more than 1048576 file descriptors open in all processes together"), "{}", e.message);
+        assert!(p.tracked_fds <= MAX_TRACKED_FDS);
     }
 
     #[test]
