@@ -824,19 +824,19 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let mut out = std::io::stdout().lock();
     let r0 = &reports[0];
+    let summary = CompareSummary {
+        scenario: r0.scenario.clone(),
+        device: r0.device.clone(),
+        scheduler: r0.scheduler.clone(),
+        headline: r0.headline.clone(),
+        seed: c.seed,
+        seeds: c.seeds,
+        fg_only_ms: Some(round1(t0)).filter(|t| t.is_finite()),
+        cells,
+    };
     match c.format {
         Format::Json => {
-            let v = CompareSummary {
-                scenario: r0.scenario.clone(),
-                device: r0.device.clone(),
-                scheduler: r0.scheduler.clone(),
-                headline: r0.headline.clone(),
-                seed: c.seed,
-                seeds: c.seeds,
-                fg_only_ms: Some(round1(t0)).filter(|t| t.is_finite()),
-                cells,
-            };
-            serde_json::to_writer_pretty(&mut out, &v)?;
+            serde_json::to_writer_pretty(&mut out, &summary)?;
             writeln!(out)?;
         }
         Format::Csv => {
@@ -856,7 +856,7 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
                 "bg_loss",
             ])?;
             let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-            for x in &cells {
+            for x in &summary.cells {
                 w.write_record([
                     r0.scenario.clone(),
                     x.policy.clone(),
@@ -886,32 +886,9 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
                 c.seed + c.seeds - 1,
                 or_dash(t0, |t| format!("{t:.1}"))
             )?;
-            writeln!(
-                out,
-                "| BG apps | policy | samples | FG mean ms | p50 | p99 | delay ms | delay reduction | BG MB/s | BG loss |"
-            )?;
-            writeln!(out, "|---|---|---|---|---|---|---|---|---|---|")?;
-            let mut unfinished = false;
-            for x in &cells {
-                // `+ 0.0`: a negative zero prints as 0 %, never -0 %.
-                let pct = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{:.0}%", v * 100.0 + 0.0));
-                let ms = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
-                unfinished |= x.fg_ms.is_none();
-                writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |",
-                    x.bg_apps,
-                    x.policy,
-                    x.samples,
-                    ms(x.fg_ms),
-                    ms(x.fg_p50_ms),
-                    ms(x.fg_p99_ms),
-                    ms(x.delay_ms),
-                    pct(x.delay_reduction),
-                    x.bg_mb_per_s,
-                    pct(x.bg_loss)
-                )?;
-            }
+            // The table the HTML report shows for this output (forefront_report::table).
+            out.write_all(forefront_report::table::compare(&summary).markdown().as_bytes())?;
+            let unfinished = summary.cells.iter().any(|x| x.fg_ms.is_none());
             if unfinished {
                 writeln!(out, "\n–: in at least one run the FG app finished no headline phase within the scenario's duration ({:.0} s of simulated time).", cfgs[0].scenario.duration_s)?;
             }

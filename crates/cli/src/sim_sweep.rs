@@ -159,14 +159,12 @@ fn summary(all: &[Point], lines: &[Line]) -> anyhow::Result<()> {
     for s in forefront_sweep::summary(all, lines) {
         let p = &s.point;
         let axes: Vec<String> = p.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let ci = s.ci95_ms.map_or_else(|| "–".to_string(), |c| format!("{c:.1}"));
+        // A seed without headline samples has no figure: the mean and interval are `–` then.
+        let ci = s.ci95_ms.filter(|c| c.is_finite()).map_or_else(|| "–".to_string(), |c| format!("{c:.1}"));
+        let mean = forefront_record::run::or_dash(s.fg_mean_ms, |m| format!("{m:.1}"));
         let variant = p.variant.as_ref().map_or_else(String::new, |v| format!("{v} | "));
         let axes = if has_axes { format!("{} | ", axes.join(" ")) } else { String::new() };
-        writeln!(
-            out,
-            "| {} | {variant}{axes}{} | {} | {} | {:.1} | {} |",
-            p.device, p.policy, p.bg_apps, s.seeds, s.fg_mean_ms, ci
-        )?;
+        writeln!(out, "| {} | {variant}{axes}{} | {} | {} | {mean} | {} |", p.device, p.policy, p.bg_apps, s.seeds, ci)?;
     }
     Ok(())
 }

@@ -263,6 +263,9 @@ fn comparison_table(h: &mut String, reports: &[&RunReport], labels: &[String], s
     by_count_charts(h, &points);
 }
 
+/// The FG latencies and delay reductions of one series at one BG-app count (its seeds).
+type AtCount = (Vec<f64>, Vec<f64>);
+
 /// One point of the by-BG-count charts: a run, or a comparison's cell.
 struct ByCount {
     series: String,
@@ -277,7 +280,8 @@ struct ByCount {
 /// has two counts or more; a point without its figure (no sample, no FG-only or android run)
 /// is left out.
 fn by_count_charts(h: &mut String, points: &[ByCount]) {
-    let mut by: BTreeMap<&str, (&str, BTreeMap<u32, (Vec<f64>, Vec<f64>)>)> = BTreeMap::new();
+    // Series name -> (policy, BG-app count -> the figures at that count).
+    let mut by: BTreeMap<&str, (&str, BTreeMap<u32, AtCount>)> = BTreeMap::new();
     for p in points {
         let e = by.entry(&p.series).or_insert((&p.policy, BTreeMap::new())).1.entry(p.bg_apps).or_default();
         e.0.extend(p.fg_ms);
@@ -287,7 +291,7 @@ fn by_count_charts(h: &mut String, points: &[ByCount]) {
         return;
     }
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let series = |pick: &dyn Fn(&(Vec<f64>, Vec<f64>)) -> Option<f64>, with_android: bool| -> Vec<Series> {
+    let series = |pick: &dyn Fn(&AtCount) -> Option<f64>, with_android: bool| -> Vec<Series> {
         by.iter()
             .filter(|(_, (policy, _))| with_android || *policy != "android")
             .map(|(name, (policy, counts))| Series {
@@ -451,27 +455,8 @@ fn compare_section(h: &mut String, name: &str, c: &CompareSummary) {
         c.seed + c.seeds.max(1) - 1,
         opt(c.fg_only_ms, |v| format!("{v:.1}"))
     );
-    h.push_str("<div class=\"wrap\"><table class=\"compare\">\n<tr><th>BG apps</th><th class=\"l\">policy</th><th>FG mean ms</th><th>p50</th><th>p99</th><th>delay ms</th><th>delay reduction</th><th>BG MB/s</th><th>BG loss</th><th>hooks fired</th></tr>\n");
-    for x in &c.cells {
-        let pct = |v: Option<f64>| opt(v, |v| format!("{:.1}%", v * 100.0));
-        let ms = |v: Option<f64>| opt(v, |v| format!("{v:.1}"));
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td></tr>",
-            x.bg_apps,
-            swatch(metrics::policy_color(&x.policy)),
-            escape(&x.policy),
-            ms(x.fg_ms),
-            ms(x.fg_p50_ms),
-            ms(x.fg_p99_ms),
-            ms(x.delay_ms),
-            pct(x.delay_reduction),
-            x.bg_mb_per_s,
-            pct(x.bg_loss),
-            x.hooks.values().sum::<u64>()
-        );
-    }
-    h.push_str("</table></div>\n");
+    // The same table `forefront sim compare` prints (crate::table).
+    h.push_str(&crate::table::compare(c).html("compare"));
     let points: Vec<ByCount> = c
         .cells
         .iter()

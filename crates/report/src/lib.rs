@@ -41,6 +41,7 @@ pub mod input;
 pub mod interactivity;
 pub mod metrics;
 pub mod svg;
+pub mod table;
 
 pub use input::{load, Input, LoadError, Named};
 
