@@ -239,9 +239,24 @@ impl Default for Config {
     }
 }
 
+/// The largest config file read (the documented default is a few KiB).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl Config {
+    /// Read and check a config file: a regular file of at most [`MAX_CONFIG_BYTES`] (a special
+    /// file such as `/dev/zero` is refused before it is read).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        use std::io::Read;
+        let read = |source| ConfigError::Read { path: path.into(), source };
+        let invalid = |what: String| read(std::io::Error::new(std::io::ErrorKind::InvalidData, what));
+        if !std::fs::metadata(path).map_err(read)?.is_file() {
+            return Err(invalid("not a regular file".into()));
+        }
+        let mut text = String::new();
+        std::fs::File::open(path).and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)).map_err(read)?;
+        if text.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(invalid(format!("larger than {} KiB, not an agent config", MAX_CONFIG_BYTES >> 10)));
+        }
         Self::parse(path, &text)
     }
 

@@ -192,7 +192,14 @@ fn endless_and_special_files_end_at_once_with_an_error() {
     std::fs::write(&spec, SPEC).unwrap();
     let html = d.path().join("r.html");
     let merged = d.path().join("m.jsonl");
+    let big = d.path().join("big.toml");
+    std::fs::write(&big, "# a comment\n".repeat(500_000)).unwrap();
+    let out = d.path().join("o.jsonl");
     for (args, want) in [
+        (vec!["sim", "sweep", "/dev/zero", "-o", out.to_str().unwrap()], "/dev/zero: is not a regular file, not a sweep spec"),
+        (vec!["sim", "run", "/dev/zero"], "/dev/zero: is not a regular file"),
+        (vec!["sim", "run", big.to_str().unwrap()], "big.toml: larger than 4 MiB: not a scenario or device file"),
+        (vec!["agent", "check", "--config", "/dev/zero"], "cannot read config /dev/zero: not a regular file"),
         (vec!["sim", "sweep", spec.to_str().unwrap(), "-o", "/dev/full"], "/dev/full: exists and is not a regular file"),
         (vec!["sim", "merge", "/dev/zero", "-o", merged.to_str().unwrap()], "/dev/zero:1: line longer than 64 MiB"),
         (vec!["report", "/dev/zero", "-o", html.to_str().unwrap()], "/dev/zero: a NUL byte at byte 0"),

@@ -147,6 +147,9 @@ pub struct Line {
     pub error: Option<String>,
 }
 
+/// The largest sweep spec read (specs are written by hand).
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
 /// The longest line a sweep's JSON Lines reader accepts (a run's report is tens of KiB; a
 /// longer line is not one of ours, e.g. `/dev/zero` or `/dev/full` given as a file).
 pub const MAX_LINE_BYTES: usize = 64 << 20;
@@ -229,7 +232,21 @@ impl Spec {
 
     /// A spec file.
     pub fn load(path: &Path) -> Result<Spec> {
-        let text = std::fs::read_to_string(path).map_err(|e| fail!("{}: {e}", path.display()))?;
+        // A spec is a short hand-written file: a special file or one over 1 MiB is refused
+        // before it is read (`/dev/zero` would otherwise grow until memory runs out).
+        use std::io::Read;
+        let name = path.display();
+        let meta = std::fs::metadata(path).map_err(|e| fail!("{name}: {e}"))?;
+        if !meta.is_file() {
+            return Err(fail!("{name}: is not a regular file, not a sweep spec"));
+        }
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_SPEC_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| fail!("{name}: {e}"))?;
+        if text.len() as u64 > MAX_SPEC_BYTES {
+            return Err(fail!("{name}: larger than {} MiB, not a sweep spec", MAX_SPEC_BYTES >> 20));
+        }
         Spec::parse(&path.display().to_string(), &text)
     }
 

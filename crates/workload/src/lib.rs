@@ -96,10 +96,22 @@ pub fn locate(text: &str, message: &str) -> Option<usize> {
     span.map(|s| line_col(text, s.start).0)
 }
 
-/// A file's text; a byte that is not UTF-8 is named by its offset.
+/// The largest scenario or device file read: they are written by hand (the largest built-in
+/// scenario is 34 KiB); a larger file is refused before it is parsed, so a generated
+/// 50 MB scenario cannot take gigabytes of memory to load.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// A file's text; a byte that is not UTF-8 is named by its offset. At most [`MAX_FILE_BYTES`].
 pub(crate) fn read_text(path: &Path) -> Result<String, LoadError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
+    let io = |source| LoadError::Io { file: file.clone(), source };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)).map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        let message = format!("larger than {} MiB: not a scenario or device file", MAX_FILE_BYTES >> 20);
+        return Err(LoadError::Invalid { file, line: None, message });
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         LoadError::Invalid { file, line: None, message: format!("not UTF-8 text: invalid byte at offset {at}") }
