@@ -602,16 +602,7 @@ fn compare(seed: u64, seeds: u64, bg_apps: Option<u32>, format: Format) -> anyho
 /// On a terminal, stderr shows a progress bar (runs done of all, elapsed, estimate); piped or
 /// redirected output shows nothing.
 fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
-    use std::io::IsTerminal;
-    let bar = indicatif::ProgressBar::hidden();
-    if std::io::stderr().is_terminal() && cfgs.len() > 1 {
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)")
-                .expect("valid template"),
-        );
-        bar.set_length(cfgs.len() as u64);
-        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    }
+    let bar = progress_bar(cfgs.len());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cfgs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut out: Vec<Option<RunReport>> = (0..cfgs.len()).map(|_| None).collect();
@@ -644,6 +635,22 @@ fn run_all(cfgs: &[RunConfig]) -> Vec<RunReport> {
     out
 }
 
+/// A progress bar of `n` runs on stderr when it is a terminal (and more than one run), else
+/// hidden: piped or redirected output shows nothing.
+fn progress_bar(n: usize) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    let bar = indicatif::ProgressBar::hidden();
+    if std::io::stderr().is_terminal() && n > 1 {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)")
+                .expect("valid template"),
+        );
+        bar.set_length(n as u64);
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+    bar
+}
+
 /// How one run of [`run_streamed`] ended.
 pub enum RunOutcome {
     Report(Box<RunReport>),
@@ -671,20 +678,11 @@ pub fn run_streamed_with(
     run: fn(&RunConfig) -> anyhow::Result<RunReport>,
     done: &mut dyn FnMut(usize, RunOutcome) -> anyhow::Result<()>,
 ) -> anyhow::Result<bool> {
-    use std::io::IsTerminal;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
     forefront_bench::interrupt::install().context("installing the SIGINT/SIGTERM handler")?;
     let n = cfgs.len();
-    let bar = indicatif::ProgressBar::hidden();
-    if std::io::stderr().is_terminal() && n > 1 {
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} (about {eta} left)")
-                .expect("valid template"),
-        );
-        bar.set_length(n as u64);
-        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    }
+    let bar = progress_bar(n);
     let cfgs = Arc::new(cfgs);
     let next = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
