@@ -13,6 +13,11 @@
 //! bursts and block on requests, pages, journal handles and commits, write throttling,
 //! congestion, page allocation, the network and IPC; every blocked nanosecond is charged to a
 //! [`Cat`] so the headline phase gets a per-layer breakdown.
+//!
+//! Kernel behaviour (file paths, journal, write-back, reclaim, the log cleaner, tmpfs, block
+//! layer, devices) lives in `forefront_model` as step functions over context traits that the
+//! world implements; every policy decision is a pure function of `forefront_policy`, applied in
+//! one module of the world, its policy seam (`world/priority.rs`).
 
 mod program;
 pub mod replay;

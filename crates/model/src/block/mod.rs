@@ -175,14 +175,17 @@ impl ReqSlab {
         id
     }
     /// The key of live request `id`.
+    #[inline]
     pub fn key(&self, id: ReqId) -> ReqKey {
         ReqKey { id, serial: self.serials[id as usize] }
     }
     /// Whether the request `k` names is still live (not completed, its id not reused).
+    #[inline]
     pub fn is_live(&self, k: ReqKey) -> bool {
         self.try_get(k.id).is_some() && self.serials[k.id as usize] == k.serial
     }
     /// Record that live request `id` also completes `c` (a bio merged into it, or its first).
+    #[inline]
     pub fn completes(&mut self, id: ReqId, c: Completes) {
         self.completes[id as usize].push(c);
     }
@@ -198,12 +201,15 @@ impl ReqSlab {
     pub fn iter(&self) -> impl Iterator<Item = &Request> {
         self.slots.iter().flatten()
     }
+    #[inline]
     pub fn get(&self, id: ReqId) -> &Request {
         self.slots[id as usize].as_ref().expect("request id is live")
     }
+    #[inline]
     pub fn get_mut(&mut self, id: ReqId) -> &mut Request {
         self.slots[id as usize].as_mut().expect("request id is live")
     }
+    #[inline]
     pub fn try_get(&self, id: ReqId) -> Option<&Request> {
         self.slots.get(id as usize).and_then(|s| s.as_ref())
     }

@@ -356,6 +356,8 @@ impl World {
     /// tmpfs every operation is CPU work only (a syscall per call, a copy per page, an
     /// allocation per new page); on an ext4 mount with `sync = false`, fsync and fdatasync
     /// return at once. `None`: the operation takes the ordinary path.
+    // Out of line: only scenarios with mounts take it; it keeps `start_op` small.
+    #[inline(never)]
     pub(super) fn mounted_op(&mut self, tid: Tid, op: &Op) -> Option<(u64, After)> {
         let path = match op {
             Op::Creat { path }
