@@ -7,9 +7,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use forefront_record::cells::{CellsSummary, DelayRow, OverheadRow, SwitchRow};
 use forefront_record::run::RunReport;
 use forefront_sim::RunConfig;
-use serde::Serialize;
 
 #[derive(Args)]
 pub struct CellsArgs {
@@ -45,57 +45,6 @@ pub struct CellsArgs {
 enum CellsFormat {
     Table,
     Json,
-}
-
-/// What `sim cells --format json` prints.
-#[derive(Serialize)]
-struct CellsSummary {
-    scenario: String,
-    switch_scenario: String,
-    device: String,
-    seed: u64,
-    seeds: u64,
-    overhead: Vec<OverheadRow>,
-    delay: Vec<DelayRow>,
-    switch: Vec<SwitchRow>,
-}
-
-#[derive(Serialize)]
-struct OverheadRow {
-    setup: String,
-    cells: u32,
-    page_cache_mib: u64,
-    mean_ms: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    /// Mean headline latency against the plain phone's.
-    overhead_pct: f64,
-    /// Mean headline sample per layer (ms), and its change against the plain phone: the cause.
-    layers_ms: BTreeMap<String, f64>,
-    change_ms: BTreeMap<String, f64>,
-}
-
-#[derive(Serialize)]
-struct DelayRow {
-    policy: String,
-    bg_cells: u32,
-    mean_ms: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    /// Mean against the same policy with no busy cell (ms), and as a factor.
-    delay_ms: f64,
-    slowdown: f64,
-    bg_mb_per_s: f64,
-}
-
-#[derive(Serialize)]
-struct SwitchRow {
-    policy: String,
-    bg_cells: u32,
-    mean_ms: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    max_ms: f64,
 }
 
 pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow::Result<ExitCode> {
@@ -233,54 +182,18 @@ pub fn run(a: CellsArgs, run_all: fn(&[RunConfig]) -> Vec<RunReport>) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
+/// The three tables, as the HTML report shows them (`forefront_report::table`).
 fn print_tables(out: &mut impl Write, s: &CellsSummary) -> std::io::Result<()> {
-    let seeds = format!("seeds {}..{}", s.seed, s.seed + s.seeds - 1);
-    writeln!(out, "Overhead of virtual phones: {} on {}, android, no busy cell, {seeds} (launch ms; change = per-layer change of the mean launch against the plain phone, ms)", s.scenario, s.device)?;
-    writeln!(out)?;
-    writeln!(out, "| setup | page cache MiB | mean | p50 | p99 | overhead | largest changes |")?;
-    writeln!(out, "|---|---|---|---|---|---|---|")?;
-    for (i, r) in s.overhead.iter().enumerate() {
-        let causes = if i == 0 {
-            "(reference)".to_string()
-        } else {
-            let mut v: Vec<(&String, &f64)> = r.change_ms.iter().filter(|(_, d)| d.abs() >= 0.05).collect();
-            v.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
-            let v: Vec<String> = v.iter().take(3).map(|(l, d)| format!("{l} {d:+.2}")).collect();
-            if v.is_empty() {
-                "none ≥ 0.05 ms".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        writeln!(
-            out,
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:+.3}% | {causes} |",
-            r.setup, r.page_cache_mib, r.mean_ms, r.p50_ms, r.p99_ms, r.overhead_pct
-        )?;
-    }
-    writeln!(out)?;
-    writeln!(out, "Foreground cell's launch with busy background cells (mail sync + app updates each), {seeds}; delay against the same policy with none")?;
-    writeln!(out)?;
-    writeln!(out, "| policy | busy cells | mean | p50 | p99 | delay ms | slowdown | BG MB/s |")?;
-    writeln!(out, "|---|---|---|---|---|---|---|---|")?;
-    for r in &s.delay {
-        writeln!(
-            out,
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2}× | {:.2} |",
-            r.policy, r.bg_cells, r.mean_ms, r.p50_ms, r.p99_ms, r.delay_ms, r.slowdown, r.bg_mb_per_s
-        )?;
-    }
-    writeln!(out)?;
-    writeln!(out, "Cell switch ({}): request → the new cell's screen redrawn, ms, {seeds}", s.switch_scenario)?;
-    writeln!(out)?;
-    writeln!(out, "| policy | busy cells | mean | p50 | p99 | max |")?;
-    writeln!(out, "|---|---|---|---|---|---|")?;
-    for r in &s.switch {
-        writeln!(
-            out,
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
-            r.policy, r.bg_cells, r.mean_ms, r.p50_ms, r.p99_ms, r.max_ms
-        )?;
+    use forefront_report::table;
+    for (title, t) in [
+        (table::cells_overhead_title(s), table::cells_overhead(s)),
+        (table::cells_delay_title(s), table::cells_delay(s)),
+        (table::cells_switch_title(s), table::cells_switch(s)),
+    ] {
+        writeln!(out, "{title}")?;
+        writeln!(out)?;
+        out.write_all(t.markdown().as_bytes())?;
+        writeln!(out)?;
     }
     Ok(())
 }

@@ -139,6 +139,28 @@ fn renders_runs_and_comparisons_without_samples_as_missing_figures() {
     assert!(page.contains("<td>–</td>") && !page.contains("NaN") && !page.contains("-0.0"), "missing figures as –");
 }
 
+/// `sim cells --format json`: its three tables, the same figures as the CLI's markdown.
+#[test]
+fn renders_sim_cells_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["sim", "cells", "--seeds", "1", "--bg-cells", "0,1", "--switch-bg-cells", "0", "--policy", "android"];
+    let json = forefront(&[&args[..], &["--format", "json"]].concat());
+    assert!(json.status.success(), "{}", stderr(&json));
+    let md = String::from_utf8(forefront(&args).stdout).unwrap();
+    let p = dir.path().join("cells.json");
+    std::fs::write(&p, &json.stdout).unwrap();
+    let o = forefront(&["report", s(&p), "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = String::from_utf8(o.stdout).unwrap();
+    for class in ["cells-overhead", "cells-delay", "cells-switch"] {
+        assert!(page.contains(&format!("<table class=\"{class}\">")), "{class} missing");
+    }
+    // The same figure in both renderings: the one-busy-cell slowdown.
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let slowdown = format!("{:.2}×", v["delay"][1]["slowdown"].as_f64().unwrap());
+    assert!(md.contains(&slowdown) && page.contains(&format!("<td>{slowdown}</td>")), "{slowdown}");
+}
+
 #[test]
 fn accepts_sim_sweep_json_lines_and_names_the_command_of_json_it_refuses() {
     let dir = tempfile::tempdir().unwrap();

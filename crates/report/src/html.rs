@@ -40,14 +40,14 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         .flat_map(|n| match &n.value {
             Input::Run(r) => vec![(n.name.as_str(), r.as_ref())],
             Input::Runs(rs) => rs.iter().map(|r| (n.name.as_str(), r)).collect(),
-            Input::Compare(_) | Input::Interactivity(_) => vec![],
+            Input::Compare(_) | Input::Interactivity(_) | Input::Cells(_) => vec![],
         })
         .collect();
     let compares: Vec<(&str, &CompareSummary)> = inputs
         .iter()
         .filter_map(|n| match &n.value {
             Input::Compare(c) => Some((n.name.as_str(), c)),
-            Input::Run(_) | Input::Runs(_) | Input::Interactivity(_) => None,
+            Input::Run(_) | Input::Runs(_) | Input::Interactivity(_) | Input::Cells(_) => None,
         })
         .collect();
     let reports: Vec<&RunReport> = runs.iter().map(|r| r.1).collect();
@@ -61,6 +61,7 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         .chain(compares.iter().map(|c| c.1.scenario.as_str()))
         .chain(inputs.iter().filter_map(|n| match &n.value {
             Input::Interactivity(s) => Some(s.scenario.as_str()),
+            Input::Cells(s) => Some(s.scenario.as_str()),
             _ => None,
         }))
         .collect();
@@ -97,8 +98,10 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         compare_section(&mut h, name, c);
     }
     for n in inputs {
-        if let Input::Interactivity(s) = &n.value {
-            crate::interactivity::section(&mut h, &n.name, s);
+        match &n.value {
+            Input::Interactivity(s) => crate::interactivity::section(&mut h, &n.name, s),
+            Input::Cells(s) => cells_section(&mut h, &n.name, s),
+            _ => {}
         }
     }
     let _ = write!(
@@ -440,6 +443,20 @@ fn breakdown_section(h: &mut String, reports: &[&RunReport], labels: &[String], 
         "mean time per headline sample (ms)",
     ));
     h.push_str("\n<figcaption class=\"note\">Mean time per headline sample spent in each layer (<code>breakdown</code>), on the thread that marks it.</figcaption>\n</figure>\n");
+}
+
+/// `sim cells` output: its three tables, as the CLI prints them (crate::table).
+fn cells_section(h: &mut String, name: &str, s: &forefront_record::cells::CellsSummary) {
+    use crate::table;
+    let _ = writeln!(h, "<h2>Virtual phones from <code>{}</code></h2>", escape(name));
+    for (title, t, class) in [
+        (table::cells_overhead_title(s), table::cells_overhead(s), "cells-overhead"),
+        (table::cells_delay_title(s), table::cells_delay(s), "cells-delay"),
+        (table::cells_switch_title(s), table::cells_switch(s), "cells-switch"),
+    ] {
+        let _ = writeln!(h, "<p class=\"sub\">{}</p>", escape(&title));
+        h.push_str(&t.html(class));
+    }
 }
 
 fn compare_section(h: &mut String, name: &str, c: &CompareSummary) {

@@ -7,6 +7,7 @@
 //! | `sim` (no subcommand) | `{seeds, fg_only: [...], runs: [...]}` | [`Input::Runs`] (FG-only runs first) |
 //! | `sim compare` | `{…, cells: [...]}` | [`Input::Compare`] |
 //! | `sim interactivity` | `{…, tick_sweep: [...]}` | [`Input::Interactivity`] |
+//! | `sim cells` | `{…, overhead: [...], delay: [...], switch: [...]}` | [`Input::Cells`] |
 //! | `sim sweep` / `sim merge` | JSON Lines, one `{index, point, report}` per line | [`Input::Runs`] |
 //!
 //! The JSON of other commands — `bench`, `trace stats`, `agent check`, `agent status`, `sim
@@ -15,6 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use forefront_record::cells::CellsSummary;
 pub use forefront_record::compare::{CompareCell, CompareSummary};
 use forefront_record::run::{InteractivitySummary, RunReport};
 use serde::Deserialize;
@@ -26,6 +28,8 @@ pub enum Input {
     /// Several runs from one file (`sim replay`, the default `sim` job).
     Runs(Vec<RunReport>),
     Compare(CompareSummary),
+    /// `sim cells` output: Cells' overhead, delay and switch tables.
+    Cells(CellsSummary),
     Interactivity(InteractivitySummary),
 }
 
@@ -49,6 +53,8 @@ pub enum LoadError {
     NotRunReport { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like `forefront sim compare --format json` output (has `cells`) but does not match it: {error}", path.display())]
     NotCompare { path: PathBuf, error: serde_json::Error },
+    #[error("{}: looks like `forefront sim cells --format json` output (has `overhead` and `switch`) but does not match it: {error}", path.display())]
+    NotCells { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like `forefront sim interactivity --format json` output (has `tick_sweep`) but does not match it: {error}", path.display())]
     NotInteractivity { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like the output of `forefront sim --format json` or `forefront sim replay --format json` (runs) but does not match it: {error}", path.display())]
@@ -67,7 +73,7 @@ pub enum LoadError {
 }
 
 /// The outputs `forefront report` reads (for error messages).
-pub const ACCEPTED: &str = "the `--format json` output of `forefront sim run`, `sim replay`, `sim` (no subcommand), `sim compare` and `sim interactivity`, and the JSON Lines of `sim sweep` / `sim merge`";
+pub const ACCEPTED: &str = "the `--format json` output of `forefront sim run`, `sim replay`, `sim` (no subcommand), `sim compare`, `sim cells` and `sim interactivity`, and the JSON Lines of `sim sweep` / `sim merge`";
 
 /// The command that wrote JSON `forefront report` does not render, recognised by its keys.
 fn other_command(value: &serde_json::Value) -> Option<&'static str> {
@@ -162,6 +168,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
         serde_json::from_str::<DefaultJob>(text)
             .map(|d| Input::Runs(d.fg_only.into_iter().chain(d.runs).collect()))
             .map_err(|error| LoadError::NotRuns { path: path.to_path_buf(), error })
+    } else if value.get("overhead").is_some() && value.get("switch").is_some() {
+        serde_json::from_str::<CellsSummary>(text)
+            .map(Input::Cells)
+            .map_err(|error| LoadError::NotCells { path: path.to_path_buf(), error })
     } else if value.get("tick_sweep").is_some() {
         serde_json::from_str::<InteractivitySummary>(text)
             .map(Input::Interactivity)

@@ -1,12 +1,13 @@
 //! Tables defined once and rendered twice: as markdown for the terminal (`forefront sim
-//! compare`) and as HTML for the report page (`forefront report`), so the two never disagree on
-//! a column, a unit or how a missing figure reads.
+//! compare`, `sim cells`) and as HTML for the report page (`forefront report`), so the two never
+//! disagree on a column, a unit or how a missing figure reads.
 //!
 //! A [`Table`] is its header and rows of [`Cell`]s already formatted; the renderers only lay
 //! them out (HTML escapes text and adds the policy's colour swatch).
 
 use std::fmt::Write;
 
+use forefront_record::cells::CellsSummary;
 use forefront_record::compare::CompareSummary;
 
 use crate::svg::escape;
@@ -118,6 +119,130 @@ pub fn compare(c: &CompareSummary) -> Table {
                 Cell::Num(ms(Some(x.bg_mb_per_s))),
                 Cell::Num(pct(x.bg_loss)),
                 Cell::Num(x.hooks.values().sum::<u64>().to_string()),
+            ]
+        })
+        .collect();
+    Table { header, rows }
+}
+
+fn seeds(s: &CellsSummary) -> String {
+    format!("seeds {}..{}", s.seed, s.seed + s.seeds.max(1) - 1)
+}
+
+/// The overhead table's caption.
+pub fn cells_overhead_title(s: &CellsSummary) -> String {
+    format!(
+        "Overhead of virtual phones: {} on {}, android, no busy cell, {} (launch ms; change = per-layer change of the mean launch against the plain phone, ms)",
+        s.scenario,
+        s.device,
+        seeds(s)
+    )
+}
+
+/// `sim cells`: the launch on the plain phone, in one cell and in five, with the largest
+/// per-layer changes against the plain phone (the cause of the overhead).
+pub fn cells_overhead(s: &CellsSummary) -> Table {
+    let header = vec![
+        ("setup", true),
+        ("page cache MiB", false),
+        ("mean", false),
+        ("p50", false),
+        ("p99", false),
+        ("overhead", false),
+        ("largest changes", true),
+    ];
+    let rows = s
+        .overhead
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let causes = if i == 0 {
+                "(reference)".to_string()
+            } else {
+                let mut v: Vec<(&String, &f64)> = r.change_ms.iter().filter(|(_, d)| d.abs() >= 0.05).collect();
+                v.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+                let v: Vec<String> = v.iter().take(3).map(|(l, d)| format!("{l} {d:+.2}")).collect();
+                if v.is_empty() {
+                    "none ≥ 0.05 ms".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let overhead =
+                Some(r.overhead_pct).filter(|v| v.is_finite()).map_or("–".to_string(), |v| format!("{:+.3}%", v + 0.0));
+            vec![
+                Cell::Text(r.setup.clone()),
+                Cell::Num(r.page_cache_mib.to_string()),
+                Cell::Num(ms(Some(r.mean_ms))),
+                Cell::Num(ms(Some(r.p50_ms))),
+                Cell::Num(ms(Some(r.p99_ms))),
+                Cell::Num(overhead),
+                Cell::Text(causes),
+            ]
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// The delay table's caption.
+pub fn cells_delay_title(s: &CellsSummary) -> String {
+    format!(
+        "Foreground cell's launch with busy background cells (mail sync + app updates each), {}; delay against the same policy with none",
+        seeds(s)
+    )
+}
+
+/// `sim cells`: the foreground cell's launch per policy and number of busy background cells.
+pub fn cells_delay(s: &CellsSummary) -> Table {
+    let header = vec![
+        ("policy", true),
+        ("busy cells", false),
+        ("mean", false),
+        ("p50", false),
+        ("p99", false),
+        ("delay ms", false),
+        ("slowdown", false),
+        ("BG MB/s", false),
+    ];
+    let rows = s
+        .delay
+        .iter()
+        .map(|r| {
+            let slowdown = Some(r.slowdown).filter(|v| v.is_finite()).map_or("–".to_string(), |v| format!("{v:.2}×"));
+            vec![
+                Cell::Policy(r.policy.clone()),
+                Cell::Num(r.bg_cells.to_string()),
+                Cell::Num(ms(Some(r.mean_ms))),
+                Cell::Num(ms(Some(r.p50_ms))),
+                Cell::Num(ms(Some(r.p99_ms))),
+                Cell::Num(ms(Some(r.delay_ms))),
+                Cell::Num(slowdown),
+                Cell::Num(format!("{:.2}", r.bg_mb_per_s)),
+            ]
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// The switch table's caption.
+pub fn cells_switch_title(s: &CellsSummary) -> String {
+    format!("Cell switch ({}): request → the new cell's screen redrawn, ms, {}", s.switch_scenario, seeds(s))
+}
+
+/// `sim cells`: the cell switch per policy and number of busy cells.
+pub fn cells_switch(s: &CellsSummary) -> Table {
+    let header = vec![("policy", true), ("busy cells", false), ("mean", false), ("p50", false), ("p99", false), ("max", false)];
+    let rows = s
+        .switch
+        .iter()
+        .map(|r| {
+            vec![
+                Cell::Policy(r.policy.clone()),
+                Cell::Num(r.bg_cells.to_string()),
+                Cell::Num(ms(Some(r.mean_ms))),
+                Cell::Num(ms(Some(r.p50_ms))),
+                Cell::Num(ms(Some(r.p99_ms))),
+                Cell::Num(ms(Some(r.max_ms))),
             ]
         })
         .collect();
