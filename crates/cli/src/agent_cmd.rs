@@ -84,8 +84,9 @@ enum AgentCommand {
     /// Example: forefront agent exec --burst -- firefox
     #[command(verbatim_doc_comment)]
     Exec {
-        /// Pause background work while it starts (end it with `forefront agent fg --burst-end`,
-        /// or let `pause.max_ms` end it).
+        /// Pause background work while it starts (end it with `forefront agent fg --burst-end`;
+        /// otherwise the pause ends once the app's I/O has been quiet for `pause.idle_end_ms`,
+        /// or at `pause.max_ms`).
         #[arg(long)]
         burst: bool,
         #[command(flatten)]

@@ -82,6 +82,16 @@ impl Rig {
         let p = self.dir.path().join("agent.toml");
         // Write-back settings are system-wide and these tests run at once: only the test about
         // them holds them, so no test sees another's held values.
+        // A pause in these tests lasts until burst-end or max_ms, whatever the foreground does
+        // (the default ends it once the foreground's I/O is quiet): only the test about that
+        // sets idle_end_ms.
+        let extra = if extra.contains("idle_end_ms") {
+            extra.to_string()
+        } else if extra.contains("[pause]\n") {
+            extra.replacen("[pause]\n", "[pause]\nidle_end_ms = 0\n", 1)
+        } else {
+            format!("{extra}[pause]\nidle_end_ms = 0\n")
+        };
         let extra = if extra.contains("hold_writeback") {
             extra.to_string()
         } else if extra.contains("[pause]\n") {

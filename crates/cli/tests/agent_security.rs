@@ -127,6 +127,16 @@ impl Rig {
     fn config(&self, state: &Path, extra: &str) -> PathBuf {
         let p = self.path("run/agent.toml");
         // Write-back settings are system-wide: only the test about them holds them.
+        // A pause in these tests lasts until burst-end or max_ms, whatever the foreground does
+        // (the default ends it once the foreground's I/O is quiet): only the test about that
+        // sets idle_end_ms.
+        let extra = if extra.contains("idle_end_ms") {
+            extra.to_string()
+        } else if extra.contains("[pause]\n") {
+            extra.replacen("[pause]\n", "[pause]\nidle_end_ms = 0\n", 1)
+        } else {
+            format!("{extra}[pause]\nidle_end_ms = 0\n")
+        };
         let extra = if extra.contains("hold_writeback") {
             extra.to_owned()
         } else if extra.contains("[pause]\n") {
