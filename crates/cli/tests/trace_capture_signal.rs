@@ -186,6 +186,12 @@ fn ends_the_whole_workload(signal: Option<&str>) {
         assert!(start.elapsed() < Duration::from_secs(10), "the workload never started its background processes");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // A pid is written right after its fork: reading /proc/PID/environ while that child is in
+    // execve can fail for a moment, so wait (bounded) for all three to read as ours and alive.
+    let start = Instant::now();
+    while workload.alive().len() < 3 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(workload.alive().len(), 3, "{:?}", workload.read());
     if let Some(sig) = signal {
         let st = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
