@@ -10,7 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_forefront");
-const CONTROLLERS: [&str; 3] = ["cpu", "blkio", "freezer"];
+mod common;
+use common::CONTROLLERS;
 
 fn skip_reason() -> Option<String> {
     if !nix::unistd::geteuid().is_root() {
@@ -144,41 +145,13 @@ impl Rig {
     }
 
     fn gdir(&self, ctrl: &str, sub: &str) -> PathBuf {
-        Path::new("/sys/fs/cgroup").join(ctrl).join(&self.group).join(sub)
+        common::gdir(&self.group, ctrl, sub)
     }
 }
 
 impl Drop for Rig {
     fn drop(&mut self) {
-        if let Some(mut a) = self.agent.take() {
-            let _ = a.kill();
-            let _ = a.wait();
-        }
-        // Thaw first, so killed children can exit, then move anything left to the root.
-        let _ = std::fs::write(self.gdir("freezer", "bg").join("freezer.state"), "THAWED");
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        // A group is busy while a killed process is still exiting (or a restore races us):
-        // retry for up to a second, so no group of this test outlives it.
-        for _ in 0..20 {
-            for ctrl in CONTROLLERS {
-                for sub in ["fg", "bg", ""] {
-                    let d = self.gdir(ctrl, sub);
-                    if let Ok(pids) = std::fs::read_to_string(d.join("cgroup.procs")) {
-                        for pid in pids.lines() {
-                            let _ = std::fs::write(format!("/sys/fs/cgroup/{ctrl}/cgroup.procs"), pid);
-                        }
-                    }
-                    let _ = std::fs::remove_dir(&d);
-                }
-            }
-            if CONTROLLERS.iter().all(|c| !self.gdir(c, "").exists()) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::teardown(&self.group, self.agent.take(), &mut self.children);
     }
 }
 

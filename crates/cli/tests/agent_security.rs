@@ -17,7 +17,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_forefront");
-const CONTROLLERS: [&str; 3] = ["cpu", "blkio", "freezer"];
+mod common;
+use common::CONTROLLERS;
 /// The agent's whole-request deadline (`forefront_agent::control::REQUEST_DEADLINE`).
 const DEADLINE: Duration = Duration::from_secs(2);
 
@@ -193,7 +194,7 @@ impl Rig {
     }
 
     fn gdir(&self, ctrl: &str, sub: &str) -> PathBuf {
-        Path::new("/sys/fs/cgroup").join(ctrl).join(&self.group).join(sub)
+        common::gdir(&self.group, ctrl, sub)
     }
 
     /// The background freezer group's state; `GONE` once a restore removed the group.
@@ -208,32 +209,7 @@ impl Rig {
 
 impl Drop for Rig {
     fn drop(&mut self) {
-        if let Some(mut a) = self.agent.take() {
-            let _ = a.kill();
-            let _ = a.wait();
-        }
-        let _ = std::fs::write(self.gdir("freezer", "bg").join("freezer.state"), "THAWED");
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for _ in 0..20 {
-            for ctrl in CONTROLLERS {
-                for sub in ["fg", "bg", ""] {
-                    let d = self.gdir(ctrl, sub);
-                    if let Ok(pids) = std::fs::read_to_string(d.join("cgroup.procs")) {
-                        for pid in pids.lines() {
-                            let _ = std::fs::write(format!("/sys/fs/cgroup/{ctrl}/cgroup.procs"), pid);
-                        }
-                    }
-                    let _ = std::fs::remove_dir(&d);
-                }
-            }
-            if CONTROLLERS.iter().all(|c| !self.gdir(c, "").exists()) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::teardown(&self.group, self.agent.take(), &mut self.children);
     }
 }
 

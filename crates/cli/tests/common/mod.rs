@@ -1,0 +1,46 @@
+//! What the real-kernel agent tests share (`agent_real.rs`, `agent_security.rs`).
+
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::Duration;
+
+/// The cgroup v1 controllers the agent's groups live under.
+pub const CONTROLLERS: [&str; 3] = ["cpu", "blkio", "freezer"];
+
+/// `/sys/fs/cgroup/CTRL/GROUP/SUB`.
+pub fn gdir(group: &str, ctrl: &str, sub: &str) -> PathBuf {
+    Path::new("/sys/fs/cgroup").join(ctrl).join(group).join(sub)
+}
+
+/// A rig's teardown: stop the agent, thaw the background first (so killed children can exit),
+/// kill the children, then move anything left to the root and remove the test's groups. A group
+/// is busy while a killed process is still exiting (or a restore races us): retry for up to a
+/// second, so no group of the test outlives it.
+pub fn teardown(group: &str, agent: Option<Child>, children: &mut [Child]) {
+    if let Some(mut a) = agent {
+        let _ = a.kill();
+        let _ = a.wait();
+    }
+    let _ = std::fs::write(gdir(group, "freezer", "bg").join("freezer.state"), "THAWED");
+    for c in children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    for _ in 0..20 {
+        for ctrl in CONTROLLERS {
+            for sub in ["fg", "bg", ""] {
+                let d = gdir(group, ctrl, sub);
+                if let Ok(pids) = std::fs::read_to_string(d.join("cgroup.procs")) {
+                    for pid in pids.lines() {
+                        let _ = std::fs::write(format!("/sys/fs/cgroup/{ctrl}/cgroup.procs"), pid);
+                    }
+                }
+                let _ = std::fs::remove_dir(&d);
+            }
+        }
+        if CONTROLLERS.iter().all(|c| !gdir(group, c, "").exists()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
