@@ -43,6 +43,31 @@ pub struct Check {
     pub min: f64,
     pub max: f64,
     pub pass: bool,
+    /// Why the check is known to fail today (it is in [`KNOWN_RED`]), or `None`.
+    pub known_red: Option<&'static str>,
+}
+
+/// Checks known to fail today, each with the reason and where the doc explains it. A known-red
+/// check keeps its range (the paper's figure decides, not today's output): it is printed red,
+/// and `forefront sim validate` leaves it out of its exit status, so CI runs the checks that
+/// pass while the red ones stay visible until the model earns them. One that passes is
+/// reported as such, so the list shrinks when a change fixes a check.
+pub const KNOWN_RED: &[(&str, &str)] = &[
+    (
+        "bg-io-slows-fg-launch",
+        "a 215 ms mostly-cached launch meets the updaters' write bursts by chance: T(3 BG)/T(1 BG) \
+         reads 1.04 on seeds 1-5 (1.10 over 10 seeds); fasttrack.md, disagreement 3 (issue 25)",
+    ),
+    (
+        "fasttrack-helps-launch",
+        "the launch's ~960 small reads wait for BG commands already in service, which no FG-first \
+         order removes: 8.4 % on seeds 21-25; fasttrack.md, disagreement 3 (issue 25)",
+    ),
+];
+
+/// The reason `id` is known red, if it is.
+pub fn known_red(id: &str) -> Option<&'static str> {
+    KNOWN_RED.iter().find(|(k, _)| *k == id).map(|(_, why)| *why)
 }
 
 /// One configuration to run: scenario, policy, BG apps, and an optional tweak.
@@ -211,7 +236,7 @@ pub fn evaluate(jobs: &[Job], reports: &[RunReport], seeds: usize) -> Vec<Check>
     let mut check =
         |id: &'static str, source: &'static str, claim: &'static str, figure: String, measured: f64, min: f64, max: f64| {
             let pass = measured.is_finite() && measured >= min && measured <= max;
-            checks.push(Check { id, source, claim, figure, measured, min, max, pass });
+            checks.push(Check { id, source, claim, figure, measured, min, max, pass, known_red: known_red(id) });
         };
     check(
         "bg-io-slows-fg-launch",
@@ -593,6 +618,10 @@ mod tests {
         assert!(failed.is_empty(), "{failed:#?}");
         let ids: std::collections::BTreeSet<&str> = checks.iter().map(|c| c.id).collect();
         assert_eq!(ids.len(), checks.len(), "check ids are unique");
+        for (id, why) in KNOWN_RED {
+            assert!(ids.contains(id), "KNOWN_RED names {id}, which is no check");
+            assert!(!why.is_empty(), "KNOWN_RED's {id} says why");
+        }
     }
 
     /// Each check fails on the figures of a world without the mechanism it checks (a check
