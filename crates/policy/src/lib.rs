@@ -5,7 +5,7 @@
 //! | seam | layer | stock Android |
 //! |---|---|---|
 //! | [`Policy::classify_io`] | every layer: FG/BG tag on tasks, pages and requests | tasks by cgroup only |
-//! | [`Policy::alloc_gate`] | page cache: pause BG page allocation while FG I/O is in flight | off |
+//! | [`Policy::alloc_gate`] | page cache: pause BG page allocation while an FG request is in the page cache ([`GateScope`]) | off |
 //! | [`Policy::reclaim`] | page cache: victim order | one global LRU |
 //! | [`Policy::dispatch`] | block layer: where a new request is inserted | the I/O scheduler |
 //! | [`Policy::device_order`] | device firmware: command priority | reads before writes |
@@ -92,6 +92,39 @@ pub enum Boost {
     SchedulerAndDevice,
 }
 
+/// Which foreground waits close FastTrack's allocation gate ([`Policy::alloc_gate`]).
+///
+/// FastTrack (ATC'18 §4, the Page Allocator): when an FG request arrives, BG page allocations
+/// in progress are checkpointed and paused; the FG request is served in the page cache; then BG
+/// allocation resumes. The gate is a page-cache mechanism: the block layer and the device have
+/// FastTrack's own components (the I/O Dispatcher, the Device I/O Scheduler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateScope {
+    /// As the paper describes it: while an FG task waits *in the page cache* — for the fill of a
+    /// page its own read allocated and locked (`filemap_read` → `wait_on_page_locked` on a
+    /// miss), or for a page or metadata buffer someone else's I/O holds (`lock_page`,
+    /// `wait_on_page_writeback` on a stable page, `lock_buffer`). A wait in write-back or sync
+    /// paths (fsync's `filemap_write_and_wait`, an own sync write) or in the journal (a handle,
+    /// a commit) is past the page cache: the gate stays open.
+    PageCache,
+    /// Widened (for ablations and the failure tests): while an FG task waits for any I/O,
+    /// directly or through the journal — the model before issue 25, which pauses BG reads for
+    /// the whole of an FG fsync and so hides the device-internal inversion from FastTrack--.
+    AnyIo,
+}
+
+/// What a foreground task's new wait is, for the allocation gate's trigger ([`counts_fg_io`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FgWait {
+    /// Not a wait for I/O (CPU, timer, throttling, allocation, IPC, …).
+    NotIo,
+    /// A wait inside the page cache (see [`GateScope::PageCache`]).
+    PageCache,
+    /// A wait for I/O past the page cache: write-back, an own sync write, the journal.
+    PastPageCache,
+}
+
 /// CPU weights of the foreground and background groups; `None` keeps the scenario's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct CpuWeights {
@@ -107,6 +140,8 @@ pub struct Policy {
     /// only by the submitting task's cgroup.
     pub classify_io: bool,
     pub alloc_gate: bool,
+    /// Which FG waits close the allocation gate.
+    pub alloc_gate_scope: GateScope,
     pub reclaim: Reclaim,
     pub dispatch: Dispatch,
     pub device_order: DeviceOrder,
@@ -173,6 +208,7 @@ impl Policy {
                 "stock Android: cpu.shares FG/BG groups, the scenario's I/O scheduler, global LRU, read-first device queue",
             classify_io: false,
             alloc_gate: false,
+            alloc_gate_scope: GateScope::PageCache,
             reclaim: Reclaim::Global,
             dispatch: Dispatch::Scheduler,
             device_order: DeviceOrder::ReadFirst,
@@ -251,7 +287,7 @@ impl Policy {
     }
 
     /// Every named policy; `base+component` combinations are accepted too (components:
-    /// ft-alloc, ft-reclaim, ft-dispatch, ft-device, qa-boost, qa-device, fg-inherit, ftc,
+    /// ft-alloc, ft-alloc-wide, ft-reclaim, ft-dispatch, ft-device, qa-boost, qa-device, fg-inherit, ftc,
     /// vt-cfs).
     pub fn names() -> Vec<&'static str> {
         vec!["android", "fasttrack-minus", "fasttrack", "qasio", "ftc", "vt-cfs", "forefront"]
@@ -275,7 +311,18 @@ impl Policy {
 
     /// Every component name accepted after a `+`.
     pub fn components() -> Vec<&'static str> {
-        vec!["ft-alloc", "ft-reclaim", "ft-dispatch", "ft-device", "qa-boost", "qa-device", "fg-inherit", "ftc", "vt-cfs"]
+        vec![
+            "ft-alloc",
+            "ft-alloc-wide",
+            "ft-reclaim",
+            "ft-dispatch",
+            "ft-device",
+            "qa-boost",
+            "qa-device",
+            "fg-inherit",
+            "ftc",
+            "vt-cfs",
+        ]
     }
 
     pub fn by_name(name: &str) -> Result<Policy, UnknownPolicy> {
@@ -309,6 +356,9 @@ impl Policy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Component {
     Alloc,
+    /// The allocation gate widened to every FG I/O wait ([`GateScope::AnyIo`]; turns the gate
+    /// on): an ablation, not FastTrack.
+    AllocWide,
     Reclaim,
     Dispatch,
     Device,
@@ -328,6 +378,7 @@ impl Component {
     pub fn parse(s: &str) -> Option<Component> {
         Some(match s {
             "ft-alloc" => Component::Alloc,
+            "ft-alloc-wide" => Component::AllocWide,
             "ft-reclaim" => Component::Reclaim,
             "ft-dispatch" => Component::Dispatch,
             "ft-device" => Component::Device,
@@ -346,6 +397,10 @@ impl Component {
         }
         match self {
             Component::Alloc => p.alloc_gate = true,
+            Component::AllocWide => {
+                p.alloc_gate = true;
+                p.alloc_gate_scope = GateScope::AnyIo;
+            }
             Component::Reclaim => p.reclaim = Reclaim::BackgroundFirst,
             Component::Dispatch => p.dispatch = Dispatch::ForegroundDirect,
             Component::Device => p.device_order = DeviceOrder::ForegroundFirst,
@@ -424,15 +479,20 @@ pub fn promotes_chain(p: &Policy) -> bool {
     p.ftc
 }
 
-/// FastTrack's Page Allocator, its trigger: a task that starts waiting counts as foreground I/O
-/// in flight (a foreground user task waiting for I/O, directly or through the journal).
-pub fn counts_fg_io(p: &Policy, user_task: bool, io: bool, task_fg: bool) -> bool {
-    p.alloc_gate && user_task && io && task_fg
+/// FastTrack's Page Allocator, its trigger: a task that starts waiting `wait` counts as a
+/// foreground request in the page cache — a foreground user task waiting in the page cache, or
+/// for any I/O when the gate is widened ([`GateScope`]).
+pub fn counts_fg_io(p: &Policy, user_task: bool, wait: FgWait, task_fg: bool) -> bool {
+    let covered = match p.alloc_gate_scope {
+        GateScope::PageCache => wait == FgWait::PageCache,
+        GateScope::AnyIo => wait != FgWait::NotIo,
+    };
+    p.alloc_gate && user_task && covered && task_fg
 }
 
 /// FastTrack's Page Allocator, its gate: a background user task that holds no journal handle
 /// (a pause there would stall the foreground's commit) pauses at its next allocation or copy
-/// checkpoint while `fg_io_waiting` foreground tasks wait for I/O.
+/// checkpoint while `fg_io_waiting` foreground tasks wait where the gate covers ([`counts_fg_io`]).
 pub fn alloc_gate_pauses(p: &Policy, fg_io_waiting: u32, bg_user_task: bool, holds_handle: bool) -> bool {
     p.alloc_gate && fg_io_waiting > 0 && bg_user_task && !holds_handle
 }
@@ -746,8 +806,14 @@ mod tests {
     #[test]
     fn the_allocation_gate_closes_only_for_bg_user_tasks_without_a_handle() {
         let ft = Policy::fasttrack();
-        assert!(counts_fg_io(&ft, true, true, true) && !counts_fg_io(&ft, false, true, true));
-        assert!(!counts_fg_io(&Policy::qasio(), true, true, true));
+        assert!(counts_fg_io(&ft, true, FgWait::PageCache, true) && !counts_fg_io(&ft, false, FgWait::PageCache, true));
+        assert!(!counts_fg_io(&Policy::qasio(), true, FgWait::PageCache, true));
+        // The paper's gate covers the page cache, not an fsync's write-back or the journal; the
+        // widened ablation covers every I/O wait; neither covers a wait that is not for I/O.
+        assert!(!counts_fg_io(&ft, true, FgWait::PastPageCache, true) && !counts_fg_io(&ft, true, FgWait::PageCache, false));
+        let wide = Policy::by_name("fasttrack-minus+ft-alloc-wide").unwrap();
+        assert_eq!(wide.alloc_gate_scope, GateScope::AnyIo);
+        assert!(counts_fg_io(&wide, true, FgWait::PastPageCache, true) && !counts_fg_io(&wide, true, FgWait::NotIo, true));
         assert!(alloc_gate_pauses(&ft, 1, true, false));
         assert!(!alloc_gate_pauses(&ft, 0, true, false) && !alloc_gate_pauses(&ft, 1, true, true));
         assert!(!alloc_gate_pauses(&ft, 1, false, false) && !alloc_gate_pauses(&Policy::android(), 1, true, false));

@@ -37,7 +37,7 @@ use forefront_model::mm::{PageCache, ReclaimOrder, Reclaimed};
 use forefront_model::prov::{Tid, Uid};
 use forefront_model::storage::Storage;
 use forefront_model::wait::{Via, WaitGraph, Why};
-use forefront_policy::{self as policy, Dependency, Hook, Policy};
+use forefront_policy::{self as policy, Dependency, FgWait, Hook, Policy};
 
 /// QASIO's dependency type of an async request a task waits on for reason `why`, reached
 /// `via` the journal or directly (FAST'15 §3). None: a wait on one's own I/O, which is sync.
@@ -75,7 +75,8 @@ pub(super) struct Io<'a> {
 pub(super) struct Priority {
     policy: Policy,
     hooks: BTreeMap<Hook, u64>,
-    /// Foreground tasks waiting for I/O right now (FastTrack's Page Allocator gate).
+    /// Foreground tasks waiting where the allocation gate covers right now (FastTrack's Page
+    /// Allocator: in the page cache, see [`policy::GateScope`]).
     fg_io_waiting: u32,
     /// Foreground I/O ended while allocations were paused: release them after this event.
     pending_release: bool,
@@ -148,8 +149,8 @@ impl Priority {
 
     // ------------------------------------------------------------ blocking and waking
 
-    /// Task `tid` just blocked (the wait graph has its blocker; `io`: on I/O, directly or
-    /// through the journal). Counts it for the allocation gate — the return value, kept in the
+    /// Task `tid` just blocked (the wait graph has its blocker; `wait`: on I/O in the page cache,
+    /// past it, or not on I/O). Counts it for the allocation gate — the return value, kept in the
     /// task's wait — and runs QASIO's detection and forefront's inheritance: every task whose
     /// wait now passes through `tid`'s is walked in the wait graph, and each request behind it
     /// not yet in service gets what [`policy::on_block`] decides. `facts` describes any task.
@@ -157,14 +158,15 @@ impl Priority {
     pub fn on_block(
         &mut self,
         tid: Tid,
-        io: bool,
+        wait: FgWait,
         wg: &WaitGraph,
         jn: &Journal,
         rq: &mut Io,
         facts: impl Fn(Tid) -> TaskFacts,
     ) -> bool {
         let me = facts(tid);
-        let fg_io = policy::counts_fg_io(&self.policy, me.user, io, self.task_is_fg(me));
+        let io = wait != FgWait::NotIo;
+        let fg_io = policy::counts_fg_io(&self.policy, me.user, wait, self.task_is_fg(me));
         if fg_io {
             self.fg_io_waiting += 1;
         }
@@ -468,8 +470,9 @@ mod tests {
         /// `tid` blocks on `b`; the seam sees it (FG is the FG app's user task, BG another app's).
         fn block(&mut self, p: &mut Priority, tid: Tid, b: Blocker) -> bool {
             self.wg.block(tid, b, SimTime::ZERO);
+            let wait = super::super::tasks::gate_wait(b, &self.reqs, tid);
             let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
-            p.on_block(tid, b.is_io(), &self.wg, &self.jn, &mut rq, facts)
+            p.on_block(tid, wait, &self.wg, &self.jn, &mut rq, facts)
         }
 
         /// Dispatch everything the block layer lets go now, through the seam; returns the order.
@@ -552,7 +555,7 @@ mod tests {
         // The FG task waits for a commit; the commit (jbd2) waits on request `c`: it becomes FG
         // and goes straight to the dispatch queue (FastTrack's dispatcher).
         b.wg.block(JBD2, Blocker::Request { id: c, why: Why::JournalWrite }, SimTime::ZERO);
-        assert!(b.block(&mut p, FG, Blocker::Commit { txn: 1 }), "a wait through the journal is FG I/O for the gate");
+        assert!(!b.block(&mut p, FG, Blocker::Commit { txn: 1 }), "a wait through the journal is past the page cache: no gate");
         assert!(b.reqs.get(c).prov.fg);
         let order = b.dispatch(&mut p);
         assert_eq!(order.first(), Some(&c), "{order:?}");
@@ -573,12 +576,26 @@ mod tests {
     }
 
     #[test]
-    fn the_allocation_gate_pauses_bg_tasks_while_fg_io_is_in_flight() {
+    fn the_allocation_gate_pauses_bg_tasks_while_an_fg_request_is_in_the_page_cache() {
         let mut p = policy("fasttrack");
         let mut b = Bench::new();
         assert!(p.alloc_may_proceed());
         let id = b.submit(&mut p, BG, 0, true, false);
-        assert!(b.block(&mut p, FG, Blocker::Request { id, why: Why::DataPage }), "an FG user task's I/O wait counts");
+        // Past the page cache: an fsync's write-back wait, an own sync write, the journal.
+        assert!(!b.block(&mut p, FG, Blocker::Request { id, why: Why::SyncWriteback }), "write-back: past the page cache");
+        b.wg.unblock(FG);
+        let own_write = b.submit(&mut p, FG, 1024, true, true);
+        assert!(!b.block(&mut p, FG, Blocker::Request { id: own_write, why: Why::Own }), "an own sync write");
+        b.wg.unblock(FG);
+        assert!(!b.block(&mut p, FG, Blocker::Commit { txn: 1 }), "a commit");
+        b.wg.unblock(FG);
+        assert!(p.alloc_may_proceed());
+        // In the page cache: the fill of a page its read allocated, a page under BG write-back.
+        let own_read = b.submit(&mut p, FG, 2048, false, true);
+        assert!(b.block(&mut p, FG, Blocker::Request { id: own_read, why: Why::Own }), "an own read fill counts");
+        p.on_wake(true, 0);
+        b.wg.unblock(FG);
+        assert!(b.block(&mut p, FG, Blocker::Request { id, why: Why::DataPage }), "a page under BG I/O counts");
         assert!(!p.alloc_may_proceed());
         assert!(p.alloc_gate_pauses(facts(BG), true, false));
         assert!(!p.alloc_gate_pauses(facts(BG), true, true), "a task holding a journal handle never pauses");
@@ -587,5 +604,15 @@ mod tests {
         assert!(p.take_release() && !p.take_release(), "one release when the last FG I/O ends");
         assert!(p.alloc_may_proceed());
         assert_eq!(hooks(p).0.get("page_alloc.bg_paused"), Some(&1));
+    }
+
+    #[test]
+    fn the_widened_gate_pauses_bg_tasks_for_any_fg_io_wait() {
+        let mut p = policy("fasttrack-minus+ft-alloc-wide");
+        let mut b = Bench::new();
+        let id = b.submit(&mut p, BG, 0, true, false);
+        assert!(b.block(&mut p, FG, Blocker::Request { id, why: Why::SyncWriteback }));
+        assert!(!p.alloc_may_proceed());
+        assert!(!b.block(&mut p, BG, Blocker::Throttle), "a BG task's wait never counts");
     }
 }

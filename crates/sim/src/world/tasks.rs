@@ -15,13 +15,13 @@
 //! zero-cost steps in a row ends its thread rather than hang the run.
 
 use forefront_engine::SimTime;
-use forefront_model::block::ReqTimes;
+use forefront_model::block::{ReqSlab, ReqTimes};
 use forefront_model::cpu::{GroupId, ROOT_GROUP};
 use forefront_model::fs::ext4::FileOp;
 use forefront_model::kernel::After;
 use forefront_model::prov::{Tid, Uid};
-use forefront_model::wait::Blocker;
-use forefront_policy::Hook;
+use forefront_model::wait::{Blocker, Why};
+use forefront_policy::{FgWait, Hook};
 use forefront_workload::Role;
 
 use super::priority::{Io, TaskFacts};
@@ -176,12 +176,13 @@ impl World {
     pub(super) fn block_on(&mut self, tid: Tid, b: Blocker, cat: Cat) {
         let now = self.now();
         let own = matches!(b, Blocker::Request { id, .. } if self.reqs.get(id).prov.tid == tid);
+        let wait = gate_wait(b, &self.reqs, tid);
         debug_assert!(self.tasks[tid as usize].wait.is_none(), "{} waits twice", self.tasks[tid as usize].name);
         self.wg.block(tid, b, now);
         // The policy seam: the allocation gate's count, QASIO's boost, FG inheritance.
         let (tasks, cpu, fg_uid) = (&self.tasks, &self.cpu, self.fg_uid);
         let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
-        let fg_io = self.prio.on_block(tid, b.is_io(), &self.wg, &self.jn, &mut rq, |w| facts_in(tasks, cpu, fg_uid, w));
+        let fg_io = self.prio.on_block(tid, wait, &self.wg, &self.jn, &mut rq, |w| facts_in(tasks, cpu, fg_uid, w));
         self.tasks[tid as usize].wait = Some(Wait { cat, own, fg_io });
     }
 
@@ -324,6 +325,26 @@ impl World {
 
     pub(super) fn wake_jbd2(&mut self) {
         self.wake_if(self.jbd2, Blocker::Idle);
+    }
+}
+
+/// Where a wait on `b` by task `tid` is, for FastTrack's allocation gate
+/// ([`forefront_policy::GateScope`]): in the page cache — the fill of a page the task's own read
+/// allocated and locked, or a data page or metadata buffer someone else's I/O holds — or past it
+/// (an own sync write, write-back waits of sync paths, the journal).
+pub(super) fn gate_wait(b: Blocker, reqs: &ReqSlab, tid: Tid) -> FgWait {
+    match b {
+        Blocker::Request { id, why: Why::Own } => {
+            let r = reqs.get(id);
+            if r.op.is_read() && r.prov.tid == tid {
+                FgWait::PageCache
+            } else {
+                FgWait::PastPageCache
+            }
+        }
+        Blocker::Request { why: Why::DataPage | Why::MetaBuffer, .. } => FgWait::PageCache,
+        b if b.is_io() => FgWait::PastPageCache,
+        _ => FgWait::NotIo,
     }
 }
 
