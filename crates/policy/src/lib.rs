@@ -94,7 +94,7 @@ pub enum Boost {
 
 /// Which foreground waits close FastTrack's allocation gate ([`Policy::alloc_gate`]).
 ///
-/// FastTrack (ATC'18 §4, the Page Allocator): when an FG request arrives, BG page allocations
+/// FastTrack (ATC'18, the Page Allocator): when an FG request arrives, BG page allocations
 /// in progress are checkpointed and paused; the FG request is served in the page cache; then BG
 /// allocation resumes. The gate is a page-cache mechanism: the block layer and the device have
 /// FastTrack's own components (the I/O Dispatcher, the Device I/O Scheduler).

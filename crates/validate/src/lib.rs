@@ -79,7 +79,7 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "stock-switch-slowdown",
         "the stock switch's slowdown is set by the device's unpublished 500 ms anti-starvation \
-         bound: ~38x at 6 uploaders (16-19x at 250 ms); fasttrack.md, disagreement 6 (issue 25)",
+         bound: 34-38x at 6 uploaders (16-19x at 250 ms); fasttrack.md, disagreement 6 (issue 25)",
     ),
     (
         "fasttrack-minus-switch",
@@ -89,7 +89,7 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "fasttrack-flattens-camera",
         "the camera's fsyncs wait for commits whose data=ordered flush carries the BG writers' \
-         data, which FastTrack leaves at BG priority; fasttrack.md, disagreement 2 (issue 25)",
+         data, which FastTrack leaves at BG priority; fasttrack.md, disagreement 7 (issue 25)",
     ),
     (
         "fasttrack-helps-launch",
