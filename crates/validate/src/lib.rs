@@ -60,8 +60,8 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     ),
     (
         "vtcfs-journal-response",
-        "22-25 % over seeds 1-25: with the workload's assumed BG demand the stock tap is only ~1.9x \
-         its alone time, which caps any policy's reduction near 47 %; the journal's -77.4 % needs a \
+        "22-25 % over seeds 1-25: with the workload's assumed BG demand the stock tap is only \
+         ~1.7x its alone time, which caps any policy's reduction near 42 %; the journal's -77.4 % needs a \
          stock response >= 4.4x the policy's (heavier BG demand than any source gives us); vtcfs.md, \
          disagreement 1 (issue 26)",
     ),
