@@ -62,14 +62,14 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
         "vtcfs-journal-response",
         "22-25 % over seeds 1-25: with the workload's assumed BG demand the stock tap is only \
          ~1.7x its alone time, which caps any policy's reduction near 42 %; the journal's -77.4 % needs a \
-         stock response >= 4.4x the policy's (heavier BG demand than any source gives us); vtcfs.md, \
-         disagreement 1 (issue 26)",
+         stock response >= 4.4x the policy's: 69-78 % with 12-18 BG threads, a load our sources do \
+         not give; vtcfs.md, disagreement 1 (issue 26)",
     ),
     (
         "vtcfs-journal-preemption",
-        "34-35 % over seeds 1-25: FTC keeps the worker in the BG group beside the BG threads and \
-         VT-CFS's tick is the HZ=128 tick (7.8 ms), so a preempted chain task still waits whole \
-         ticks; vtcfs.md, disagreement 2 (issue 26)",
+        "34-35 % over seeds 1-25: with three BG threads on two cores stock CFS's waits are short \
+         too; the reduction reaches 81 % with 12 BG threads (--bg-apps 12), a load our sources do \
+         not give; vtcfs.md, disagreement 2 (issue 26)",
     ),
     (
         "fasttrack-helps-launch",
