@@ -4,7 +4,10 @@
 //! gives a runnable task a *burst* of work (nanoseconds at speed 1.0) with [`CpuSched::wake`];
 //! the scheduler decides who runs where and exposes, per core, the one instant at which it must
 //! be called back ([`CpuSched::deadline`]: the earlier of the running burst's end and its slice's
-//! end). No tick: nothing happens between those instants.
+//! end). No tick: nothing happens between those instants. A kernel whose CFS checks slices
+//! only from its tick ([`CpuParams::slice_on_tick`], e.g. the Galaxy Nexus's HZ = 128 kernel of
+//! the FTC/VT-CFS paper) is modelled by rounding each slice's end up to the tick grid, still
+//! without tick events.
 //!
 //! CFS as in `kernel/sched/fair.c` (3.x–4.x), two levels deep: tasks of the root group and the
 //! group entities of the other task groups compete at the top level by vruntime; tasks inside a
