@@ -76,3 +76,26 @@ fn the_builtin_fg_only_launch_is_no_longer_a_constant() {
     let (p50, p99) = (r.metrics.fg_p50_ms, r.metrics.fg_p99_ms);
     assert!(p99 > p50 * 1.02, "FG-only launches p50 {p50} ms, p99 {p99} ms: still one value");
 }
+
+/// Every built-in scenario family varies from seed to seed through its CPU bursts
+/// (`compute_cv`) and its device commands (`service_cv`), not only FastTrack's (issue 26): two
+/// seeds give two headline distributions, one seed the same bytes.
+#[test]
+fn every_scenario_family_varies_from_seed_to_seed() {
+    for (scenario, bg, cap_s) in
+        [("qasio-contacts", 1, Some(200.0)), ("ftc-aviary", 3, None), ("cells-switch", 0, None), ("webbench", 0, None)]
+    {
+        let samples = |seed| {
+            let mut c = RunConfig::builtin(scenario, "android", Some(bg), seed).expect("built-in scenario");
+            assert!(c.scenario.phone.cpu.compute_cv > 0.0, "{scenario}: no CPU spread");
+            if let Some(s) = cap_s {
+                c.scenario.duration_s = s;
+            }
+            run(&c).metrics.fg_samples_ms
+        };
+        let (a, b) = (samples(1), samples(2));
+        assert!(!a.is_empty(), "{scenario}: no headline sample");
+        assert_ne!(a, b, "{scenario}: seeds 1 and 2 give the same samples");
+        assert_eq!(a, samples(1), "{scenario}: the same seed differs");
+    }
+}

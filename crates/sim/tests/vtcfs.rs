@@ -149,3 +149,23 @@ fn same_seed_same_report_and_no_ui_block_without_input() {
     let v = serde_json::to_value(run(&plain)).unwrap();
     assert!(v["metrics"].get("ui").is_none(), "a scenario without input events has no `ui` block");
 }
+
+/// The SPE 2015 journal's setup (`ftc-aviary`): the Galaxy Nexus's storage, its kernel's tick
+/// (CONFIG_HZ = 128) as λ and as stock CFS's slice check, the paper's three background apps;
+/// every interaction is displayed and FTC + VT-CFS shortens the tap against stock CFS.
+#[test]
+fn the_journal_setup_runs_on_the_galaxy_nexus_tick() {
+    let c = RunConfig::builtin("ftc-aviary", "android", None, 1).expect("built-in scenario");
+    assert_eq!(c.scenario.device, "galaxy-nexus-emmc");
+    assert_eq!(c.scenario.phone.cpu.tick_ms, 1000.0 / 128.0);
+    assert!(c.scenario.phone.cpu.slice_on_tick);
+    assert_eq!(c.bg_apps, 3);
+    let stock = run(&c);
+    let both = run(&RunConfig::builtin("ftc-aviary", "ftc+vt-cfs", None, 1).expect("built-in scenario"));
+    for r in [&stock, &both] {
+        assert_eq!(ui(r).interactions, 210);
+        assert_eq!(ui(r).tick_ms, 7.8125);
+        assert_eq!(ui(r).ftc_left_promoted, 0);
+    }
+    assert!(both.metrics.fg_p50_ms < 0.9 * stock.metrics.fg_p50_ms, "{} vs {}", both.metrics.fg_p50_ms, stock.metrics.fg_p50_ms);
+}

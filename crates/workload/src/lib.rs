@@ -140,6 +140,8 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("qasio-install", include_str!("../../../scenarios/qasio-install.toml")),
     // FTC + VT-CFS (SPE'15) on its Galaxy Nexus: a photo editor's taps and drags under BG CPU load.
     ("ftc-photo-editor", include_str!("../../../scenarios/ftc-photo-editor.toml")),
+    // FTC + VT-CFS, the SPE 2015 journal's setup: the Galaxy Nexus and its HZ = 128 kernel.
+    ("ftc-aviary", include_str!("../../../scenarios/ftc-aviary.toml")),
     // Cells (SOSP'11) on its Nexus S: five virtual phones, launches and cell switches.
     ("cells-nexus-s", include_str!("../../../scenarios/cells-nexus-s.toml")),
     ("cells-switch", include_str!("../../../scenarios/cells-switch.toml")),
@@ -162,6 +164,8 @@ const DEVICES: &[(&str, &str)] = &[
     ("sd-patriot-c10", include_str!("../../../devices/sd-patriot-c10.toml")),
     ("sd-pny-c10", include_str!("../../../devices/sd-pny-c10.toml")),
     ("nexus-s-inand", include_str!("../../../devices/nexus-s-inand.toml")),
+    // FTC + VT-CFS (SPE'15): the Galaxy Nexus's eMMC.
+    ("galaxy-nexus-emmc", include_str!("../../../devices/galaxy-nexus-emmc.toml")),
     // Revisiting Storage (FAST'12): the Nexus One's internal NAND, and a RAM disk for what-ifs.
     ("nexus-one-nand", include_str!("../../../devices/nexus-one-nand.toml")),
     ("ramdisk", include_str!("../../../devices/ramdisk.toml")),

@@ -4,7 +4,10 @@
 //! gives a runnable task a *burst* of work (nanoseconds at speed 1.0) with [`CpuSched::wake`];
 //! the scheduler decides who runs where and exposes, per core, the one instant at which it must
 //! be called back ([`CpuSched::deadline`]: the earlier of the running burst's end and its slice's
-//! end). No tick: nothing happens between those instants.
+//! end). No tick: nothing happens between those instants. A kernel whose CFS checks slices
+//! only from its tick ([`CpuParams::slice_on_tick`], e.g. the Galaxy Nexus's HZ = 128 kernel of
+//! the FTC/VT-CFS paper) is modelled by rounding each slice's end up to the tick grid, still
+//! without tick events.
 //!
 //! CFS as in `kernel/sched/fair.c` (3.x–4.x), two levels deep: tasks of the root group and the
 //! group entities of the other task groups compete at the top level by vruntime; tasks inside a
@@ -78,9 +81,14 @@ pub struct CpuParams {
     pub context_switch_us: f64,
     /// The scheduling discipline: `"cfs"` (stock) or `"vt-cfs"` [VT].
     pub scheduler: SchedKind,
-    /// VT-CFS's preemption tick λ (ms). Not published in [VT]: an assumption, swept in
-    /// `docs/reproductions/vtcfs.md`. Unused by CFS.
+    /// The scheduler tick (ms, 1000 / CONFIG_HZ): VT-CFS's preemption tick λ, and the period
+    /// at which CFS checks slice expiry when [`CpuParams::slice_on_tick`] is on.
     pub tick_ms: f64,
+    /// CFS ends a slice only at a scheduler tick, as Linux does: `check_preempt_tick` runs from
+    /// the tick (`entity_tick`), and the high-resolution slice timer is off by default
+    /// (`SCHED_FEAT(HRTICK, 0)`, `kernel/sched_features.h`, 2.6.25 on), so a task runs until the
+    /// first tick at or after its slice's end. Off (the default): slices end exactly, tickless.
+    pub slice_on_tick: bool,
     /// Spread of `compute` work: each burst is its nominal time times a log-normal factor of
     /// mean 1 and this coefficient of variation (frequency scaling, cache and memory state);
     /// 0 = exactly nominal.
@@ -128,6 +136,7 @@ impl Default for CpuParams {
             context_switch_us: 5.0,
             scheduler: SchedKind::Cfs,
             tick_ms: 4.0,
+            slice_on_tick: false,
             compute_cv: 0.0,
         }
     }
@@ -685,7 +694,7 @@ impl CpuSched {
         }
         if self.cores[core].top.is_empty() && self.group_queue_empty(core) {
             let slice = self.slice_of(core, self.cores[core].curr.expect("running"));
-            self.cores[core].slice_end = now.after(slice);
+            self.cores[core].slice_end = self.cfs_slice_end(now, slice);
             return;
         }
         self.preempt_current(core, now);
@@ -905,7 +914,7 @@ impl CpuSched {
         };
         self.account_wait(tid, now);
         let slice_end = match self.kind {
-            SchedKind::Cfs => now.after(self.slice_of(core, tid)),
+            SchedKind::Cfs => self.cfs_slice_end(now, self.slice_of(core, tid)),
             SchedKind::VtCfs => SimTime::MAX,
         };
         let c = &mut self.cores[core];
@@ -929,6 +938,17 @@ impl CpuSched {
             self.arm_tick(core, now);
         }
         self.touch(core);
+    }
+
+    /// When a CFS slice of `slice` ns started at `now` ends: exactly, or at the first tick at or
+    /// after that instant with [`CpuParams::slice_on_tick`] (ticks on one global grid).
+    fn cfs_slice_end(&self, now: SimTime, slice: u64) -> SimTime {
+        let end = now.after(slice);
+        if self.params.slice_on_tick {
+            SimTime::from_ns(end.ns().div_ceil(self.tick) * self.tick)
+        } else {
+            end
+        }
     }
 
     /// CFS's sched_slice for a task that is (about to be) running on `core`.

@@ -436,3 +436,38 @@ mod speed {
         assert_eq!(Speed::new(2.0).time_for(3), 2);
     }
 }
+
+#[test]
+fn slices_end_on_the_tick_when_cfs_checks_them_from_the_tick() {
+    // Three equal hogs on one core: CFS's slice is 6 ms / 3 = 2 ms (one core: no log2 scaling).
+    // Tickless, switches fall every ~2 ms; with the Galaxy Nexus's HZ = 128 tick (7.8125 ms)
+    // each stint runs to the first tick after its slice, so every switch is on the tick grid.
+    let switch_times = |on_tick: bool| {
+        let params =
+            CpuParams { cores: vec![1.0], tick_ms: 7.8125, slice_on_tick: on_tick, context_switch_us: 0.0, ..Default::default() };
+        let mut s = CpuSched::new(params, vec![1024]);
+        for t in 0..3 {
+            s.add_task(t, 0, 1024);
+            s.wake(t, 1_000_000_000, SimTime::ZERO);
+        }
+        let mut times = vec![];
+        let mut now = SimTime::ZERO;
+        while now < SimTime::from_ms(500) {
+            let before = s.running_on(0);
+            let (t, g) = s.deadline(0).unwrap();
+            now = t;
+            s.expire(0, g, now);
+            if s.running_on(0) != before {
+                times.push(now.ns());
+            }
+        }
+        times
+    };
+    let tickless = switch_times(false);
+    let ticked = switch_times(true);
+    assert!(tickless.iter().any(|t| t % 7_812_500 != 0), "tickless switches fall off the grid");
+    assert!(ticked.iter().all(|t| t % 7_812_500 == 0), "{ticked:?}");
+    // Fewer, longer stints: one per tick instead of one per 2 ms slice.
+    assert!(ticked.len() * 3 < tickless.len(), "{} vs {}", ticked.len(), tickless.len());
+    assert!(ticked.len() >= 60, "a switch at every tick: {}", ticked.len());
+}

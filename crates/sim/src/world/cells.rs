@@ -87,13 +87,15 @@ impl World {
         }
     }
 
-    /// Virtualisation work `op` costs a task of a cell (ns), besides the op's own.
-    pub(super) fn cell_overhead(&self, tid: Tid, op: &Op) -> u64 {
+    /// Virtualisation work `op` costs a task of a cell (ns), besides the op's own: CPU work,
+    /// so it spreads like a `compute` burst (`[phone.cpu] compute_cv`, drawn only for the ops
+    /// that have such work, so runs without cells draw nothing more).
+    pub(super) fn cell_overhead(&mut self, tid: Tid, op: &Op) -> u64 {
         if self.apps[self.tasks[tid as usize].app].cell.is_none() {
             return 0;
         }
         let p = &self.cells_params;
-        match op {
+        let ns = match op {
             Op::Open { .. } | Op::Creat { .. } | Op::Stat { .. } | Op::Unlink { .. } => self.us(p.union_lookup_us),
             Op::BinderCall { .. }
             | Op::BinderServe { .. }
@@ -102,7 +104,16 @@ impl World {
             | Op::Vsync { .. }
             | Op::Compose { .. } => self.us(p.ns_call_us),
             _ => 0,
+        };
+        self.spread_cpu_work(ns)
+    }
+
+    /// `ns` of CPU work scattered like a `compute` burst (none drawn for zero work).
+    fn spread_cpu_work(&mut self, ns: u64) -> u64 {
+        if ns == 0 {
+            return 0;
         }
+        (ns as f64 * self.compute_spread.sample(&mut self.compute_rng)) as u64
     }
 
     /// `switch_cell`: put `cell` on the screen.
@@ -127,7 +138,9 @@ impl World {
             self.prio.fg_uid_changed();
             self.regroup(now);
         }
-        (sys + self.us(self.cells_params.switch_copy_ms() * 1e3), After::Step)
+        // The mux's framebuffer copies are CPU work (memcpy): they spread like it.
+        let copy = self.us(self.cells_params.switch_copy_ms() * 1e3);
+        (sys + self.spread_cpu_work(copy), After::Step)
     }
 
     pub(super) fn cell_outcomes(&self) -> Vec<CellOutcome> {
