@@ -256,7 +256,7 @@ mod tests {
             f.write(300 * 1024, 4096);
             f.write((10 << 20) + 300 * 1024, 4096);
             for k in 2..10u64 {
-                let c = f.write((k * 10 << 20) + 300 * 1024, 4096);
+                let c = f.write(((k * 10) << 20) + 300 * 1024, 4096);
                 let total = (c.program_ns + c.copy_ns) / MS;
                 assert!((total - 100.0).abs() < 0.01, "random_in_au {random_in_au}: {total} ms, 1/10 IOPS = 100 ms");
                 assert_eq!(c.closes, 1);
