@@ -118,6 +118,8 @@ pub struct Ftl {
     copy_ns_per_page: f64,
     /// Open AUs, least recently written first.
     open: Vec<OpenAu>,
+    /// Page maps of closed AUs, reused by the next opens (no allocation per write).
+    spare: Vec<Vec<u64>>,
     /// AUs closed or merged so far.
     pub closes: u64,
 }
@@ -137,7 +139,7 @@ impl Ftl {
         let page_program = programmed as f64 * program_ns_per_byte;
         let copied_pages = (au - programmed.min(au)) as f64 / page as f64;
         let copy_ns_per_page = if copied_pages > 0.0 { ((random_ns - page_program) / copied_pages).max(0.0) } else { 0.0 };
-        Ftl { params, page, pages_per_au, program_ns_per_byte, copy_ns_per_page, open: Vec::new(), closes: 0 }
+        Ftl { params, page, pages_per_au, program_ns_per_byte, copy_ns_per_page, open: Vec::new(), spare: Vec::new(), closes: 0 }
     }
 
     /// The cost of closing (or merging) the AU at `open[i]`, which it removes.
@@ -147,6 +149,7 @@ impl Ftl {
         cost.copy_ns += (self.pages_per_au as f64 - kept).max(0.0) * self.copy_ns_per_page;
         cost.closes += 1;
         self.closes += 1;
+        self.spare.push(a.written);
     }
 
     /// Open `au` as the most recently written, closing the least recently written one when
@@ -156,7 +159,10 @@ impl Ftl {
             self.close(0, cost);
         }
         let words = if self.params.random_in_au { self.pages_per_au.div_ceil(64) as usize } else { 0 };
-        self.open.push(OpenAu { au, pointer: 0, written: vec![0; words], distinct: 0, used: 0 });
+        let mut written = self.spare.pop().unwrap_or_default();
+        written.clear();
+        written.resize(words, 0);
+        self.open.push(OpenAu { au, pointer: 0, written, distinct: 0, used: 0 });
     }
 
     /// Serve a write of `bytes` at byte offset `offset`: its FTL cost.
