@@ -25,8 +25,14 @@
 //!   class first, FIFO within a class. Stock devices use reads-before-writes
 //!   ([`stock_class`]), the inversion FastTrack found.
 //!
+//! A device with an `[ftl]` table (SD cards) replaces the write rule above by its flash
+//! translation layer ([`ftl`]): allocation units, the AUs it keeps open, and the close (garbage
+//! collection) a write outside them pays; `write_streams` is then unused.
+//!
 //! Not modelled: FTL garbage collection as a separate process (its cost is inside the measured
 //! random-write figure), wear, thermal throttling, power states.
+
+pub mod ftl;
 
 use std::collections::VecDeque;
 
@@ -97,6 +103,9 @@ pub struct FlashParams {
     /// vary.
     #[serde(default)]
     pub service_cv: f64,
+    /// The flash translation layer's geometry ([`ftl`]); none: the flat model above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ftl: Option<ftl::FtlParams>,
 }
 
 impl FlashParams {
@@ -152,6 +161,16 @@ impl FlashParams {
         if self.write_streams > 1024 {
             return Err(format!("write_streams must be 0..=1024, got {}", self.write_streams));
         }
+        if let Some(f) = &self.ftl {
+            f.validate()?;
+            if f.au_kib > self.capacity_gib << 20 {
+                return Err(format!(
+                    "ftl.au_kib must be at most the capacity ({} KiB), got {}",
+                    self.capacity_gib << 20,
+                    f.au_kib
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -195,6 +214,8 @@ pub struct FlashDevice {
     last_write_end: u64,
     /// Ends of the open write streams, least recently written first (`write_streams` > 1).
     streams: Vec<u64>,
+    /// The flash translation layer, when the device file describes one.
+    pub ftl: Option<ftl::Ftl>,
     /// Program time (ns) of data accepted into the write buffer but not yet on flash.
     backlog_ns: f64,
     backlog_bytes: f64,
@@ -217,6 +238,7 @@ impl FlashDevice {
     /// run's.
     pub fn new(params: FlashParams) -> Self {
         FlashDevice {
+            ftl: params.ftl.clone().map(|f| ftl::Ftl::new(f, params.write_seq_mb_s, params.write_rand_iops)),
             spread: forefront_engine::Spread::new(params.service_cv),
             rng: forefront_engine::RngStreams::new(0).stream("flash"),
             params,
@@ -351,9 +373,18 @@ impl FlashDevice {
             }
             ReqOp::Write => {
                 self.served_bytes_written += req.bytes();
-                let seq = self.continues_stream(req);
+                let nominal = match &mut self.ftl {
+                    Some(f) => {
+                        let c = f.write(req.sector * SECTOR, req.bytes());
+                        c.program_ns + c.copy_ns
+                    }
+                    None => {
+                        let seq = self.continues_stream(req);
+                        access_ns(bytes, seq, self.params.write_seq_mb_s, self.params.write_rand_iops)
+                    }
+                };
                 let p = &self.params;
-                let program = access_ns(bytes, seq, p.write_seq_mb_s, p.write_rand_iops) * self.spread.sample(&mut self.rng);
+                let program = nominal * self.spread.sample(&mut self.rng);
                 let cap = (p.write_buffer_kib * 1024) as f64;
                 let nv_cap = (p.nv_buffer_kib * 1024) as f64;
                 let mut ns = overhead + flush;
@@ -453,6 +484,7 @@ pub(crate) mod tests {
             nv_buffer_mb_s: 0.0,
             write_streams: 0,
             service_cv: 0.0,
+            ftl: None,
         }
     }
 

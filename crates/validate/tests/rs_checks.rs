@@ -1,0 +1,85 @@
+//! The Revisiting Storage ([RS]) checks fail when the mechanism they check is switched off: each
+//! test runs the real simulator on the suite's WebBench jobs with one mechanism removed and
+//! asserts that its check fails, and, for a check not known red, that it passes with the
+//! mechanism on (5 seeds, as `forefront sim validate`). The failure side runs one seed: the
+//! figures with the mechanism off are several times outside the range. Only the WebBench jobs
+//! run; the other papers' jobs get a copy of one run of the photo editor (a report with every
+//! figure their checks read), so their checks are meaningless here and not read.
+
+use forefront_sim::RunConfig;
+use forefront_validate::{evaluate, known_red, suite, Check};
+
+/// The checks over seeds 1..=`seeds`, with `off` applied to every WebBench job.
+fn rs_checks(seeds: u64, off: fn(&mut RunConfig)) -> Vec<Check> {
+    let jobs = suite();
+    let mut cfgs = vec![];
+    for j in jobs.iter().filter(|j| j.scenario == "webbench") {
+        for seed in 1..=seeds {
+            let mut c = j.config(seed).expect("a suite job configures");
+            off(&mut c);
+            cfgs.push(c);
+        }
+    }
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let (a, b) = cfgs.split_at(cfgs.len() / 2);
+        let ha = s.spawn(|| a.iter().map(forefront_sim::run).collect::<Vec<_>>());
+        let rb: Vec<_> = b.iter().map(forefront_sim::run).collect();
+        let mut ra = ha.join().expect("the runs complete");
+        ra.extend(rb);
+        ra
+    });
+    let ui = jobs.iter().find(|j| j.scenario == "ftc-photo-editor").expect("an interactivity job");
+    let filler = forefront_sim::run(&ui.config(1).expect("it configures"));
+    let mut wb = runs.into_iter();
+    let mut reports = vec![];
+    for j in &jobs {
+        for _ in 0..seeds {
+            reports.push(if j.scenario == "webbench" { wb.next().expect("a report per WebBench run") } else { filler.clone() });
+        }
+    }
+    evaluate(&jobs, &reports, seeds as usize)
+}
+
+fn get<'a>(checks: &'a [Check], id: &str) -> &'a Check {
+    checks.iter().find(|c| c.id == id).expect("a check of the suite")
+}
+
+#[test]
+fn without_the_ftl_the_cards_rated_alike_tie_and_the_spread_check_fails() {
+    // The flat model: every write that continues no stream costs 1 / write_rand_iops, so the
+    // five 2.6-IOPS cards all run ~500 s and the spread without Kingston is ~23x.
+    let c = get(&rs_checks(1, |c| c.device.ftl = None), "rs-spread-without-kingston").clone();
+    assert!(!c.pass, "passed with the FTL replaced by the flat model: {}", c.measured);
+    if known_red(c.id).is_none() {
+        let on = get(&rs_checks(5, |_| {}), c.id).clone();
+        assert!(on.pass, "fails with the FTL: {}", on.measured);
+    }
+}
+
+#[test]
+fn with_the_databases_in_ram_no_card_is_far_slower_than_the_internal_flash() {
+    // What-if B on every device: the SQLite databases' synchronous random writes are what make
+    // the slowest card slow; without them the ratio falls to ~1.
+    let c = get(
+        &rs_checks(1, |c| {
+            let path = "/data/data/com.android.browser/databases";
+            // The suite's own what-if B job has the mount already.
+            if !c.scenario.mounts.iter().any(|m| m.path == path) {
+                c.scenario.mounts.push(forefront_workload::Mount {
+                    path: path.into(),
+                    fs: forefront_workload::MountFs::Tmpfs,
+                    sync: true,
+                    size_mib: None,
+                    device: None,
+                })
+            }
+        }),
+        "rs-slowest-card-vs-internal",
+    )
+    .clone();
+    assert!(!c.pass, "passed with the databases in RAM: {}", c.measured);
+    if known_red(c.id).is_none() {
+        let on = get(&rs_checks(5, |_| {}), c.id).clone();
+        assert!(on.pass, "fails with the databases on the card: {}", on.measured);
+    }
+}
