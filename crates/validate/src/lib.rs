@@ -364,7 +364,7 @@ pub fn evaluate(jobs: &[Job], reports: &[RunReport], seeds: usize) -> Vec<Check>
         "qasio-m1, android, 1 BG: largest p99 of an M1 op over the seeds, an op cut off by the \
          run's end counted with its age then (s)"
             .into(),
-        runs("qasio-m1", "android", 1, None).iter().map(|r| worst_op_s(r)).fold(f64::NAN, f64::max),
+        runs("qasio-m1", "android", 1, None).iter().map(worst_op_s).fold(f64::NAN, f64::max),
         0.0,
         10.0,
     );
