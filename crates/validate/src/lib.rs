@@ -61,8 +61,9 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     ),
     (
         "qasio-install",
-        "28-29 % (paper 11.5 %): the install's fsyncs wait for commits that wait for BG write-back \
-         (data=ordered), which QASIO's boosts shorten; qasio.md, Results (issue 25)",
+        "28-29 % (paper 11.5 %): the install's fsyncs wait for commits whose discards (the last \
+         round's APK, the rewritten packages.xml) queue behind BG write-back, and QASIO boosts \
+         them (0.8 % with discard off); qasio.md, Results (issue 25)",
     ),
     (
         "qasio-install-slowdown",
