@@ -33,6 +33,9 @@
 //!   write bandwidth from the flusher); `bdi_max_pause` is taken as `MAX_PAUSE` (200 ms):
 //!   with the scenarios' dirty limits (~10–100 MiB over freerun) and eMMC/UFS speeds its
 //!   formula reaches the cap (`bdi_dirty / (bw / 16)` jiffies ≥ 20 jiffies).
+//! - The per-CPU `bdp_ratelimits` / `ratelimit_pages` fallback (which makes a task balance
+//!   early when many tasks dirty at once) and the 8-page check interval while `dirty_exceeded`
+//!   are left out: with the balance batched per call they would only move checks inside it.
 //! - `HZ` = 100 (assumption: ARM Android kernels of 2014 used 100 or 200; it only sets the
 //!   granularity of pauses and of the 3 s bandwidth period, rounded up to 512 jiffies).
 //!
