@@ -4,7 +4,8 @@
 //! - [`cpu`]: per-core run queues, CFS with task groups ([`cpu::CpuSched`]).
 //! - [`mm`]: the page cache with LRU lists, dirty state and writeback bookkeeping ([`mm::PageCache`]);
 //!   reclaim (watermarks, kswapd, direct reclaim: [`mm::reclaim`]) and the write-back flusher
-//!   with its state between steps and the dirty thresholds ([`mm::writeback`]).
+//!   with its state between steps and the dirty thresholds ([`mm::writeback`]); dirty
+//!   throttling as Linux 3.10's `balance_dirty_pages` ([`mm::throttle`]).
 //! - [`fs`]: an ext4-like file system: extents, metadata blocks, a jbd2-like [`fs::Journal`]; the
 //!   file paths (read, write, fsync, creat/truncate/unlink, journal handles: [`fs::ext4`]), the
 //!   jbd2 commit thread and its commit timer ([`fs::jbd2`]), and a NILFS2-like log-structured

@@ -52,6 +52,8 @@ pub struct Fake {
     pub woken: Vec<&'static str>,
     /// Transactions whose commit a task waits for.
     pub commit_waiters: Vec<u64>,
+    /// Dirty throttling's state (`Ext4::dirty_throttle`).
+    pub throttle: crate::mm::throttle::DirtyThrottle,
     /// The reclaim seams used: "kswapd", "writeback", "release", "reclaim_wait".
     pub events: Vec<&'static str>,
     /// The allocation gate pauses every task that reaches it.
@@ -89,6 +91,7 @@ impl Fake {
             reqs: Vec::new(),
             woken: Vec::new(),
             commit_waiters: Vec::new(),
+            throttle: Default::default(),
             events: Vec::new(),
             gate: false,
             wb: WritebackState::default(),
@@ -168,6 +171,7 @@ pub fn ext4_params() -> Ext4Params {
         max_sectors: 1024,
         dirty_background_pages: 10_000,
         dirty_limit_pages: 20_000,
+        throttle: crate::mm::throttle::ThrottleMode::PerPage,
         reclaim: ReclaimCosts { alloc_page: 10, reclaim_page: 10 },
     }
 }
@@ -312,5 +316,8 @@ impl Ext4 for Fake {
     }
     fn wake_jbd2_holders(&mut self, _txn: u64) {
         self.woken.push("holders");
+    }
+    fn dirty_throttle(&mut self) -> &mut crate::mm::throttle::DirtyThrottle {
+        &mut self.throttle
     }
 }

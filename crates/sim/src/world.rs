@@ -103,6 +103,8 @@ pub struct World {
     chans: BTreeMap<String, Chan>,
     /// Checkpoint writes in flight, reclaim's request for write-back, the dirty thresholds.
     wb: WritebackState,
+    /// balance_dirty_pages: the device's rate estimates and each writer's counters.
+    throttle: forefront_model::mm::throttle::DirtyThrottle,
     /// The network link every `net_recv` shares.
     link: forefront_model::net::Link,
     async_queued: usize,
@@ -333,6 +335,9 @@ impl Writeback for World {
 
 /// The file paths' context (`forefront_model::fs::ext4`).
 impl Ext4 for World {
+    fn dirty_throttle(&mut self) -> &mut forefront_model::mm::throttle::DirtyThrottle {
+        &mut self.throttle
+    }
     fn fs_mut(&mut self) -> &mut Fs {
         &mut self.fs
     }

@@ -90,3 +90,18 @@ fn tiny_memory_never_deadlocks_and_every_fg_iteration_completes() {
         }
     }
 }
+
+/// QASIO's rule (once the `qasio-boost-rule` check of `sim validate`, an invariant rather than a
+/// figure of the paper): no other async request is dispatched while a boosted one waits, on the
+/// M1 benchmark under the BG writer, over five seeds; boosts did happen.
+#[test]
+fn no_async_request_overtakes_a_boosted_one_on_m1() {
+    for seed in 1..=5 {
+        let mut c = RunConfig::builtin("qasio-m1", "qasio", Some(1), seed).expect("built-in");
+        c.scenario.duration_s = 60.0;
+        let r = run(&c);
+        assert_eq!(r.invariants.boosted_async_overtaken, 0, "seed {seed}: an async request overtook a boosted one");
+        let boosted: u64 = r.hooks.iter().filter(|(k, _)| k.starts_with("qasio.detected.")).map(|(_, v)| *v).sum();
+        assert!(boosted > 0, "seed {seed}: QASIO detected nothing to boost: {:?}", r.hooks);
+    }
+}

@@ -72,6 +72,24 @@ impl Check {
 /// reported as such, so the list shrinks when a change fixes a check.
 pub const KNOWN_RED: &[(&str, &str)] = &[
     (
+        "qasio-contacts",
+        "26.4-26.9 % on the three sets (paper 44.8 %): what QASIO boosts is the provider's discards \
+         and checkpoint writes; most of the stall is the data=ordered commit waiting for the BG \
+         file's in-flight write-back, which boosting does not shrink; qasio.md, Results (issue 25)",
+    ),
+    (
+        "qasio-install",
+        "28-29 % (paper 11.5 %): the install's fsyncs wait for commits whose discards (the last \
+         round's APK, the rewritten packages.xml) queue behind BG write-back, and QASIO boosts \
+         them (0.8 % with discard off); qasio.md, Results (issue 25)",
+    ),
+    (
+        "qasio-install-slowdown",
+        "+303-313 % (paper +35 %): each of an install's ~8 fsyncs waits ~1 s for a commit that \
+         waits for the BG file's in-flight write-back (data=ordered); per-page throttling cut the \
+         throttle share from ~12 s to ~1.7 s per install; qasio.md, Results (issue 25)",
+    ),
+    (
         "bg-io-slows-fg-launch",
         "a 215 ms launch meets the updaters' write bursts by chance (their duty cycle is set by the \
          assumed 10 MB/s link): T(6 BG)/T(0) reads 1.38-1.52 against the paper's 2.6; \
@@ -179,6 +197,8 @@ pub const RS_MORE_CARDS: [&str; 4] = ["sd-wintec-c6", "sd-adata-c6", "sd-patriot
 /// The suite's runs, in the order [`evaluate`] expects their reports.
 pub fn suite() -> Vec<Job> {
     let m1 = |policy, bg| Job { duration_s: Some(120.0), ..job("qasio-m1", policy, bg) };
+    // Two to three of the five bursts (a stock burst takes ~130 s under the BG writer).
+    let burst = |policy, bg| Job { duration_s: Some(400.0), ..job("qasio-camera-burst", policy, bg) };
     let tick = |t| Job { tick_ms: Some(t), ..job("ftc-photo-editor", "vt-cfs", 3) };
 
     vec![
@@ -200,10 +220,15 @@ pub fn suite() -> Vec<Job> {
         job("switch-upload", "fasttrack", 6),
         m1("android", 0),
         m1("android", 1),
-        m1("qasio", 1),
         job("qasio-contacts", "android", 0),
         job("qasio-contacts", "android", 1),
         job("qasio-contacts", "qasio", 1),
+        burst("android", 0),
+        burst("android", 1),
+        burst("qasio", 1),
+        job("qasio-install", "android", 0),
+        job("qasio-install", "android", 1),
+        job("qasio-install", "qasio", 1),
         // FTC + VT-CFS: the 2012 precursor's workload, and the SPE 2015 journal's setup.
         job("ftc-photo-editor", "android", 0),
         job("ftc-photo-editor", "android", 3),
@@ -293,6 +318,14 @@ pub fn evaluate(jobs: &[Job], reports: &[RunReport], seeds: usize) -> Vec<Check>
         })
     };
 
+    // The p99 of the completed ops, or, if longer, the age at the run's end of the op it cut
+    // off (a stall longer than what is left of a capped run leaves no sample).
+    let worst_op_s = |r: &RunReport| {
+        let open_since = r.timeline.phases.last().map_or(0.0, |&(start, dur)| start + dur);
+        let capped = r.warnings.iter().any(|w| w.contains("ended at the scenario's duration"));
+        let cut_off = if capped { r.stats.sim_ms - open_since } else { 0.0 };
+        r.metrics.fg_p99_ms.max(cut_off) / 1000.0
+    };
     let mut checks: Vec<Check> = vec![];
     // FastTrack's checks (`fasttrack.rs`), on these reports.
     struct Reports<'a> {
@@ -330,23 +363,53 @@ pub fn evaluate(jobs: &[Job], reports: &[RunReport], seeds: usize) -> Vec<Check>
         1.0,
         1.0,
     );
+    // QASIO's figures [QA], each bracketed ±15 points (issue 25's targets where tighter).
     check(
-        "qasio-boost-removes-it",
+        "qasio-stock-fsync-p99",
         "[QA]",
-        "boosting the async I/O a task waits on removes most of the stall",
-        "qasio-contacts, 1 BG: delay reduction of qasio (full runs: the stalls come every ~80 s)".into(),
-        reduction("qasio-contacts", "qasio", 1),
-        0.5,
-        1.0,
+        "under heavy background writes a stock 4 KB fsync takes seconds at worst, not minutes",
+        "qasio-m1, android, 1 BG: largest p99 of an M1 op over the seeds, an op cut off by the \
+         run's end counted with its age then (s)"
+            .into(),
+        runs("qasio-m1", "android", 1, None).iter().map(worst_op_s).fold(f64::NAN, f64::max),
+        0.0,
+        10.0,
     );
     check(
-        "qasio-boost-rule",
+        "qasio-contacts",
         "[QA]",
-        "no other async request overtakes a boosted one",
-        "qasio-m1, qasio, 1 BG: boosted_async_overtaken".into(),
-        mean(runs("qasio-m1", "qasio", 1, None), &|r| r.invariants.boosted_async_overtaken as f64),
-        0.0,
-        0.0,
+        "QASIO cuts the Contacts launch time under background writes by 44.8 %",
+        "qasio-contacts, 1 BG: delay reduction of qasio".into(),
+        reduction("qasio-contacts", "qasio", 1),
+        0.30,
+        0.60,
+    );
+    check(
+        "qasio-camera-burst",
+        "[QA]",
+        "QASIO cuts a 30-shot camera burst under background writes by 14.4 % (stock bursts finish)",
+        "qasio-camera-burst, 1 BG: delay reduction of qasio (the bursts that end within 400 s)".into(),
+        reduction("qasio-camera-burst", "qasio", 1),
+        0.05,
+        0.25,
+    );
+    check(
+        "qasio-install",
+        "[QA]",
+        "QASIO cuts an app install under a 4 GB background write by 11.5 %",
+        "qasio-install, 1 BG: delay reduction of qasio".into(),
+        reduction("qasio-install", "qasio", 1),
+        0.05,
+        0.20,
+    );
+    check(
+        "qasio-install-slowdown",
+        "[QA]",
+        "a 4 GB background write slows a stock app install by 35 %",
+        "qasio-install, android: T(1 BG) / T(alone) - 1".into(),
+        fg("qasio-install", "android", 1) / fg("qasio-install", "android", 0).max(1e-9) - 1.0,
+        0.20,
+        0.55,
     );
     check(
         "bg-cpu-starves-fg-workers",
@@ -547,9 +610,13 @@ mod tests {
             ("switch-upload", "fasttrack-minus") => 100.0 + 0.39 * 1800.0,
             ("switch-upload", "android+ft-device" | "fasttrack") => 110.0,
             ("qasio-m1", "android") => curve(1.0, 30.0),
-            ("qasio-m1", "qasio") => 2.0,
+            // QASIO's figures: 44.8 %, 14.4 % and 11.5 % less delay; the install +35 %.
             ("qasio-contacts", "android") => curve(100.0, 200.0),
-            ("qasio-contacts", "qasio") => 150.0,
+            ("qasio-contacts", "qasio") => 300.0 - 0.448 * 200.0,
+            ("qasio-camera-burst", "android") => curve(5000.0, 1000.0),
+            ("qasio-camera-burst", "qasio") => 6000.0 - 0.144 * 1000.0,
+            ("qasio-install", "android") => curve(1000.0, 350.0),
+            ("qasio-install", "qasio") => 1350.0 - 0.115 * 350.0,
             ("ftc-photo-editor", "android") => curve(100.0, 40.0),
             ("ftc-photo-editor", "ftc") => 180.0,
             ("ftc-photo-editor", "vt-cfs") => 150.0,
@@ -716,15 +783,18 @@ mod tests {
                     }
                 }),
             ),
-            ("qasio-boost-removes-it", like("qasio-contacts", "qasio", 1, 300.0)),
             (
-                "qasio-boost-rule",
+                "qasio-stock-fsync-p99",
                 Box::new(|j, r| {
-                    if is(j, "qasio-m1", "qasio", 1) {
-                        r.invariants.boosted_async_overtaken = 3;
+                    if is(j, "qasio-m1", "android", 1) {
+                        r.metrics.fg_p99_ms = 20_000.0;
                     }
                 }),
             ),
+            ("qasio-contacts", like("qasio-contacts", "qasio", 1, 300.0)),
+            ("qasio-camera-burst", like("qasio-camera-burst", "qasio", 1, 6000.0)),
+            ("qasio-install", like("qasio-install", "qasio", 1, 1350.0)),
+            ("qasio-install-slowdown", like("qasio-install", "android", 1, 8000.0)),
             ("bg-cpu-starves-fg-workers", like("ftc-photo-editor", "android", 3, 110.0)),
             ("ftc-shortens-taps", like("ftc-photo-editor", "ftc", 3, 220.0)),
             (
@@ -814,7 +884,7 @@ mod tests {
                 set_fg(r, f64::NAN);
             }
         });
-        assert!(!checks.iter().find(|c| c.id == "qasio-boost-removes-it").unwrap().pass, "NaN is never in range");
+        assert!(!checks.iter().find(|c| c.id == "qasio-contacts").unwrap().pass, "NaN is never in range");
     }
 
     #[test]

@@ -133,6 +133,12 @@ pub struct Phone {
     /// vm.dirty_expire_centisecs / dirty_writeback_centisecs, in seconds [K].
     pub dirty_expire_s: f64,
     pub writeback_interval_s: f64,
+    /// Dirty throttling: `per-page` (default), Linux 3.x's balance_dirty_pages, each task
+    /// paused in proportion to the pages it dirtied above the freerun ceiling
+    /// ([`forefront_model::mm::throttle`]); `per-call`, the earlier model kept for ablations:
+    /// a writer over the dirty limit waits at the end of each write() call until the system
+    /// is under it.
+    pub dirty_throttle: forefront_model::mm::throttle::ThrottleMode,
     /// read_ahead_kb [K].
     pub read_ahead_kib: u64,
     /// Async requests the block queue holds before writers wait (nr_requests) [K].
@@ -176,6 +182,7 @@ impl Default for Phone {
             dirty_ratio: 20.0,
             dirty_expire_s: 30.0,
             writeback_interval_s: 5.0,
+            dirty_throttle: Default::default(),
             read_ahead_kib: 128,
             nr_requests: 128,
             max_request_kib: 512,

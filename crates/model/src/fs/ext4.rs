@@ -55,6 +55,7 @@ use crate::block::{ReqId, ReqKey, ReqOp};
 use crate::fs::{CommitPhase, Fs, MapCursor, BLOCK};
 use crate::kernel::{After, Cat};
 use crate::mm::reclaim::{self, ReclaimCosts};
+use crate::mm::throttle::{Balance, DirtyState, DirtyThrottle, ThrottleMode};
 use crate::mm::writeback::Writeback;
 use crate::mm::{FileId, PAGE_SIZE};
 use crate::prov::{Origin, Tid};
@@ -115,6 +116,8 @@ pub struct Ext4Params {
     pub max_sectors: u32,
     pub dirty_background_pages: u64,
     pub dirty_limit_pages: u64,
+    /// How writers are throttled over the dirty thresholds ([`crate::mm::throttle`]).
+    pub throttle: ThrottleMode,
     pub reclaim: ReclaimCosts,
 }
 
@@ -138,6 +141,8 @@ pub trait Ext4: reclaim::Reclaim + Writeback {
     fn wake_jbd2(&mut self);
     /// Wake the jbd2 thread if it waits for the handles of locked transaction `txn`.
     fn wake_jbd2_holders(&mut self, txn: u64);
+    /// The dirty-throttling state (`balance_dirty_pages`).
+    fn dirty_throttle(&mut self) -> &mut DirtyThrottle;
 }
 
 /// Continue `tid`'s file operation `op`.
@@ -296,7 +301,14 @@ pub fn write<K: Ext4 + ?Sized>(
     let now = cx.now();
     let mut cost = 0;
     let copy = k.copy_page;
+    let dirtied_before = cx.page_cache().dirtied;
+    // Every way out of this step counts the pages it dirtied for balance_dirty_pages.
+    let account = |cx: &mut K| {
+        let pages = cx.page_cache().dirtied - dirtied_before;
+        cx.dirty_throttle().account(tid, pages);
+    };
     let set = |cx: &mut K, pos: u64, meta_done: bool| {
+        account(cx);
         cx.set_file_op(tid, Some(FileOp::Write { file, pos, end, chunk, call_end, meta_done }));
     };
     if cx.fs().inodes[file as usize].truncating.is_some_and(|t| t != tid) {
@@ -365,20 +377,50 @@ pub fn write<K: Ext4 + ?Sized>(
             }
         }
     }
-    // balance_dirty_pages: writers over the dirty limit wait for write-back.
+    // balance_dirty_pages.
     let dirty = cx.page_cache().nr_dirty + cx.page_cache().nr_writeback;
     if dirty > k.dirty_background_pages {
         cx.wake_flusher();
     }
     let last = call_end >= end;
     let next_end = end.min(call_end + chunk);
-    cx.set_file_op(
-        tid,
-        if last { None } else { Some(FileOp::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }) },
-    );
-    if dirty > k.dirty_limit_pages {
-        cx.block(tid, Blocker::Throttle, Cat::Throttle);
-        return (cost.max(1), After::Block);
+    let next =
+        if last { None } else { Some(FileOp::Write { file, pos: call_end, end, chunk, call_end: next_end, meta_done: false }) };
+    match k.throttle {
+        ThrottleMode::PerCall => {
+            // Writers over the dirty limit wait for write-back to bring it under.
+            cx.set_file_op(tid, next);
+            if dirty > k.dirty_limit_pages {
+                cx.block(tid, Blocker::Throttle, Cat::Throttle);
+                return (cost.max(1), After::Block);
+            }
+        }
+        ThrottleMode::PerPage => {
+            let pc = cx.page_cache();
+            let g = DirtyState {
+                dirty,
+                bg_thresh: k.dirty_background_pages,
+                thresh: k.dirty_limit_pages,
+                dirtied: pc.dirtied,
+                written: pc.written,
+            };
+            account(cx);
+            // Only the empty call made after a pause over the limit starts with its i_size
+            // update done: it is that pause's recheck.
+            let recheck = meta_done;
+            match cx.dirty_throttle().balance(tid, now, g, recheck) {
+                Balance::Go => cx.set_file_op(tid, next),
+                Balance::Pause { ns, recheck } => {
+                    // Over the limit the task balances again, dirtying nothing, before its
+                    // next call (an empty call: no pages, no i_size update).
+                    let again = FileOp::Write { file, pos: call_end, end, chunk, call_end, meta_done: true };
+                    cx.set_file_op(tid, if recheck { Some(again) } else { next });
+                    cx.block(tid, Blocker::Timer, Cat::Throttle);
+                    let cpu = cost.max(1);
+                    return (cpu, After::Sleep(now.after(cpu + ns)));
+                }
+            }
+        }
     }
     (cost.max(1) + if last { 0 } else { k.syscall }, After::Step)
 }
@@ -853,6 +895,52 @@ mod tests {
         assert_eq!(cx.wg.handle_of(1), None, "the handle is stopped");
         assert_eq!(cx.jn.running.handles, 0);
         assert_eq!(ino.allocated(), 0, "delayed allocation: no block yet");
+    }
+
+    #[test]
+    fn a_write_over_the_dirty_limit_pauses_as_dirty_throttling_and_rechecks() {
+        let mut cx = fake();
+        let f = cx.file("/data/a");
+        let k = ext4_params();
+        // Pretend the machine is over the limit (20,000 pages in ext4_params).
+        cx.pc.nr_writeback = 25_000;
+        let (_, after) = step(&mut cx, &k, 1, write_op(f, 64 * PAGE_SIZE));
+        // Over the limit: a MAX_PAUSE sleep (200 ms) after the call's CPU work.
+        let until = after_of(after).since(cx.now);
+        assert!((200_000_000..201_000_000).contains(&until), "{after:?}");
+        assert_eq!(cx.blockers(), vec![Blocker::Timer]);
+        // The next step is the recheck: an empty call with the i_size update done.
+        let again = cx.op.clone().expect("recheck");
+        assert_eq!(
+            again,
+            FileOp::Write {
+                file: f,
+                pos: 64 * PAGE_SIZE,
+                end: 64 * PAGE_SIZE,
+                chunk: 64 * PAGE_SIZE,
+                call_end: 64 * PAGE_SIZE,
+                meta_done: true
+            }
+        );
+        // Under the freerun ceiling the recheck lets it go, and the write is over.
+        cx.pc.nr_writeback = 0;
+        assert_eq!(step(&mut cx, &k, 1, again).1, After::Step);
+        assert_eq!(cx.op, None);
+        assert_eq!(cx.throttle.pauses, 1);
+        // With the earlier per-call model the writer waits on the shared throttle queue.
+        let k = Ext4Params { throttle: ThrottleMode::PerCall, ..k };
+        cx.pc.nr_writeback = 25_000;
+        let g = cx.file("/data/b");
+        assert_eq!(step(&mut cx, &k, 1, write_op(g, PAGE_SIZE)).1, After::Block);
+        assert_eq!(cx.blockers().last(), Some(&Blocker::Throttle));
+    }
+
+    /// The wake-up time of a sleep.
+    fn after_of(a: After) -> SimTime {
+        match a {
+            After::Sleep(t) => t,
+            other => panic!("not a sleep: {other:?}"),
+        }
     }
 
     #[test]

@@ -5,8 +5,29 @@
 //! through [`CommitPhase`]: T_LOCKED (wait for the open handles to stop; new handles wait) →
 //! ordered data (wait for every data write the transaction allocated, data=ordered) → journal
 //! blocks (descriptor + one block per metadata block, one request) → commit record (PREFLUSH +
-//! FUA) → committed (metadata becomes checkpoint work, commit waiters wake) → discards of the
-//! extents the transaction freed, one request at a time → idle.
+//! FUA) → committed (metadata becomes checkpoint work) → the commit callback: discards of the
+//! extents the transaction freed, one synchronous discard at a time → commit waiters wake →
+//! idle.
+//!
+//! # Discards as Linux 3.4–3.10 issues them (`-o discard`)
+//! Sources, fs/ext4/mballoc.c and fs/jbd2/commit.c of v3.10:
+//! - ext4_free_blocks() frees an extent per block group: a range that crosses a group boundary
+//!   is freed (and recorded) as one `ext4_free_data` entry per group ([`BLOCKS_PER_GROUP`]);
+//!   ext4_mb_free_metadata() merges a new entry with an adjacent one of the same group and
+//!   transaction.
+//! - The entries hang on the transaction (`t_private_list`); jbd2 calls
+//!   `journal->j_commit_callback` (ext4_journal_commit_callback) after setting
+//!   `j_commit_sequence` and before `wake_up(&journal->j_wait_done_commit)`. So a task that
+//!   sleeps in jbd2_log_wait_commit() (fsync) for this transaction wakes only after every
+//!   discard of it finished, and the commit thread starts no other commit meanwhile; a task
+//!   that checks afterwards finds the sequence already advanced and does not wait.
+//! - ext4_free_data_callback() calls ext4_issue_discard() → sb_issue_discard() →
+//!   blkdev_issue_discard() per entry, which submits the entry's bios (REQ_WRITE |
+//!   REQ_DISCARD, without REQ_SYNC: async) and waits for them before the next entry. One
+//!   request per entry here: an entry is at most one group (128 MiB), within the 256 MiB
+//!   [`MAX_DISCARD_BLOCKS`] this model allows one request.
+//!
+//! What a discard costs the device is the device's `discard_us_per_mib` (see the device file).
 //!
 //! # Simplifications versus the kernel (fs/jbd2/commit.c, fs/ext4/mballoc.c)
 //! - One running and at most one committing transaction; no journal space limit, so no forced
@@ -14,9 +35,8 @@
 //! - Ordered data: the thread waits for the data requests recorded when the transaction
 //!   allocated blocks, one at a time in submission order (`journal_finish_inode_data_buffers`
 //!   waits per page); it does not start write-back of still-dirty ordered pages itself.
-//! - Discards are issued after the commit waiters are woken (ext4's `ext4_free_data_callback`
-//!   runs from the commit callback); each extent is one discard of at most 256 MiB, the rest of
-//!   a longer extent follows, and the thread waits for each before the next.
+//! - Entries are merged with the previous entry only (the kernel's rb-tree also merges with
+//!   the next); frees are in file order here, so the previous one is the adjacent one.
 //! - CPU costs of the thread's own work are fixed (constants below, assumptions of the same
 //!   order as a few hundred instructions per block), plus the scenario's per-block journal and
 //!   per-request submit costs ([`Jbd2Costs`]).
@@ -43,6 +63,29 @@ const PHASE_NS: u64 = 10_000;
 const FINISH_NS: u64 = 5_000;
 /// Largest discard request (blocks): 256 MiB.
 pub const MAX_DISCARD_BLOCKS: u64 = 1 << 16;
+/// Blocks per ext4 block group with 4 KiB blocks (`8 * block size`, mke2fs and make_ext4fs):
+/// 128 MiB. ext4 frees, and so discards, at most one group per entry.
+pub const BLOCKS_PER_GROUP: u64 = 32_768;
+
+/// The discards of a transaction's freed ranges as ext4 issues them: merged when adjacent in
+/// the same group, split at group boundaries, in the order freed.
+pub fn discard_entries(freed: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(freed.len());
+    for &(lba, len) in freed {
+        let (mut lba, mut left) = (lba, len);
+        while left > 0 {
+            let group_end = (lba / BLOCKS_PER_GROUP + 1) * BLOCKS_PER_GROUP;
+            let n = left.min(group_end - lba);
+            match out.last_mut() {
+                Some(last) if last.0 + last.1 == lba && last.0 / BLOCKS_PER_GROUP == lba / BLOCKS_PER_GROUP => last.1 += n,
+                _ => out.push((lba, n)),
+            }
+            lba += n;
+            left -= n;
+        }
+    }
+    out
+}
 
 /// Per-operation CPU costs from the scenario (ns).
 #[derive(Clone, Copy, Debug)]
@@ -138,16 +181,22 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             for b in meta {
                 jn.checkpoint.insert((now.ns(), b));
             }
+            // j_commit_sequence advances now; its sleeping waiters wake after the callback.
             jn.committed = id;
             jn.commits += 1;
-            release_commit_waiters(cx);
+            let c = committing(cx);
+            // Popped from the end: stored last entry first.
+            let mut entries = discard_entries(&c.freed);
+            entries.reverse();
+            c.freed = entries;
             set_phase(cx, CommitPhase::Discard);
             (PHASE_NS, After::Step)
         }
         CommitPhase::Discard => {
             let c = committing(cx);
             if let Some((lba, len)) = c.freed.pop() {
-                // One discard of at most 256 MiB at a time; the rest of the extent follows.
+                // One entry's discard (synchronous: the next waits for it); an entry over the
+                // request limit (none with 128 MiB groups) is sent in parts.
                 if len > MAX_DISCARD_BLOCKS {
                     c.freed.push((lba + MAX_DISCARD_BLOCKS, len - MAX_DISCARD_BLOCKS));
                 }
@@ -156,6 +205,8 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
                 return (costs.submit, After::Block);
             }
             cx.journal().committing = None;
+            // wake_up(&journal->j_wait_done_commit), after the commit callback.
+            release_commit_waiters(cx);
             (FINISH_NS, After::Step)
         }
     }
@@ -215,21 +266,43 @@ mod tests {
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
         assert!(cx.reqs[1].0.fua && cx.reqs[1].0.preflush);
         cx.complete_all();
-        // Committed: waiters wake, metadata goes to checkpoint.
+        // Committed: the sequence advances, metadata goes to checkpoint; the waiters sleep on
+        // until the commit callback (the discards) is done.
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Step);
         assert_eq!(cx.jn.committed, txn);
-        assert!(cx.commit_waiters.is_empty());
+        assert_eq!(cx.commit_waiters, vec![txn]);
         assert_eq!(cx.jn.checkpoint.len(), 2);
-        // The freed extent is discarded in two requests (256 MiB + the rest), then idle.
-        assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.submit, After::Block));
-        assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::Discard });
-        assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.submit, After::Block));
-        let discarded: u64 = cx.reqs[2..].iter().map(|r| u64::from(r.0.sectors) / 8).sum();
-        assert_eq!(discarded, 3 * MAX_DISCARD_BLOCKS / 2);
+        // The freed range (blocks 50,000..148,304) crosses three group boundaries: four
+        // synchronous discards, one per group, in order; each waits for the one before.
+        let want = [(50_000, 15_536), (65_536, 32_768), (98_304, 32_768), (131_072, 17_232)];
+        for (i, &(lba, len)) in want.iter().enumerate() {
+            assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.submit, After::Block));
+            let id = 2 + i as u32;
+            assert_eq!(cx.last_blocker(), Blocker::Request { id, why: Why::Discard });
+            let (r, _) = &cx.reqs[id as usize];
+            assert_eq!((r.sector / 8, u64::from(r.sectors) / 8), (lba, len));
+            assert!(!cx.commit_waiters.is_empty(), "waiters sleep through the discards");
+            cx.complete_all();
+        }
         assert_eq!(step(&mut cx, 1, &COSTS), (FINISH_NS, After::Step));
         assert!(cx.jn.committing.is_none());
+        assert!(cx.commit_waiters.is_empty(), "woken after the commit callback");
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
         assert_eq!(cx.last_blocker(), Blocker::Idle);
+    }
+
+    #[test]
+    fn freed_ranges_become_one_discard_per_group_merged_when_adjacent() {
+        // Two adjacent frees in one group merge; a range over a boundary splits; a range
+        // after a gap stays apart even in the same group.
+        let freed = [(100, 50), (150, 50), (32_700, 100), (40_000, 8)];
+        assert_eq!(discard_entries(&freed), vec![(100, 100), (32_700, 68), (32_768, 32), (40_000, 8)]);
+        // Adjacent but in the next group: not merged.
+        assert_eq!(discard_entries(&[(32_760, 8), (32_768, 8)]), vec![(32_760, 8), (32_768, 8)]);
+        assert!(discard_entries(&[]).is_empty());
+        let big = discard_entries(&[(0, 4 * BLOCKS_PER_GROUP + 1)]);
+        assert_eq!(big.len(), 5);
+        assert_eq!(big.iter().map(|e| e.1).sum::<u64>(), 4 * BLOCKS_PER_GROUP + 1);
     }
 
     #[test]

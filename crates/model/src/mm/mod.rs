@@ -99,6 +99,7 @@ pub mod pageset;
 pub mod reclaim;
 #[cfg(test)]
 mod reference;
+pub mod throttle;
 pub mod writeback;
 
 use std::cmp::Reverse;
@@ -300,6 +301,10 @@ pub struct PageCache {
     pub evicted_fg: u64,
     /// Of those, evictions made while a background app still had an evictable page.
     pub evicted_fg_while_bg_clean: u64,
+    /// Pages that became dirty, and pages whose write-back completed, over the run (the
+    /// kernel's `BDI_DIRTIED` and `BDI_WRITTEN`, read by dirty throttling).
+    pub dirtied: u64,
+    pub written: u64,
 }
 
 impl PageCache {
@@ -323,6 +328,8 @@ impl PageCache {
             evicted: 0,
             evicted_fg: 0,
             evicted_fg_while_bg_clean: 0,
+            dirtied: 0,
+            written: 0,
         }
     }
 
@@ -599,6 +606,7 @@ impl PageCache {
             return;
         }
         self.nr_dirty += 1;
+        self.dirtied += 1;
         if f.dirtied_at.is_none() {
             f.dirtied_at = Some(now);
             self.dirty_files.insert((now, file));
@@ -638,6 +646,7 @@ impl PageCache {
         let was = f.writeback.remove(p.index);
         debug_assert!(was, "page {p:?} is not under write-back");
         self.nr_writeback -= 1;
+        self.written += 1;
         if !f.busy(p.index) {
             self.busy_add(p.file, p.index, false);
         }
@@ -655,6 +664,7 @@ impl PageCache {
             });
             self.files[file as usize].writeback.remove_range(first, end);
             self.nr_writeback -= u64::from(n);
+            self.written += u64::from(n);
             return;
         }
         for i in first..end {

@@ -136,6 +136,7 @@ impl World {
             ns: CostsNs::of(&phone.costs),
             costs: phone.costs.clone(),
             wb: WritebackState::new(Thresholds::of(capacity, phone.dirty_background_ratio, phone.dirty_ratio)),
+            throttle: Default::default(),
             phone,
             prio: super::priority::Priority::new(policy),
             fg_uid: None,

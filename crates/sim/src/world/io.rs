@@ -36,6 +36,7 @@ impl World {
             max_sectors: self.max_sectors,
             dirty_background_pages: self.wb.thresholds.background_pages,
             dirty_limit_pages: self.wb.thresholds.limit_pages,
+            throttle: self.phone.dirty_throttle,
             reclaim: self.reclaim_costs(),
         }
     }
