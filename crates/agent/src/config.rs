@@ -32,6 +32,7 @@ pub struct Config {
     pub pause: PauseSection,
     pub memory: MemorySection,
     pub rules: RulesSection,
+    pub focus: FocusSection,
     /// Cells (Cells, SOSP'11: virtual phones): name → the cgroup subtree holding the cell's
     /// processes (a path in the hierarchy holding `cpu`, e.g. a systemd slice). Cells are in
     /// scope; `forefront agent cell NAME` makes one cell foreground and every other cell
@@ -74,6 +75,31 @@ impl RulesSection {
                 Some(prefix) => unit.starts_with(prefix),
                 None => unit == u,
             })
+    }
+}
+
+/// Focus follows ([`crate::focus`]): the process of the focused window is the foreground.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FocusSection {
+    /// Follow the X11 focus (`_NET_ACTIVE_WINDOW`): `"auto"` (when a display is named, here or
+    /// by `$DISPLAY`; the agent keeps trying to connect), `"on"` (the agent does not start
+    /// without it) or `"off"`.
+    pub x11: crate::focus::X11Mode,
+    /// The X display (`":0"`); empty: the agent's `$DISPLAY`. The X authority is read from
+    /// `$XAUTHORITY` (a systemd drop-in sets both for the service).
+    pub display: String,
+    /// Pause the background (as `fg --burst`) when the focus moves to an app that has not had
+    /// it for `burst_idle_ms` or more (or never had it since the agent started).
+    pub burst: bool,
+    /// How long an app must have been without the focus for a switch to it to burst (ms). Not
+    /// measured: a switch back within a few seconds finds the app's pages still in memory.
+    pub burst_idle_ms: u64,
+}
+
+impl Default for FocusSection {
+    fn default() -> Self {
+        FocusSection { x11: crate::focus::X11Mode::Auto, display: String::new(), burst: true, burst_idle_ms: 5000 }
     }
 }
 
@@ -237,6 +263,7 @@ impl Default for Config {
             pause: PauseSection::default(),
             memory: MemorySection::default(),
             rules: RulesSection::default(),
+            focus: FocusSection::default(),
             cells: Default::default(),
         }
     }
@@ -316,6 +343,16 @@ impl Config {
                     self.pause.idle_end_ms, self.pause.max_ms
                 ),
             );
+        }
+        let d = &self.focus.display;
+        if d.len() > 256 || d.chars().any(char::is_control) {
+            return bad(
+                "focus.display",
+                format!("{d:?}: an X display name (\":0\"), at most 256 bytes without control characters"),
+            );
+        }
+        if self.focus.burst_idle_ms > 86_400_000 {
+            return bad("focus.burst_idle_ms", format!("{} is above a day (86400000)", self.focus.burst_idle_ms));
         }
         let g = &self.agent.group;
         if g.is_empty() || g.contains('/') || g == "." || g == ".." || g.len() > 64 || g.chars().any(char::is_control) {
@@ -422,6 +459,8 @@ mod tests {
             ("[agent]\nsocket = \"/run/../tmp/s\"\n", "agent.socket"),
             ("[agent]\ngroup = \"a\\nb\"\n", "agent.group"),
             ("[cells]\nw = \"/\"\n", "cells"),
+            ("[focus]\ndisplay = \":0\\n\"\n", "focus.display"),
+            ("[focus]\nburst_idle_ms = 100000000000\n", "focus.burst_idle_ms"),
         ] {
             let e = Config::parse(Path::new("c.toml"), text).unwrap_err().to_string();
             assert!(e.starts_with(&format!("c.toml: field `{field}`")), "{text:?}: {e}");

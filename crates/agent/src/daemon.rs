@@ -23,6 +23,8 @@ pub enum Event {
     Signal(i32),
     /// A process exec'd (the kernel's process-events connector): a `[rules]` candidate.
     Exec(i32),
+    /// The focused window changed ([`crate::focus`]).
+    Focus(crate::focus::FocusChange),
 }
 
 /// Credentials of the process at the other end of the socket (`SO_PEERCRED`).
@@ -132,6 +134,9 @@ pub struct Agent {
     settling: Option<(Instant, Vec<forefront_sysfs::Cgroup>)>,
     /// The write-back settings held by the pause in progress (`pause.hold_writeback`).
     held: Vec<crate::writeback::Held>,
+    /// Focus follows: the pure decision, and the last focus change with when it came (ms).
+    focus: crate::focus::FocusTracker,
+    focus_seen: Option<(crate::focus::FocusChange, u64, String)>,
     log: fn(&str),
 }
 
@@ -204,6 +209,8 @@ impl Agent {
             gate: PauseGate::new(cfg.pause.enabled, cfg.pause.max_ms, cfg.pause.min_gap_ms),
             settling: None,
             held: vec![],
+            focus: crate::focus::FocusTracker::new(cfg.focus.burst, cfg.focus.burst_idle_ms),
+            focus_seen: None,
             cfg,
             root,
             placements,
@@ -810,6 +817,31 @@ impl Agent {
         }
     }
 
+    /// The focused window changed: its process becomes the foreground through the same request
+    /// `forefront agent fg PID [--burst]` sends (the policy is not duplicated here).
+    pub fn on_focus(&mut self, change: crate::focus::FocusChange) {
+        use crate::focus::Decision;
+        let now = self.now_ms();
+        let outcome = match self.focus.on_focus(change.pid, now) {
+            Decision::Same => "already the foreground".to_owned(),
+            Decision::Unknown => {
+                (self.log)(&format!("focus: window {:#x}: owner unknown ({}): foreground unchanged", change.window, change.via));
+                "owner unknown: foreground unchanged".to_owned()
+            }
+            Decision::Foreground { pid, burst } => {
+                let me = Peer { pid: std::process::id() as i32, uid: nix::unistd::geteuid().as_raw(), gid: 0 };
+                let r = self.handle(Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst }, me);
+                let what = r.message.or(r.error.clone()).unwrap_or_default();
+                (self.log)(&format!("focus: window {:#x} of pid {pid} (via {}): {what}", change.window, change.via));
+                if !r.ok {
+                    self.focus.forget(pid);
+                }
+                what
+            }
+        };
+        self.focus_seen = Some((change, now, outcome));
+    }
+
     /// `scope`: add a process tree, uid or cgroup to the managed processes (or take it out).
     fn scope(&mut self, pid: Option<i32>, uid: Option<u32>, cgroup: Option<String>, remove: bool, peer: Peer) -> Response {
         fn toggle<T: PartialEq>(v: &mut Vec<T>, x: T, remove: bool) -> bool {
@@ -1044,6 +1076,9 @@ impl Agent {
             "knobs": self.applied.iter().map(|(p, v)| json!({"path": p, "value": v})).collect::<Vec<_>>(),
             "changes": self.journal.entries(),
             "watchdog_pid": self.watchdog.as_ref().map(|w| w.child.id()),
+            "focus": self.focus_seen.as_ref().map(|(c, at, outcome)| json!({
+                "window": c.window, "pid": c.pid, "via": c.via, "ms_ago": self.now_ms().saturating_sub(*at), "outcome": outcome,
+            })),
         })
     }
 
@@ -1216,6 +1251,43 @@ mod tests {
         std::thread::sleep(Duration::from_millis(15));
         a.tick();
         assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        a.shutdown();
+    }
+
+    #[test]
+    fn focus_changes_name_the_foreground_through_the_fg_request() {
+        use crate::focus::FocusChange;
+        let (t, mut cfg) = fake_v2();
+        cfg.focus.burst_idle_ms = 60_000;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let focus = |pid: Option<i32>| FocusChange { window: 0x40_0001, pid, via: "_NET_WM_PID".into() };
+        // First focus of the camera: never focused, so a burst; its tree is the foreground.
+        a.on_focus(focus(Some(100)));
+        a.after_reply();
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1", "a switch to a cold app bursts");
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(a.members[&101].class, Class::Foreground, "its child follows");
+        assert_eq!(a.members[&200].class, Class::Background);
+        // An unknown owner keeps the foreground; a gone process is refused and forgotten.
+        a.on_focus(focus(None));
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        assert_eq!(a.status()["focus"]["outcome"], "owner unknown: foreground unchanged");
+        a.on_focus(focus(Some(4242)));
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        assert_eq!(a.status()["focus"]["outcome"], "no process 4242");
+        // To the updater (never focused, but the pause gate's min_gap_ms refuses a burst this
+        // soon): the foreground moves all the same, and back to the camera with no burst.
+        a.on_focus(focus(Some(200)));
+        a.after_reply();
+        assert_eq!(a.fg, Foreground::Pids(vec![200]));
+        assert_eq!((a.members[&200].class, a.members[&100].class), (Class::Foreground, Class::Background));
+        assert!(a.status()["focus"]["outcome"].as_str().unwrap().contains("too soon"), "{}", a.status()["focus"]);
+        a.on_focus(focus(Some(100)));
+        a.after_reply();
+        assert_eq!(a.members[&100].class, Class::Foreground);
+        assert_eq!(a.status()["focus"]["outcome"], "foreground is pid 100", "idle 0 s < 60 s: no burst");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
         a.shutdown();
     }
 
