@@ -33,6 +33,7 @@ pub struct Config {
     pub memory: MemorySection,
     pub rules: RulesSection,
     pub focus: FocusSection,
+    pub dbus: DbusSection,
     /// Cells (Cells, SOSP'11: virtual phones): name → the cgroup subtree holding the cell's
     /// processes (a path in the hierarchy holding `cpu`, e.g. a systemd slice). Cells are in
     /// scope; `forefront agent cell NAME` makes one cell foreground and every other cell
@@ -78,6 +79,30 @@ impl RulesSection {
     }
 }
 
+/// The D-Bus interface ([`crate::dbus`]): `SetForeground`, `BurstEnd`, `Status`, allowed to
+/// the callers `[control]` allows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DbusSection {
+    /// `"auto"`: serve it when the bus lets the agent own `org.forefront.Agent1` (the policy
+    /// file is installed); `"on"`: the agent does not start without it; `"off"`.
+    pub enabled: Toggle,
+    /// The bus address (`unix:path=...`); empty: the system bus.
+    pub address: String,
+}
+
+/// A feature that can follow what the system offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Toggle {
+    /// On where the system offers it (logged where it does not); the agent starts either way.
+    #[default]
+    Auto,
+    /// On; the agent refuses to start without it.
+    On,
+    Off,
+}
+
 /// Focus follows ([`crate::focus`]): the process of the focused window is the foreground.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -85,7 +110,7 @@ pub struct FocusSection {
     /// Follow the X11 focus (`_NET_ACTIVE_WINDOW`): `"auto"` (when a display is named, here or
     /// by `$DISPLAY`; the agent keeps trying to connect), `"on"` (the agent does not start
     /// without it) or `"off"`.
-    pub x11: crate::focus::X11Mode,
+    pub x11: Toggle,
     /// The X display (`":0"`); empty: the agent's `$DISPLAY`. The X authority is read from
     /// `$XAUTHORITY` (a systemd drop-in sets both for the service).
     pub display: String,
@@ -99,7 +124,7 @@ pub struct FocusSection {
 
 impl Default for FocusSection {
     fn default() -> Self {
-        FocusSection { x11: crate::focus::X11Mode::Auto, display: String::new(), burst: true, burst_idle_ms: 5000 }
+        FocusSection { x11: Toggle::Auto, display: String::new(), burst: true, burst_idle_ms: 5000 }
     }
 }
 
@@ -264,6 +289,7 @@ impl Default for Config {
             memory: MemorySection::default(),
             rules: RulesSection::default(),
             focus: FocusSection::default(),
+            dbus: DbusSection::default(),
             cells: Default::default(),
         }
     }
@@ -353,6 +379,10 @@ impl Config {
         }
         if self.focus.burst_idle_ms > 86_400_000 {
             return bad("focus.burst_idle_ms", format!("{} is above a day (86400000)", self.focus.burst_idle_ms));
+        }
+        let a = &self.dbus.address;
+        if a.len() > 1024 || a.chars().any(char::is_control) {
+            return bad("dbus.address", format!("{a:?}: a D-Bus address (unix:path=...), at most 1024 bytes"));
         }
         let g = &self.agent.group;
         if g.is_empty() || g.contains('/') || g == "." || g == ".." || g.len() > 64 || g.chars().any(char::is_control) {

@@ -30,20 +30,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-/// Whether the agent follows the X11 focus.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum X11Mode {
-    /// Follow it when a display is named (`focus.display` or `$DISPLAY`); keep trying to
-    /// connect in the background (the agent may start before the X server).
-    #[default]
-    Auto,
-    /// Follow it; the agent refuses to start if the display cannot be reached.
-    On,
-    Off,
-}
+use serde::Serialize;
 
 /// The focused window changed (or its owner was looked up again).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -14,6 +14,7 @@
 //! - [`control`] and [`proto`]: the Unix socket (credentials, a deadline per request, per-uid
 //!   limits, escaped logs) and its JSON-lines protocol ([`proto::parse`] validates every field).
 //! - [`pause`]: the pure rule bounding pauses ([`pause::PauseGate`]).
+//! - [`dbus`]: the same requests as D-Bus methods (`org.forefront.Agent1`).
 //! - [`focus`]: focus follows: the focused X11 window's process is the foreground.
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
@@ -33,6 +34,7 @@ pub mod check;
 pub mod config;
 pub mod control;
 pub mod daemon;
+pub mod dbus;
 pub mod focus;
 pub mod pause;
 pub mod procevents;
@@ -82,6 +84,15 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         std::thread::spawn(move || control::serve(listener, allow, tx, log));
     }
     log(&format!("listening on {}", cfg.agent.socket.display()));
+    // Held for the loop's lifetime: the interface is served while the connection lives.
+    let _bus = match start_dbus(&cfg, tx.clone(), log) {
+        Ok(b) => b,
+        Err(e) => {
+            agent.shutdown();
+            let _ = std::fs::remove_file(&cfg.agent.socket);
+            return Err(e);
+        }
+    };
     if let Err(e) = start_focus(&cfg, tx.clone(), log) {
         agent.shutdown();
         let _ = std::fs::remove_file(&cfg.agent.socket);
@@ -150,7 +161,8 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
 /// not (or no longer) there. With `x11 = "on"`, a display that cannot be reached at start is an
 /// error; with `"auto"` and no display named anywhere, focus following is off.
 fn start_focus(cfg: &config::Config, tx: mpsc::Sender<Event>, log: fn(&str)) -> Result<(), AgentError> {
-    use focus::{X11Mode, X11Watcher};
+    use config::Toggle as X11Mode;
+    use focus::X11Watcher;
     let display = Some(cfg.focus.display.clone()).filter(|d| !d.is_empty()).or_else(|| std::env::var("DISPLAY").ok());
     let display = match (cfg.focus.x11, display) {
         (X11Mode::Off, _) => return Ok(()),
@@ -198,4 +210,28 @@ fn start_focus(cfg: &config::Config, tx: mpsc::Sender<Event>, log: fn(&str)) -> 
         }
     });
     Ok(())
+}
+
+/// Serves the D-Bus interface (`[dbus]`); `None` where it is off, or `"auto"` and the bus is
+/// missing or refuses the name.
+fn start_dbus(
+    cfg: &config::Config,
+    tx: mpsc::Sender<Event>,
+    log: fn(&str),
+) -> Result<Option<zbus::blocking::Connection>, AgentError> {
+    use config::Toggle;
+    if cfg.dbus.enabled == Toggle::Off {
+        return Ok(None);
+    }
+    match dbus::serve(&cfg.dbus.address, cfg.control.clone(), tx, log) {
+        Ok(c) => {
+            log(&format!("dbus: serving {} at {}", dbus::NAME, dbus::PATH));
+            Ok(Some(c))
+        }
+        Err(e) if cfg.dbus.enabled == Toggle::On => Err(e),
+        Err(e) => {
+            log(&format!("{e}: D-Bus interface off"));
+            Ok(None)
+        }
+    }
 }
