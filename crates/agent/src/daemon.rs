@@ -310,6 +310,28 @@ impl Agent {
                 } else {
                     self.notes.push("io: no BFQ/io weight knob (BFQ not loaded?): weights off".into());
                 }
+                // Where BFQ is absent: the group-wide idle class (blk-ioprio, honoured by
+                // mq-deadline too), and on v2 a latency target on the disks that honour no
+                // priority at all (crate::iosched).
+                if io.bg_ioprio_idle && p.bg.knob_path(Knob::IoPrioClass).is_some() {
+                    self.set_knob(&p.bg, Knob::IoPrioClass, 3)?;
+                    self.notes.push("io: background group's I/O in the idle class (prio.class = idle)".into());
+                }
+                if io.fg_latency_us > 0 && p.version == Version::V2 && p.fg.knob_path(Knob::IoLatency).is_some() {
+                    let deaf: Vec<crate::iosched::Disk> =
+                        crate::iosched::disks(&self.root).into_iter().filter(|d| !d.honours_ioprio()).collect();
+                    for d in &deaf {
+                        self.set_device_knob(&p.fg, Knob::IoLatency, &d.dev, io.fg_latency_us)?;
+                    }
+                    if !deaf.is_empty() {
+                        let names: Vec<&str> = deaf.iter().map(|d| d.name.as_str()).collect();
+                        self.notes.push(format!(
+                            "io: foreground io.latency target {} µs on {}",
+                            io.fg_latency_us,
+                            names.join(", ")
+                        ));
+                    }
+                }
             }
             if p.has(Controller::Memory) {
                 match p.version {
@@ -344,6 +366,25 @@ impl Agent {
         }
         let path = g.set_knob(knob, value)?;
         self.applied.push((path, knob.encode(g.version, value)));
+        Ok(())
+    }
+
+    /// [`Agent::set_knob`] for a per-device knob (`io.latency`): in a group the agent did not
+    /// create, the device's original line is journaled first — `MAJ:MIN target=max` (no
+    /// target) where the file has none for it, which is what writing it back restores.
+    fn set_device_knob(&mut self, g: &Cgroup, knob: Knob, dev: &str, value: u64) -> Result<(), AgentError> {
+        let ours = self.journal.entries().iter().any(|e| matches!(e, Entry::Created { dir, .. } if *dir == g.dir));
+        if !ours {
+            let (path, text) = g.read_knob(knob)?;
+            let original = text
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(dev))
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("{dev} target=max"));
+            self.journal.record([Entry::Knob { path, original }])?;
+        }
+        let path = g.set_device_knob(knob, dev, value)?;
+        self.applied.push((path, format!("{dev} target={value}")));
         Ok(())
     }
 
@@ -1140,6 +1181,8 @@ mod tests {
                 ("cpu.weight", "100"),
                 ("cpu.idle", "0"),
                 ("io.bfq.weight", "default 100"),
+                ("io.prio.class", "no-change"),
+                ("io.latency", ""),
                 ("cgroup.freeze", "0"),
                 ("cgroup.procs", ""),
                 ("cgroup.subtree_control", ""),
@@ -1387,6 +1430,30 @@ mod tests {
         assert_eq!(a.fg, Foreground::None);
         assert!(a.handle(fg(None, Some("/user.slice/app-camera")), peer()).ok);
         a.shutdown();
+    }
+
+    #[test]
+    fn without_bfq_the_idle_class_and_a_latency_target_are_set_and_restored() {
+        let (t, mut cfg) = fake_v2();
+        for (name, sched, dev) in [("nvme0n1", "[none] mq-deadline", "259:0"), ("sda", "[mq-deadline] bfq", "8:0")] {
+            let q = t.path().join("sys/block").join(name).join("queue");
+            std::fs::create_dir_all(&q).unwrap();
+            std::fs::write(q.join("scheduler"), sched).unwrap();
+            std::fs::write(q.parent().unwrap().join("size"), "1000").unwrap();
+            std::fs::write(q.parent().unwrap().join("dev"), dev).unwrap();
+        }
+        cfg.io.fg_latency_us = 2500;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        assert_eq!(read(&t, "forefront/bg/io.prio.class"), "idle");
+        assert_eq!(read(&t, "forefront/fg/io.prio.class"), "no-change", "the foreground keeps its classes");
+        // Only the disk whose scheduler ignores priorities gets a target (a fake file keeps the
+        // last line written; the kernel's keeps one line per device).
+        assert_eq!(read(&t, "forefront/fg/io.latency"), "259:0 target=2500");
+        let notes = a.status()["actions"].to_string();
+        assert!(notes.contains("io.latency target 2500 µs on nvme0n1") && !notes.contains("sda"), "{notes}");
+        a.shutdown();
+        assert_eq!(read(&t, "forefront/bg/io.prio.class"), "no-change");
+        assert_eq!(read(&t, "forefront/fg/io.latency"), "259:0 target=max", "the device's target removed");
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! - [`pause`]: the pure rule bounding pauses ([`pause::PauseGate`]).
 //! - [`dbus`]: the same requests as D-Bus methods (`org.forefront.Agent1`).
 //! - [`focus`]: focus follows: the focused X11 window's process is the foreground.
+//! - [`iosched`]: which I/O mechanisms the disks' schedulers and the io hierarchy offer, and
+//!   which the agent uses (BFQ weights, idle I/O class, `io.weight`, `io.latency`).
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
 //!
@@ -36,6 +38,7 @@ pub mod control;
 pub mod daemon;
 pub mod dbus;
 pub mod focus;
+pub mod iosched;
 pub mod pause;
 pub mod procevents;
 pub mod proto;

@@ -400,7 +400,10 @@ fn generate_writes_man_pages_and_completions_from_the_cli() {
     let page = std::fs::read_to_string(dir.path().join("forefront-agent.1")).unwrap();
     assert!(page.starts_with(".ie") || page.contains(".TH forefront-agent"), "{page}");
     for sub in ["run", "fg", "exec", "status", "check", "dbus-policy"] {
-        assert!(page.contains(&format!("forefront\\-agent\\-{}(1)", sub.replace('-', "\\-"))), "forefront-agent.1 lists {sub}: {page}");
+        assert!(
+            page.contains(&format!("forefront\\-agent\\-{}(1)", sub.replace('-', "\\-"))),
+            "forefront-agent.1 lists {sub}: {page}"
+        );
         assert!(dir.path().join(format!("forefront-agent-{sub}.1")).exists(), "{sub}");
     }
     let bash = forefront(&["generate", "completions", "bash"]);
