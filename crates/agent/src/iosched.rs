@@ -106,7 +106,8 @@ pub fn offer(root: &Path) -> Offer {
     let qos = std::fs::read_to_string(h.mount.join("io.cost.qos")).unwrap_or_default();
     Offer {
         v2,
-        bfq_weight: has(if v2 { "io.bfq.weight" } else { "blkio.bfq.weight" }),
+        // v1's root group has no weight file: BFQ's statistics there say child groups get one.
+        bfq_weight: if v2 { has("io.bfq.weight") } else { has("blkio.bfq.weight") || has("blkio.bfq.io_service_bytes") },
         io_weight: v2 && has("io.weight"),
         iocost_enabled: v2 && qos.lines().any(|l| l.split_whitespace().any(|w| w == "enable=1")),
         io_latency: v2 && has("io.latency"),

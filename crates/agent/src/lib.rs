@@ -164,23 +164,23 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
 /// not (or no longer) there. With `x11 = "on"`, a display that cannot be reached at start is an
 /// error; with `"auto"` and no display named anywhere, focus following is off.
 fn start_focus(cfg: &config::Config, tx: mpsc::Sender<Event>, log: fn(&str)) -> Result<(), AgentError> {
-    use config::Toggle as X11Mode;
+    use config::Toggle;
     use focus::X11Watcher;
     let display = Some(cfg.focus.display.clone()).filter(|d| !d.is_empty()).or_else(|| std::env::var("DISPLAY").ok());
     let display = match (cfg.focus.x11, display) {
-        (X11Mode::Off, _) => return Ok(()),
-        (X11Mode::Auto, None) => {
+        (Toggle::Off, _) => return Ok(()),
+        (Toggle::Auto, None) => {
             log("focus: no X display named (focus.display empty, $DISPLAY unset): focus following off");
             return Ok(());
         }
-        (X11Mode::On, None) => {
+        (Toggle::On, None) => {
             return Err(AgentError::Nothing("focus.x11 = \"on\" but no X display is named (focus.display, $DISPLAY)".into()))
         }
         (_, Some(d)) => d,
     };
     let first = match X11Watcher::connect(Some(&display)) {
         Ok(w) => Some(w),
-        Err(e) if cfg.focus.x11 == X11Mode::On => return Err(AgentError::Nothing(format!("focus.x11 = \"on\": {e}"))),
+        Err(e) if cfg.focus.x11 == Toggle::On => return Err(AgentError::Nothing(format!("focus.x11 = \"on\": {e}"))),
         Err(e) => {
             log(&format!("focus: {e}; trying again every {} s", focus::RECONNECT.as_secs()));
             None
