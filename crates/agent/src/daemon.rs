@@ -870,6 +870,7 @@ impl Agent {
                 "owner unknown: foreground unchanged".to_owned()
             }
             Decision::Foreground { pid, burst } => {
+                let burst = burst && !change.initial;
                 let me = Peer { pid: std::process::id() as i32, uid: nix::unistd::geteuid().as_raw(), gid: 0 };
                 let r = self.handle(Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst }, me);
                 let what = r.message.or(r.error.clone()).unwrap_or_default();
@@ -1303,7 +1304,12 @@ mod tests {
         let (t, mut cfg) = fake_v2();
         cfg.focus.burst_idle_ms = 60_000;
         let mut a = Agent::start(cfg, None, |_| {}).unwrap();
-        let focus = |pid: Option<i32>| FocusChange { window: 0x40_0001, pid, via: "_NET_WM_PID".into() };
+        let focus = |pid: Option<i32>| FocusChange { window: 0x40_0001, pid, via: "_NET_WM_PID".into(), initial: false };
+        // The focus found at connection names the foreground but does not burst.
+        a.on_focus(FocusChange { initial: true, ..focus(Some(200)) });
+        a.after_reply();
+        assert_eq!(a.fg, Foreground::Pids(vec![200]));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0", "no burst for the focus found at start");
         // First focus of the camera: never focused, so a burst; its tree is the foreground.
         a.on_focus(focus(Some(100)));
         a.after_reply();
@@ -1319,13 +1325,13 @@ mod tests {
         a.on_focus(focus(Some(4242)));
         assert_eq!(a.fg, Foreground::Pids(vec![100]));
         assert_eq!(a.status()["focus"]["outcome"], "no process 4242");
-        // To the updater (never focused, but the pause gate's min_gap_ms refuses a burst this
-        // soon): the foreground moves all the same, and back to the camera with no burst.
+        // To the updater (idle since it lost the focus at start, 0 s ago: no burst; and the pause
+        // gate's min_gap_ms would refuse one this soon): the foreground moves, and back.
         a.on_focus(focus(Some(200)));
         a.after_reply();
         assert_eq!(a.fg, Foreground::Pids(vec![200]));
         assert_eq!((a.members[&200].class, a.members[&100].class), (Class::Foreground, Class::Background));
-        assert!(a.status()["focus"]["outcome"].as_str().unwrap().contains("too soon"), "{}", a.status()["focus"]);
+        assert_eq!(a.status()["focus"]["outcome"], "foreground is pid 200", "{}", a.status()["focus"]);
         a.on_focus(focus(Some(100)));
         a.after_reply();
         assert_eq!(a.members[&100].class, Class::Foreground);

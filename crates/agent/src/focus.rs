@@ -41,6 +41,10 @@ pub struct FocusChange {
     pub pid: Option<i32>,
     /// How the pid was found: `_NET_WM_PID`, `XRes`, or why not.
     pub via: String,
+    /// The focus found when the watcher (re)connected, not a change the user made: it names
+    /// the foreground but never starts a burst.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub initial: bool,
 }
 
 /// What the agent does about one focus change.
@@ -129,19 +133,21 @@ pub trait WindowSource {
 pub fn resolve(src: &dyn WindowSource) -> Result<FocusChange, String> {
     let valid = |p: u32| i32::try_from(p).ok().filter(|p| *p > 1);
     let window = match src.active_window()? {
-        None | Some(0) => return Ok(FocusChange { window: 0, pid: None, via: "no active window".into() }),
+        None | Some(0) => return Ok(FocusChange { window: 0, pid: None, via: "no active window".into(), initial: false }),
         Some(w) => w,
     };
     if let Some(pid) = src.net_wm_pid(window)?.and_then(valid) {
-        return Ok(FocusChange { window, pid: Some(pid), via: "_NET_WM_PID".into() });
+        return Ok(FocusChange { window, pid: Some(pid), via: "_NET_WM_PID".into(), initial: false });
     }
     match src.xres_pid(window) {
         Ok(Some(p)) => match valid(p) {
-            Some(pid) => Ok(FocusChange { window, pid: Some(pid), via: "XRes".into() }),
-            None => Ok(FocusChange { window, pid: None, via: format!("XRes named pid {p}") }),
+            Some(pid) => Ok(FocusChange { window, pid: Some(pid), via: "XRes".into(), initial: false }),
+            None => Ok(FocusChange { window, pid: None, via: format!("XRes named pid {p}"), initial: false }),
         },
-        Ok(None) => Ok(FocusChange { window, pid: None, via: "no _NET_WM_PID; XRes does not know its client".into() }),
-        Err(e) => Ok(FocusChange { window, pid: None, via: format!("no _NET_WM_PID; XRes: {e}") }),
+        Ok(None) => {
+            Ok(FocusChange { window, pid: None, via: "no _NET_WM_PID; XRes does not know its client".into(), initial: false })
+        }
+        Err(e) => Ok(FocusChange { window, pid: None, via: format!("no _NET_WM_PID; XRes: {e}"), initial: false }),
     }
 }
 
@@ -209,7 +215,7 @@ impl X11Watcher {
 
     /// The focus right now (at start: the window focused before the agent came).
     pub fn current(&self) -> Result<FocusChange, String> {
-        resolve(self)
+        resolve(self).map(|c| FocusChange { initial: true, ..c })
     }
 
     fn card32(&self, window: u32, prop: u32, kind: x11rb::protocol::xproto::AtomEnum) -> Result<Option<u32>, String> {
@@ -316,7 +322,10 @@ mod tests {
     #[test]
     fn the_pid_comes_from_net_wm_pid_else_from_xres() {
         let mut f = Fake { active: Some(0x40_0001), wm_pid: [(0x40_0001, 4321)].into(), xres: Ok([(0x40_0001, 9)].into()) };
-        assert_eq!(resolve(&f).unwrap(), FocusChange { window: 0x40_0001, pid: Some(4321), via: "_NET_WM_PID".into() });
+        assert_eq!(
+            resolve(&f).unwrap(),
+            FocusChange { window: 0x40_0001, pid: Some(4321), via: "_NET_WM_PID".into(), initial: false }
+        );
         f.wm_pid.clear();
         assert_eq!(resolve(&f).unwrap().pid, Some(9));
         assert_eq!(resolve(&f).unwrap().via, "XRes");
@@ -330,7 +339,7 @@ mod tests {
         f.xres = Ok([(0x40_0001, 0)].into());
         assert_eq!(resolve(&f).unwrap().pid, None);
         f.active = None;
-        assert_eq!(resolve(&f).unwrap(), FocusChange { window: 0, pid: None, via: "no active window".into() });
+        assert_eq!(resolve(&f).unwrap(), FocusChange { window: 0, pid: None, via: "no active window".into(), initial: false });
         f.active = Some(0);
         assert_eq!(resolve(&f).unwrap().window, 0);
         // A pid beyond i32 is not a pid.
