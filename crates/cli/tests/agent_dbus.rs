@@ -70,7 +70,8 @@ fn dbus_calls_work_for_an_allowed_uid_and_are_refused_for_another() {
     let address = format!("unix:path={}", bus.display());
     // The system bus's default policy (Debian's system.conf): no names owned, no method calls,
     // but what a policy file allows. One extra line lets `nobody` send Status through the bus,
-    // so that the agent's own check is exercised as well.
+    // so that the agent's own check is exercised as well; it names the uid by number, as the
+    // policies `forefront agent dbus-policy` writes do.
     std::fs::write(
         d.join("bus.conf"),
         format!(
@@ -93,7 +94,7 @@ fn dbus_calls_work_for_an_allowed_uid_and_are_refused_for_another() {
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
   </policy>
   <include>{}</include>
-  <policy user="nobody">
+  <policy user="65534">
     <allow send_destination="org.forefront.Agent1" send_interface="org.forefront.Agent1" send_member="Status"/>
   </policy>
 </busconfig>
