@@ -90,6 +90,19 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
             if bfq_anywhere { "offered by at least one disk" } else { "no disk offers bfq" },
         ));
     }
+    if cfg.io.enabled {
+        // Which I/O mechanisms the disks' schedulers and the io hierarchy offer, and which the
+        // agent will use (crate::iosched): informational, never a failure; one offered but
+        // unused is a warning.
+        let disks = crate::iosched::disks(root);
+        let list: Vec<String> = disks.iter().map(|d| format!("{} {}", d.name, d.scheduler)).collect();
+        out.push(cap("disks", true, if list.is_empty() { "no block device with a scheduler".into() } else { list.join(", ") }));
+        for m in crate::iosched::plan(&cfg.io, &crate::iosched::offer(root), &disks) {
+            let mut c = cap(&format!("io: {}", m.name), true, m.detail);
+            c.warn = !m.used;
+            out.push(c);
+        }
+    }
     if cfg.pause.enabled {
         need(Controller::Freezer, "background pause", &mut out);
         if cfg.pause.hold_writeback {

@@ -32,6 +32,8 @@ pub struct Config {
     pub pause: PauseSection,
     pub memory: MemorySection,
     pub rules: RulesSection,
+    pub focus: FocusSection,
+    pub dbus: DbusSection,
     /// Cells (Cells, SOSP'11: virtual phones): name → the cgroup subtree holding the cell's
     /// processes (a path in the hierarchy holding `cpu`, e.g. a systemd slice). Cells are in
     /// scope; `forefront agent cell NAME` makes one cell foreground and every other cell
@@ -74,6 +76,55 @@ impl RulesSection {
                 Some(prefix) => unit.starts_with(prefix),
                 None => unit == u,
             })
+    }
+}
+
+/// The D-Bus interface ([`crate::dbus`]): `SetForeground`, `BurstEnd`, `Status`, allowed to
+/// the callers `[control]` allows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DbusSection {
+    /// `"auto"`: serve it when the bus lets the agent own `org.forefront.Agent1` (the policy
+    /// file is installed); `"on"`: the agent does not start without it; `"off"`.
+    pub enabled: Toggle,
+    /// The bus address (`unix:path=...`); empty: the system bus.
+    pub address: String,
+}
+
+/// A feature that can follow what the system offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Toggle {
+    /// On where the system offers it (logged where it does not); the agent starts either way.
+    #[default]
+    Auto,
+    /// On; the agent refuses to start without it.
+    On,
+    Off,
+}
+
+/// Focus follows ([`crate::focus`]): the process of the focused window is the foreground.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FocusSection {
+    /// Follow the X11 focus (`_NET_ACTIVE_WINDOW`): `"auto"` (when a display is named, here or
+    /// by `$DISPLAY`; the agent keeps trying to connect), `"on"` (the agent does not start
+    /// without it) or `"off"`.
+    pub x11: Toggle,
+    /// The X display (`":0"`); empty: the agent's `$DISPLAY`. The X authority is read from
+    /// `$XAUTHORITY` (a systemd drop-in sets both for the service).
+    pub display: String,
+    /// Pause the background (as `fg --burst`) when the focus moves to an app that has not had
+    /// it for `burst_idle_ms` or more (or never had it since the agent started).
+    pub burst: bool,
+    /// How long an app must have been without the focus for a switch to it to burst (ms). Not
+    /// measured: a switch back within a few seconds finds the app's pages still in memory.
+    pub burst_idle_ms: u64,
+}
+
+impl Default for FocusSection {
+    fn default() -> Self {
+        FocusSection { x11: Toggle::Auto, display: String::new(), burst: true, burst_idle_ms: 5000 }
     }
 }
 
@@ -137,6 +188,11 @@ pub struct IoSection {
     /// mq-deadline: unlike group weights it also applies on v1, where buffered writeback
     /// escapes blkio weights.
     pub bg_ioprio_idle: bool,
+    /// cgroup v2 only: an `io.latency` target (µs) for the foreground group on the disks whose
+    /// scheduler honours no I/O priority (`none`, `kyber`: NVMe drives mostly); background
+    /// groups are throttled while the foreground misses it. 0 = off (the default: not measured
+    /// here, this VM has no v2 io controller). See [`crate::iosched`].
+    pub fg_latency_us: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -216,7 +272,7 @@ impl Default for CpuSection {
 
 impl Default for IoSection {
     fn default() -> Self {
-        IoSection { enabled: true, fg_weight: 1000, bg_weight: 10, bg_ioprio_idle: true }
+        IoSection { enabled: true, fg_weight: 1000, bg_weight: 10, bg_ioprio_idle: true, fg_latency_us: 0 }
     }
 }
 
@@ -237,6 +293,8 @@ impl Default for Config {
             pause: PauseSection::default(),
             memory: MemorySection::default(),
             rules: RulesSection::default(),
+            focus: FocusSection::default(),
+            dbus: DbusSection::default(),
             cells: Default::default(),
         }
     }
@@ -283,6 +341,9 @@ impl Config {
         if !(1..=1000).contains(&self.io.bg_weight) {
             return bad("io.bg_weight", format!("{} is outside 1..=1000", self.io.bg_weight));
         }
+        if self.io.fg_latency_us > 10_000_000 {
+            return bad("io.fg_latency_us", format!("{} is above 10 s (10000000 µs)", self.io.fg_latency_us));
+        }
         if self.pause.max_ms == 0 || self.pause.max_ms > 60_000 {
             return bad("pause.max_ms", format!("{} is outside 1..=60000", self.pause.max_ms));
         }
@@ -316,6 +377,20 @@ impl Config {
                     self.pause.idle_end_ms, self.pause.max_ms
                 ),
             );
+        }
+        let d = &self.focus.display;
+        if d.len() > 256 || d.chars().any(char::is_control) {
+            return bad(
+                "focus.display",
+                format!("{d:?}: an X display name (\":0\"), at most 256 bytes without control characters"),
+            );
+        }
+        if self.focus.burst_idle_ms > 86_400_000 {
+            return bad("focus.burst_idle_ms", format!("{} is above a day (86400000)", self.focus.burst_idle_ms));
+        }
+        let a = &self.dbus.address;
+        if a.len() > 1024 || a.chars().any(char::is_control) {
+            return bad("dbus.address", format!("{a:?}: a D-Bus address (unix:path=...), at most 1024 bytes"));
         }
         let g = &self.agent.group;
         if g.is_empty() || g.contains('/') || g == "." || g == ".." || g.len() > 64 || g.chars().any(char::is_control) {
@@ -422,6 +497,8 @@ mod tests {
             ("[agent]\nsocket = \"/run/../tmp/s\"\n", "agent.socket"),
             ("[agent]\ngroup = \"a\\nb\"\n", "agent.group"),
             ("[cells]\nw = \"/\"\n", "cells"),
+            ("[focus]\ndisplay = \":0\\n\"\n", "focus.display"),
+            ("[focus]\nburst_idle_ms = 100000000000\n", "focus.burst_idle_ms"),
         ] {
             let e = Config::parse(Path::new("c.toml"), text).unwrap_err().to_string();
             assert!(e.starts_with(&format!("c.toml: field `{field}`")), "{text:?}: {e}");

@@ -23,6 +23,8 @@ pub enum Event {
     Signal(i32),
     /// A process exec'd (the kernel's process-events connector): a `[rules]` candidate.
     Exec(i32),
+    /// The focused window changed ([`crate::focus`]).
+    Focus(crate::focus::FocusChange),
 }
 
 /// Credentials of the process at the other end of the socket (`SO_PEERCRED`).
@@ -132,6 +134,9 @@ pub struct Agent {
     settling: Option<(Instant, Vec<forefront_sysfs::Cgroup>)>,
     /// The write-back settings held by the pause in progress (`pause.hold_writeback`).
     held: Vec<crate::writeback::Held>,
+    /// Focus follows: the pure decision, and the last focus change with when it came (ms).
+    focus: crate::focus::FocusTracker,
+    focus_seen: Option<(crate::focus::FocusChange, u64, String)>,
     log: fn(&str),
 }
 
@@ -204,6 +209,8 @@ impl Agent {
             gate: PauseGate::new(cfg.pause.enabled, cfg.pause.max_ms, cfg.pause.min_gap_ms),
             settling: None,
             held: vec![],
+            focus: crate::focus::FocusTracker::new(cfg.focus.burst, cfg.focus.burst_idle_ms),
+            focus_seen: None,
             cfg,
             root,
             placements,
@@ -303,6 +310,28 @@ impl Agent {
                 } else {
                     self.notes.push("io: no BFQ/io weight knob (BFQ not loaded?): weights off".into());
                 }
+                // Where BFQ is absent: the group-wide idle class (blk-ioprio, honoured by
+                // mq-deadline too), and on v2 a latency target on the disks that honour no
+                // priority at all (crate::iosched).
+                if io.bg_ioprio_idle && p.bg.knob_path(Knob::IoPrioClass).is_some() {
+                    self.set_knob(&p.bg, Knob::IoPrioClass, 3)?;
+                    self.notes.push("io: background group's I/O in the idle class (prio.class = idle)".into());
+                }
+                if io.fg_latency_us > 0 && p.version == Version::V2 && p.fg.knob_path(Knob::IoLatency).is_some() {
+                    let deaf: Vec<crate::iosched::Disk> =
+                        crate::iosched::disks(&self.root).into_iter().filter(|d| !d.honours_ioprio()).collect();
+                    for d in &deaf {
+                        self.set_device_knob(&p.fg, Knob::IoLatency, &d.dev, io.fg_latency_us)?;
+                    }
+                    if !deaf.is_empty() {
+                        let names: Vec<&str> = deaf.iter().map(|d| d.name.as_str()).collect();
+                        self.notes.push(format!(
+                            "io: foreground io.latency target {} µs on {}",
+                            io.fg_latency_us,
+                            names.join(", ")
+                        ));
+                    }
+                }
             }
             if p.has(Controller::Memory) {
                 match p.version {
@@ -337,6 +366,25 @@ impl Agent {
         }
         let path = g.set_knob(knob, value)?;
         self.applied.push((path, knob.encode(g.version, value)));
+        Ok(())
+    }
+
+    /// [`Agent::set_knob`] for a per-device knob (`io.latency`): in a group the agent did not
+    /// create, the device's original line is journaled first — `MAJ:MIN target=max` (no
+    /// target) where the file has none for it, which is what writing it back restores.
+    fn set_device_knob(&mut self, g: &Cgroup, knob: Knob, dev: &str, value: u64) -> Result<(), AgentError> {
+        let ours = self.journal.entries().iter().any(|e| matches!(e, Entry::Created { dir, .. } if *dir == g.dir));
+        if !ours {
+            let (path, text) = g.read_knob(knob)?;
+            let original = text
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(dev))
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("{dev} target=max"));
+            self.journal.record([Entry::Knob { path, original }])?;
+        }
+        let path = g.set_device_knob(knob, dev, value)?;
+        self.applied.push((path, format!("{dev} target={value}")));
         Ok(())
     }
 
@@ -810,6 +858,32 @@ impl Agent {
         }
     }
 
+    /// The focused window changed: its process becomes the foreground through the same request
+    /// `forefront agent fg PID [--burst]` sends (the policy is not duplicated here).
+    pub fn on_focus(&mut self, change: crate::focus::FocusChange) {
+        use crate::focus::Decision;
+        let now = self.now_ms();
+        let outcome = match self.focus.on_focus(change.pid, now) {
+            Decision::Same => "already the foreground".to_owned(),
+            Decision::Unknown => {
+                (self.log)(&format!("focus: window {:#x}: owner unknown ({}): foreground unchanged", change.window, change.via));
+                "owner unknown: foreground unchanged".to_owned()
+            }
+            Decision::Foreground { pid, burst } => {
+                let burst = burst && !change.initial;
+                let me = Peer { pid: std::process::id() as i32, uid: nix::unistd::geteuid().as_raw(), gid: 0 };
+                let r = self.handle(Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst }, me);
+                let what = r.message.or(r.error.clone()).unwrap_or_default();
+                (self.log)(&format!("focus: window {:#x} of pid {pid} (via {}): {what}", change.window, change.via));
+                if !r.ok {
+                    self.focus.forget(pid);
+                }
+                what
+            }
+        };
+        self.focus_seen = Some((change, now, outcome));
+    }
+
     /// `scope`: add a process tree, uid or cgroup to the managed processes (or take it out).
     fn scope(&mut self, pid: Option<i32>, uid: Option<u32>, cgroup: Option<String>, remove: bool, peer: Peer) -> Response {
         fn toggle<T: PartialEq>(v: &mut Vec<T>, x: T, remove: bool) -> bool {
@@ -1044,6 +1118,9 @@ impl Agent {
             "knobs": self.applied.iter().map(|(p, v)| json!({"path": p, "value": v})).collect::<Vec<_>>(),
             "changes": self.journal.entries(),
             "watchdog_pid": self.watchdog.as_ref().map(|w| w.child.id()),
+            "focus": self.focus_seen.as_ref().map(|(c, at, outcome)| json!({
+                "window": c.window, "pid": c.pid, "via": c.via, "ms_ago": self.now_ms().saturating_sub(*at), "outcome": outcome,
+            })),
         })
     }
 
@@ -1105,6 +1182,8 @@ mod tests {
                 ("cpu.weight", "100"),
                 ("cpu.idle", "0"),
                 ("io.bfq.weight", "default 100"),
+                ("io.prio.class", "no-change"),
+                ("io.latency", ""),
                 ("cgroup.freeze", "0"),
                 ("cgroup.procs", ""),
                 ("cgroup.subtree_control", ""),
@@ -1220,6 +1299,48 @@ mod tests {
     }
 
     #[test]
+    fn focus_changes_name_the_foreground_through_the_fg_request() {
+        use crate::focus::FocusChange;
+        let (t, mut cfg) = fake_v2();
+        cfg.focus.burst_idle_ms = 60_000;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let focus = |pid: Option<i32>| FocusChange { window: 0x40_0001, pid, via: "_NET_WM_PID".into(), initial: false };
+        // The focus found at connection names the foreground but does not burst.
+        a.on_focus(FocusChange { initial: true, ..focus(Some(200)) });
+        a.after_reply();
+        assert_eq!(a.fg, Foreground::Pids(vec![200]));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0", "no burst for the focus found at start");
+        // First focus of the camera: never focused, so a burst; its tree is the foreground.
+        a.on_focus(focus(Some(100)));
+        a.after_reply();
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1", "a switch to a cold app bursts");
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(a.members[&101].class, Class::Foreground, "its child follows");
+        assert_eq!(a.members[&200].class, Class::Background);
+        // An unknown owner keeps the foreground; a gone process is refused and forgotten.
+        a.on_focus(focus(None));
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        assert_eq!(a.status()["focus"]["outcome"], "owner unknown: foreground unchanged");
+        a.on_focus(focus(Some(4242)));
+        assert_eq!(a.fg, Foreground::Pids(vec![100]));
+        assert_eq!(a.status()["focus"]["outcome"], "no process 4242");
+        // To the updater (idle since it lost the focus at start, 0 s ago: no burst; and the pause
+        // gate's min_gap_ms would refuse one this soon): the foreground moves, and back.
+        a.on_focus(focus(Some(200)));
+        a.after_reply();
+        assert_eq!(a.fg, Foreground::Pids(vec![200]));
+        assert_eq!((a.members[&200].class, a.members[&100].class), (Class::Foreground, Class::Background));
+        assert_eq!(a.status()["focus"]["outcome"], "foreground is pid 200", "{}", a.status()["focus"]);
+        a.on_focus(focus(Some(100)));
+        a.after_reply();
+        assert_eq!(a.members[&100].class, Class::Foreground);
+        assert_eq!(a.status()["focus"]["outcome"], "foreground is pid 100", "idle 0 s < 60 s: no burst");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
+    }
+
+    #[test]
     fn scope_grows_and_shrinks_at_run_time() {
         let (t, cfg) = fake_v2();
         let mut a = Agent::start(cfg, None, |_| {}).unwrap();
@@ -1315,6 +1436,30 @@ mod tests {
         assert_eq!(a.fg, Foreground::None);
         assert!(a.handle(fg(None, Some("/user.slice/app-camera")), peer()).ok);
         a.shutdown();
+    }
+
+    #[test]
+    fn without_bfq_the_idle_class_and_a_latency_target_are_set_and_restored() {
+        let (t, mut cfg) = fake_v2();
+        for (name, sched, dev) in [("nvme0n1", "[none] mq-deadline", "259:0"), ("sda", "[mq-deadline] bfq", "8:0")] {
+            let q = t.path().join("sys/block").join(name).join("queue");
+            std::fs::create_dir_all(&q).unwrap();
+            std::fs::write(q.join("scheduler"), sched).unwrap();
+            std::fs::write(q.parent().unwrap().join("size"), "1000").unwrap();
+            std::fs::write(q.parent().unwrap().join("dev"), dev).unwrap();
+        }
+        cfg.io.fg_latency_us = 2500;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        assert_eq!(read(&t, "forefront/bg/io.prio.class"), "idle");
+        assert_eq!(read(&t, "forefront/fg/io.prio.class"), "no-change", "the foreground keeps its classes");
+        // Only the disk whose scheduler ignores priorities gets a target (a fake file keeps the
+        // last line written; the kernel's keeps one line per device).
+        assert_eq!(read(&t, "forefront/fg/io.latency"), "259:0 target=2500");
+        let notes = a.status()["actions"].to_string();
+        assert!(notes.contains("io.latency target 2500 µs on nvme0n1") && !notes.contains("sda"), "{notes}");
+        a.shutdown();
+        assert_eq!(read(&t, "forefront/bg/io.prio.class"), "no-change");
+        assert_eq!(read(&t, "forefront/fg/io.latency"), "259:0 target=max", "the device's target removed");
     }
 
     #[test]

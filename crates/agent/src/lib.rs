@@ -14,6 +14,10 @@
 //! - [`control`] and [`proto`]: the Unix socket (credentials, a deadline per request, per-uid
 //!   limits, escaped logs) and its JSON-lines protocol ([`proto::parse`] validates every field).
 //! - [`pause`]: the pure rule bounding pauses ([`pause::PauseGate`]).
+//! - [`dbus`]: the same requests as D-Bus methods (`org.forefront.Agent1`).
+//! - [`focus`]: focus follows: the focused X11 window's process is the foreground.
+//! - [`iosched`]: which I/O mechanisms the disks' schedulers and the io hierarchy offer, and
+//!   which the agent uses (BFQ weights, idle I/O class, `io.weight`, `io.latency`).
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
 //!
@@ -32,6 +36,9 @@ pub mod check;
 pub mod config;
 pub mod control;
 pub mod daemon;
+pub mod dbus;
+pub mod focus;
+pub mod iosched;
 pub mod pause;
 pub mod procevents;
 pub mod proto;
@@ -80,6 +87,20 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         std::thread::spawn(move || control::serve(listener, allow, tx, log));
     }
     log(&format!("listening on {}", cfg.agent.socket.display()));
+    // Held for the loop's lifetime: the interface is served while the connection lives.
+    let _bus = match start_dbus(&cfg, tx.clone(), log) {
+        Ok(b) => b,
+        Err(e) => {
+            agent.shutdown();
+            let _ = std::fs::remove_file(&cfg.agent.socket);
+            return Err(e);
+        }
+    };
+    if let Err(e) = start_focus(&cfg, tx.clone(), log) {
+        agent.shutdown();
+        let _ = std::fs::remove_file(&cfg.agent.socket);
+        return Err(e);
+    }
     if !cfg.rules.is_empty() {
         match procevents::listen() {
             Ok(ev) => {
@@ -116,6 +137,10 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
                 // After the reply: what a launcher need not wait for.
                 agent.after_reply();
             }
+            Ok(Event::Focus(change)) => {
+                agent.on_focus(change);
+                agent.after_reply();
+            }
             Ok(Event::Exec(pid)) => {
                 agent.on_exec(pid);
                 agent.after_reply();
@@ -132,4 +157,84 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
     agent.shutdown();
     let _ = std::fs::remove_file(&cfg.agent.socket);
     Ok(())
+}
+
+/// Starts the X11 focus watcher (`[focus] x11`): a thread that sends [`Event::Focus`] on every
+/// change of the focused window, reconnecting every [`focus::RECONNECT`] when the X server is
+/// not (or no longer) there. With `x11 = "on"`, a display that cannot be reached at start is an
+/// error; with `"auto"` and no display named anywhere, focus following is off.
+fn start_focus(cfg: &config::Config, tx: mpsc::Sender<Event>, log: fn(&str)) -> Result<(), AgentError> {
+    use config::Toggle;
+    use focus::X11Watcher;
+    let display = Some(cfg.focus.display.clone()).filter(|d| !d.is_empty()).or_else(|| std::env::var("DISPLAY").ok());
+    let display = match (cfg.focus.x11, display) {
+        (Toggle::Off, _) => return Ok(()),
+        (Toggle::Auto, None) => {
+            log("focus: no X display named (focus.display empty, $DISPLAY unset): focus following off");
+            return Ok(());
+        }
+        (Toggle::On, None) => {
+            return Err(AgentError::Nothing("focus.x11 = \"on\" but no X display is named (focus.display, $DISPLAY)".into()))
+        }
+        (_, Some(d)) => d,
+    };
+    let first = match X11Watcher::connect(Some(&display)) {
+        Ok(w) => Some(w),
+        Err(e) if cfg.focus.x11 == Toggle::On => return Err(AgentError::Nothing(format!("focus.x11 = \"on\": {e}"))),
+        Err(e) => {
+            log(&format!("focus: {e}; trying again every {} s", focus::RECONNECT.as_secs()));
+            None
+        }
+    };
+    std::thread::spawn(move || {
+        let mut watcher = first;
+        loop {
+            let Some(w) = watcher.take().or_else(|| X11Watcher::connect(Some(&display)).ok()) else {
+                std::thread::sleep(focus::RECONNECT);
+                continue;
+            };
+            log(&format!("focus: following _NET_ACTIVE_WINDOW on X display {}", w.display));
+            let mut change = w.current();
+            loop {
+                match change {
+                    Ok(c) => {
+                        if tx.send(Event::Focus(c)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        log(&format!("focus: {e}; reconnecting"));
+                        break;
+                    }
+                }
+                change = w.next();
+            }
+            std::thread::sleep(focus::RECONNECT);
+        }
+    });
+    Ok(())
+}
+
+/// Serves the D-Bus interface (`[dbus]`); `None` where it is off, or `"auto"` and the bus is
+/// missing or refuses the name.
+fn start_dbus(
+    cfg: &config::Config,
+    tx: mpsc::Sender<Event>,
+    log: fn(&str),
+) -> Result<Option<zbus::blocking::Connection>, AgentError> {
+    use config::Toggle;
+    if cfg.dbus.enabled == Toggle::Off {
+        return Ok(None);
+    }
+    match dbus::serve(&cfg.dbus.address, cfg.control.clone(), tx, log) {
+        Ok(c) => {
+            log(&format!("dbus: serving {} at {}", dbus::NAME, dbus::PATH));
+            Ok(Some(c))
+        }
+        Err(e) if cfg.dbus.enabled == Toggle::On => Err(e),
+        Err(e) => {
+            log(&format!("{e}: D-Bus interface off"));
+            Ok(None)
+        }
+    }
 }

@@ -164,10 +164,18 @@ impl Bounds {
                 let vm = self.root.join("proc/sys/vm");
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 let in_vm = path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name);
-                let knob_file = [Knob::CpuWeight, Knob::CpuIdle, Knob::IoWeight, Knob::Freeze, Knob::MemoryLow]
-                    .iter()
-                    .flat_map(|k| [k.files(Version::V1), k.files(Version::V2)])
-                    .any(|files| files.contains(&name));
+                let knob_file = [
+                    Knob::CpuWeight,
+                    Knob::CpuIdle,
+                    Knob::IoWeight,
+                    Knob::Freeze,
+                    Knob::MemoryLow,
+                    Knob::IoPrioClass,
+                    Knob::IoLatency,
+                ]
+                .iter()
+                .flat_map(|k| [k.files(Version::V1), k.files(Version::V2)])
+                .any(|files| files.contains(&name));
                 let in_group = knob_file
                     && path.parent().is_some_and(|d| self.is_own_dir(d, Version::V1) || self.is_own_dir(d, Version::V2));
                 if !in_vm && !in_group {

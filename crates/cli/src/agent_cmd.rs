@@ -115,6 +115,10 @@ enum AgentCommand {
     Restore(ConfigArg),
     /// Print the default configuration, every key documented in docs/agent.md.
     Config,
+    /// Print the D-Bus system bus policy allowing what the config's `[control]` allows (the
+    /// package installs the default one as
+    /// /usr/share/dbus-1/system.d/org.forefront.Agent1.conf).
+    DbusPolicy(ConfigArg),
     /// (internal) The watchdog the agent starts: thaws GROUPs when its stdin closes.
     #[command(hide = true)]
     Watchdog {
@@ -278,6 +282,13 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
+        AgentCommand::DbusPolicy(c) => {
+            let cfg = load(&c)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(forefront_agent::dbus::policy(&cfg.control).as_bytes())?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
         AgentCommand::Watchdog { groups } => {
             use forefront_sysfs::{Cgroup, Version};
             let groups = groups
@@ -304,6 +315,17 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
 fn print_status(out: &mut impl Write, st: &serde_json::Value) -> std::io::Result<()> {
     writeln!(out, "agent pid {}  watchdog pid {}", st["pid"], st["watchdog_pid"])?;
     writeln!(out, "foreground: {}", st["foreground"])?;
+    if let Some(f) = st.get("focus").filter(|f| !f.is_null()) {
+        writeln!(
+            out,
+            "focus: window {} pid {} (via {}), {} ms ago: {}",
+            f["window"],
+            f["pid"],
+            f["via"].as_str().unwrap_or(""),
+            f["ms_ago"],
+            f["outcome"].as_str().unwrap_or("")
+        )?;
+    }
     match st["paused"].get("ms_left") {
         Some(ms) => writeln!(out, "background: PAUSED ({ms} ms left)")?,
         None => writeln!(out, "background: running")?,

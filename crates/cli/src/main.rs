@@ -2,12 +2,14 @@
 //!
 //! This binary only parses flags and wires the library crates together; each face of the tool
 //! lives in its own module: [`sim_cmd`] (the simulator), [`agent_cmd`] and [`bench_cmd`] (the
-//! real-kernel agent and its benchmark), [`trace_cmd`] and [`report_cmd`] (traces and reports).
+//! real-kernel agent and its benchmark), [`trace_cmd`] and [`report_cmd`] (traces and reports),
+//! [`generate_cmd`] (man pages and shell completions).
 //! Data goes to stdout, logs to stderr; a broken pipe exits 0; an error is one line on stderr
 //! (each cause once) and exit status 2.
 
 mod agent_cmd;
 mod bench_cmd;
+mod generate_cmd;
 mod output;
 mod report_cmd;
 mod sim_cells;
@@ -24,7 +26,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "forefront", version)]
 /// Keep the foreground app fast while background apps do I/O and CPU work.
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -42,6 +44,8 @@ enum Command {
     Trace(trace_cmd::TraceArgs),
     /// Render saved run results as a self-contained HTML report.
     Report(report_cmd::ReportArgs),
+    /// Write the man pages or a shell's completion script (made from this CLI's definition).
+    Generate(generate_cmd::GenerateArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench_cmd::run(args),
         Command::Trace(args) => trace_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
+        Command::Generate(args) => generate_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -391,3 +391,25 @@ fn replay_fg_takes_a_process_name_and_refuses_one_that_matches_nothing() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+#[test]
+fn generate_writes_man_pages_and_completions_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = forefront(&["generate", "man", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(dir.path().join("forefront-agent.1")).unwrap();
+    assert!(page.starts_with(".ie") || page.contains(".TH forefront-agent"), "{page}");
+    for sub in ["run", "fg", "exec", "status", "check", "dbus-policy"] {
+        assert!(
+            page.contains(&format!("forefront\\-agent\\-{}(1)", sub.replace('-', "\\-"))),
+            "forefront-agent.1 lists {sub}: {page}"
+        );
+        assert!(dir.path().join(format!("forefront-agent-{sub}.1")).exists(), "{sub}");
+    }
+    let bash = forefront(&["generate", "completions", "bash"]);
+    assert!(bash.status.success());
+    let text = String::from_utf8(bash.stdout).unwrap();
+    assert!(text.contains("complete -F _forefront") && text.contains("dbus-policy"), "{text}");
+    let bad = forefront(&["generate", "completions", "tcsh"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("tcsh"));
+}

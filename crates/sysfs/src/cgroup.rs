@@ -22,13 +22,21 @@ pub enum Knob {
     /// Memory protection in bytes: v2 `memory.low`; v1 has none, the closest is a soft limit
     /// on the *other* groups, so on v1 this knob is `memory.soft_limit_in_bytes`.
     MemoryLow,
+    /// The I/O priority class of every bio the group issues (blk-ioprio: v2 `io.prio.class`,
+    /// v1 `blkio.prio.class`), honoured by BFQ and mq-deadline: 0 `no-change`, 1
+    /// `promote-to-rt`, 2 `restrict-to-be`, 3 `idle`.
+    IoPrioClass,
+    /// blk-iolatency's per-device latency target (v2 `io.latency`, `MAJ:MIN target=µs`):
+    /// peers of a group that misses its target are throttled. Written per device with
+    /// [`Cgroup::set_device_knob`].
+    IoLatency,
 }
 
 impl Knob {
     pub fn controller(self) -> Controller {
         match self {
             Knob::CpuWeight | Knob::CpuIdle => Controller::Cpu,
-            Knob::IoWeight => Controller::Io,
+            Knob::IoWeight | Knob::IoPrioClass | Knob::IoLatency => Controller::Io,
             Knob::Freeze => Controller::Freezer,
             Knob::MemoryLow => Controller::Memory,
         }
@@ -46,6 +54,10 @@ impl Knob {
             (Knob::Freeze, Version::V2) => &["cgroup.freeze"],
             (Knob::MemoryLow, Version::V1) => &["memory.soft_limit_in_bytes"],
             (Knob::MemoryLow, Version::V2) => &["memory.low"],
+            (Knob::IoPrioClass, Version::V1) => &["blkio.prio.class"],
+            (Knob::IoPrioClass, Version::V2) => &["io.prio.class"],
+            // v2 only; v1 has no such file (the name is looked for and not found).
+            (Knob::IoLatency, _) => &["io.latency"],
         }
     }
 
@@ -54,6 +66,7 @@ impl Knob {
         match (self, version) {
             (Knob::CpuWeight, Version::V2) => shares_to_weight(value).to_string(),
             (Knob::Freeze, Version::V1) => if value != 0 { "FROZEN" } else { "THAWED" }.to_owned(),
+            (Knob::IoPrioClass, _) => ["no-change", "promote-to-rt", "restrict-to-be", "idle"][value.min(3) as usize].to_owned(),
             _ => value.to_string(),
         }
     }
@@ -134,6 +147,18 @@ impl Cgroup {
     pub fn set_knob(&self, knob: Knob, value: u64) -> Result<PathBuf> {
         let p = self.require(knob)?;
         write_str(&p, &knob.encode(self.version, value))?;
+        Ok(p)
+    }
+
+    /// Sets a per-device knob for device `dev` (`MAJ:MIN`): `io.latency` gets
+    /// `MAJ:MIN target=VALUE` (µs), a weight `MAJ:MIN VALUE`. Returns the file written.
+    pub fn set_device_knob(&self, knob: Knob, dev: &str, value: u64) -> Result<PathBuf> {
+        let p = self.require(knob)?;
+        let text = match knob {
+            Knob::IoLatency => format!("{dev} target={value}"),
+            _ => format!("{dev} {value}"),
+        };
+        write_str(&p, &text)?;
         Ok(p)
     }
 
