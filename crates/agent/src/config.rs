@@ -178,7 +178,7 @@ pub struct MemorySection {
 impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
-            socket: "/run/forefront/agent.sock".into(),
+            socket: crate::proto::DEFAULT_SOCKET.into(),
             state: default_state_path(),
             group: "forefront".into(),
             rescan_ms: 500,

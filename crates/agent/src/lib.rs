@@ -34,7 +34,8 @@ pub mod control;
 pub mod daemon;
 pub mod pause;
 pub mod procevents;
-pub mod proto;
+/// The control protocol (its own crate, so that clients need not link the agent).
+pub use forefront_proto as proto;
 pub mod state;
 pub mod watchdog;
 pub mod writeback;

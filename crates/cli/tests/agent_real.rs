@@ -431,21 +431,35 @@ fn agent_exec_makes_the_launched_command_foreground_from_its_first_instruction()
     real_kernel_or_skip!("agent_exec_makes_the_launched_command_foreground_from_its_first_instruction");
     let mut rig = Rig::new("exec");
     let (bg, _) = rig.spawn_ticker();
-    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 500\n");
+    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 500\nmin_gap_ms = 0\n");
     rig.start_agent(&cfg);
-    // The exec'd shell reads its own cgroup first thing: it is already in the FG group, and the
-    // background is paused.
-    let out = Command::new(BIN)
-        .args(["agent", "exec", "--burst", "--socket"])
-        .arg(rig.socket())
-        .args(["--", "sh", "-c", "grep -E ':cpu(,|:)' /proc/self/cgroup; cat /sys/fs/cgroup/freezer/$0/bg/freezer.state"])
-        .arg(&rig.group)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(&format!(":/{}/fg", rig.group)), "the command runs in the FG group: {text}");
-    assert!(text.contains("FREEZING") || text.contains("FROZEN"), "the background is being paused: {text}");
+    // The launcher helper (`crates/exec`) sends the same request; it sits beside this binary
+    // when the workspace is built (`cargo test --workspace`).
+    let helper = Path::new(BIN).with_file_name("forefront-exec");
+    let mut launchers = vec![vec![BIN.to_owned(), "agent".into(), "exec".into()]];
+    if helper.exists() {
+        launchers.push(vec![helper.to_string_lossy().into_owned()]);
+    } else {
+        skip_note(&format!("SKIP (part): {} not built (cargo build --release -p forefront-exec)", helper.display()));
+    }
+    for launcher in launchers {
+        // The exec'd shell reads its own cgroup first thing: it is already in the FG group, and
+        // the background is paused.
+        let out = Command::new(&launcher[0])
+            .args(&launcher[1..])
+            .args(["--burst", "--socket"])
+            .arg(rig.socket())
+            .args(["--", "sh", "-c", "grep -E ':cpu(,|:)' /proc/self/cgroup; cat /sys/fs/cgroup/freezer/$0/bg/freezer.state"])
+            .arg(&rig.group)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{launcher:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{launcher:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!(":/{}/fg", rig.group)), "{launcher:?}: the command runs in the FG group: {text}");
+        assert!(text.contains("FREEZING") || text.contains("FROZEN"), "{launcher:?}: the background is being paused: {text}");
+        assert!(rig.cli(&["fg", "--burst-end"]).status.success(), "the pause ends for the next launcher");
+    }
 }
 
 #[test]
