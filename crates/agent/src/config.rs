@@ -124,6 +124,16 @@ pub struct CpuSection {
     /// Put the background group in the idle CPU class (`cpu.idle=1`, Linux ≥ 5.15) when the
     /// kernel has it: measured here to keep a 60 Hz FG frame task at its alone timing.
     pub bg_idle: bool,
+    /// Apply `bg_shares` and `bg_idle` only during a pause (a launch or switch). Between pauses
+    /// the background group weighs 1024 shares per background process that was running or in
+    /// I/O wait at the last scan (at least 1024): about what those processes would get in no
+    /// group, as under the scheduler alone, so that processes the agent does not manage (other
+    /// users' builds) do not take the background's CPU. On by default: with the low weight
+    /// all the time, the S suite's writers lost 40–60 % of their throughput to other CPU load
+    /// on this VM (docs/agent.md, "The S suite: agent against BFQ"). Off: the low weight and
+    /// the idle class hold all the time (a foreground frame task keeps its alone timing
+    /// against background CPU hogs).
+    pub pause_only: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -210,7 +220,7 @@ pub fn on_tmpfs(path: &Path) -> Option<bool> {
 
 impl Default for CpuSection {
     fn default() -> Self {
-        CpuSection { enabled: true, fg_shares: 1024, bg_shares: 110, bg_idle: true }
+        CpuSection { enabled: true, fg_shares: 1024, bg_shares: 110, bg_idle: true, pause_only: true }
     }
 }
 

@@ -204,9 +204,11 @@ fn applies_v1_knobs_and_restores_them_on_sigterm() {
     assert_eq!(cgroup_line(bg, "blkio"), bgdir);
     assert_eq!(cgroup_line(bg, "freezer"), bgdir);
     assert_eq!(read(rig.gdir("cpu", "fg").join("cpu.shares")), "1024");
-    assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.idle")), "1");
-    // cpu.idle=1 makes the kernel report its minimum weight (3) in cpu.shares.
-    assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.shares")), "3");
+    // cpu.pause_only (the default): between pauses no idle class, and one process's weight
+    // (1024) per busy background process (at least one).
+    assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.idle")), "0");
+    let shares: u64 = read(rig.gdir("cpu", "bg").join("cpu.shares")).parse().unwrap();
+    assert!(shares >= 1024 && shares % 1024 == 0, "bg cpu.shares {shares}");
     if rig.gdir("blkio", "bg").join("blkio.bfq.weight").exists() {
         assert_eq!(read(rig.gdir("blkio", "bg").join("blkio.bfq.weight")), "10");
     }
@@ -229,7 +231,7 @@ fn applies_v1_knobs_and_restores_them_on_sigterm() {
     assert_eq!(st["classes"]["background"][0]["pid"], bg);
     assert!(st["changes"].as_array().unwrap().len() >= 9);
     let knobs: Vec<String> = st["knobs"].as_array().unwrap().iter().map(|k| k["path"].as_str().unwrap().to_owned()).collect();
-    assert!(knobs.iter().any(|p| p.ends_with("/bg/cpu.idle")), "{knobs:?}");
+    assert!(knobs.iter().any(|p| p.ends_with("/bg/cpu.shares")), "{knobs:?}");
 
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");
@@ -292,7 +294,7 @@ fn restart_after_a_crash_restores_original_values() {
     assert!(rig.state().exists(), "a crash leaves the journal");
     assert_eq!(cgroup_line(bg, "cpu"), format!("/{}/bg", rig.group), "still moved: nobody restored yet");
     // Restart with nothing in scope: the old changes are undone and not redone.
-    let cfg = rig.config(&[], "[cpu]\nbg_idle = false\n");
+    let cfg = rig.config(&[], "[cpu]\nbg_idle = false\npause_only = false\n");
     rig.start_agent(&cfg);
     assert_eq!((cgroup_line(bg, "cpu"), ioprio_class(bg)), before);
     assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.idle")), "0");
@@ -442,22 +444,37 @@ fn agent_exec_makes_the_launched_command_foreground_from_its_first_instruction()
     } else {
         skip_note(&format!("SKIP (part): {} not built (cargo build --release -p forefront-exec)", helper.display()));
     }
+    let fg = format!(":/{}/fg", rig.group);
     for launcher in launchers {
-        // The exec'd shell reads its own cgroup first thing: it is already in the FG group, and
-        // the background is paused.
-        let out = Command::new(&launcher[0])
-            .args(&launcher[1..])
-            .args(["--burst", "--socket"])
-            .arg(rig.socket())
-            .args(["--", "sh", "-c", "grep -E ':cpu(,|:)' /proc/self/cgroup; cat /sys/fs/cgroup/freezer/$0/bg/freezer.state"])
-            .arg(&rig.group)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{launcher:?}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stderr.is_empty(), "{launcher:?}: {}", String::from_utf8_lossy(&out.stderr));
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains(&format!(":/{}/fg", rig.group)), "{launcher:?}: the command runs in the FG group: {text}");
+        // The exec'd shell reads its own cgroup first thing. Without a burst it is already in
+        // the FG group.
+        let script = "grep -E ':cpu(,|:)' /proc/self/cgroup; cat /sys/fs/cgroup/freezer/$0/bg/freezer.state; echo $$";
+        let run = |burst: bool| {
+            let out = Command::new(&launcher[0])
+                .args(&launcher[1..])
+                .args(if burst { &["--burst"][..] } else { &[][..] })
+                .arg("--socket")
+                .arg(rig.socket())
+                .args(["--", "sh", "-c", script])
+                .arg(&rig.group)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{launcher:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(out.stderr.is_empty(), "{launcher:?}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let text = run(false);
+        assert!(text.contains(&fg), "{launcher:?}: the command runs in the FG group: {text}");
+        assert!(text.contains("THAWED"), "{launcher:?}: no burst, no pause: {text}");
+        // With a burst the background is paused before the command's first instruction; the
+        // launcher is not moved before the reply (the moves would delay the launch), but it is
+        // not in the background groups either; the scan places it when the pause ends.
+        let text = run(true);
         assert!(text.contains("FREEZING") || text.contains("FROZEN"), "{launcher:?}: the background is being paused: {text}");
+        assert!(!text.contains(&format!(":/{}/bg", rig.group)), "{launcher:?}: never in the paused group: {text}");
+        let pid = text.lines().last().unwrap().trim().to_owned();
+        let st = rig.status();
+        assert!(st["foreground"].to_string().contains(&pid), "{launcher:?}: pid {pid} named foreground: {st}");
         assert!(rig.cli(&["fg", "--burst-end"]).status.success(), "the pause ends for the next launcher");
     }
 }

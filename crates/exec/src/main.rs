@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! forefront-exec [--burst] [--socket PATH] [--] CMD [ARG...]
+//! forefront-exec [--burst] [--socket PATH] --pid PID [[--] CMD [ARG...]]
 //! ```
 //!
 //! Names its own pid foreground over the agent's control socket (with `--burst`, a launch
@@ -18,6 +19,11 @@
 //! (this helper does not read the agent's TOML config: pass `--socket` where `agent.socket` is
 //! set to another path). Exit status: CMD's own; 2 for a usage error; 127 if CMD is not found
 //! and 126 if it cannot be run, as shells do.
+//!
+//! With `--pid PID` it names another process instead of its own: a switch to an app that is
+//! already running (`forefront-exec --burst --pid $(pidof app)`), at the same small cost. CMD
+//! is then optional; without one, the exit status is 0 if the agent accepted the request and 1
+//! (with the reason on stderr) if not.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -27,6 +33,7 @@ use std::process::ExitCode;
 use forefront_proto::{client, Request, DEFAULT_SOCKET};
 
 const USAGE: &str = "usage: forefront-exec [--burst] [--socket PATH] [--] CMD [ARG...]
+       forefront-exec [--burst] [--socket PATH] --pid PID [[--] CMD [ARG...]]
 
 Tell the forefront agent this process is the foreground app (with --burst: a launch begins,
 pause the background), then exec CMD in its place (same pid). CMD runs even if the agent
@@ -36,6 +43,8 @@ cannot be reached (a warning on stderr).
                    CMD's I/O goes quiet, at pause.max_ms, or on `forefront agent fg --burst-end`)
   --socket PATH    the agent's control socket (default /run/forefront/agent.sock; this helper
                    does not read the agent's config file)
+  --pid PID        name PID foreground instead of this process (a switch to a running app);
+                   CMD is then optional
   -h, --help       this text
   -V, --version    the version
 ";
@@ -44,6 +53,8 @@ cannot be reached (a warning on stderr).
 struct Args {
     burst: bool,
     socket: PathBuf,
+    /// Another process to name (a switch); `None`: this process, which then execs `command`.
+    pid: Option<i32>,
     command: Vec<OsString>,
 }
 
@@ -58,6 +69,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     let mut it = args.into_iter();
     let mut burst = false;
     let mut socket = PathBuf::from(DEFAULT_SOCKET);
+    let mut pid = None;
     let mut command = Vec::new();
     while let Some(a) = it.next() {
         match a.to_str() {
@@ -79,6 +91,15 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
                 }
                 socket = p.into();
             }
+            Some("--pid") => {
+                let p = it.next().ok_or("--pid needs a PID")?;
+                let p = p
+                    .to_str()
+                    .and_then(|p| p.parse::<i32>().ok())
+                    .filter(|p| *p > 1)
+                    .ok_or_else(|| format!("--pid needs a process id above 1, got {:?}", p.to_string_lossy()))?;
+                pid = Some(p);
+            }
             Some(s) if s.starts_with('-') && s.len() > 1 => {
                 return Err(format!("unknown option {s:?} (put the command after `--` if it starts with '-')"))
             }
@@ -89,10 +110,10 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
         }
     }
     command.extend(it);
-    if command.is_empty() {
+    if command.is_empty() && pid.is_none() {
         return Err("no command to run".into());
     }
-    Ok(Parsed::Run(Args { burst, socket, command }))
+    Ok(Parsed::Run(Args { burst, socket, pid, command }))
 }
 
 fn main() -> ExitCode {
@@ -111,14 +132,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cmd = args.command[0].to_string_lossy().into_owned();
-    let req = Request::Fg { pid: Some(std::process::id() as i32), uid: None, cgroup: None, burst: args.burst };
-    match client::request_within(&args.socket, &req, client::EXEC_TIMEOUT) {
-        Ok(r) if r.ok => {}
-        Ok(r) => {
-            eprintln!("warning: forefront-exec: running {cmd} without the agent: agent refused: {}", r.error.unwrap_or_default())
-        }
-        Err(e) => eprintln!("warning: forefront-exec: running {cmd} without the agent: {e}"),
+    let pid = args.pid.unwrap_or(std::process::id() as i32);
+    let req = Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst: args.burst };
+    let failed = match client::request_within(&args.socket, &req, client::EXEC_TIMEOUT) {
+        Ok(r) if r.ok => None,
+        Ok(r) => Some(format!("agent refused: {}", r.error.unwrap_or_default())),
+        Err(e) => Some(e.to_string()),
+    };
+    let Some(first) = args.command.first() else {
+        // --pid without a command: the request was the whole job.
+        return match failed {
+            None => ExitCode::SUCCESS,
+            Some(why) => {
+                eprintln!("forefront-exec: pid {pid} not named foreground: {why}");
+                ExitCode::FAILURE
+            }
+        };
+    };
+    let cmd = first.to_string_lossy().into_owned();
+    if let Some(why) = failed {
+        eprintln!("warning: forefront-exec: running {cmd} without the agent: {why}");
     }
     // Only returns on failure.
     let err = std::process::Command::new(&args.command[0]).args(&args.command[1..]).exec();
@@ -137,12 +170,16 @@ mod tests {
     #[test]
     fn options_end_at_the_command_or_at_double_dash() {
         let run = |burst, socket: &str, cmd: &[&str]| {
-            Ok(Parsed::Run(Args { burst, socket: socket.into(), command: cmd.iter().map(OsString::from).collect() }))
+            Ok(Parsed::Run(Args { burst, socket: socket.into(), pid: None, command: cmd.iter().map(OsString::from).collect() }))
         };
         assert_eq!(p(&["xterm"]), run(false, DEFAULT_SOCKET, &["xterm"]));
         assert_eq!(p(&["--burst", "--socket", "/s", "--", "ls", "-l"]), run(true, "/s", &["ls", "-l"]));
         assert_eq!(p(&["--socket=/t", "ls", "--burst"]), run(false, "/t", &["ls", "--burst"]));
         assert_eq!(p(&["--", "-weird"]), run(false, DEFAULT_SOCKET, &["-weird"]));
+        assert_eq!(
+            p(&["--burst", "--pid", "4321"]),
+            Ok(Parsed::Run(Args { burst: true, socket: DEFAULT_SOCKET.into(), pid: Some(4321), command: vec![] }))
+        );
         assert_eq!(p(&["--help"]), Ok(Parsed::Help));
         assert_eq!(p(&["-V"]), Ok(Parsed::Version));
     }
@@ -154,5 +191,9 @@ mod tests {
         assert!(p(&["--socket"]).unwrap_err().contains("needs a PATH"));
         assert!(p(&["--socket="]).unwrap_err().contains("empty"));
         assert!(p(&["--bust", "ls"]).unwrap_err().contains("unknown option \"--bust\""));
+        assert!(p(&["--pid"]).unwrap_err().contains("needs a PID"));
+        for bad in ["1", "0", "-5", "x", "99999999999"] {
+            assert!(p(&["--pid", bad]).unwrap_err().contains("above 1"), "{bad}");
+        }
     }
 }

@@ -68,3 +68,24 @@ fn missing_command_and_bad_options_exit_with_usage_codes() {
     let out = Command::new(EXE).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn pid_names_another_process_and_needs_no_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("agent.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    let agent = std::thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&c).read_line(&mut line).unwrap();
+        (&c).write_all(b"{\"ok\":true,\"message\":\"foreground\"}\n").unwrap();
+        forefront_proto::parse(line.as_bytes()).unwrap()
+    });
+    let out = Command::new(EXE).args(["--burst", "--pid", "4321", "--socket"]).arg(&sock).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(agent.join().unwrap(), forefront_proto::Request::Fg { pid: Some(4321), uid: None, cgroup: None, burst: true });
+    // Nobody listening: the request was the whole job, so the exit status says it failed.
+    let out = Command::new(EXE).args(["--pid", "4321", "--socket"]).arg(dir.path().join("none.sock")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pid 4321 not named foreground"));
+}
