@@ -1074,6 +1074,9 @@ impl Agent {
         if !was {
             return false;
         }
+        // The background's CPU weight between pauses first: while its group is in the idle
+        // class the kernel refuses a weight, which the scan below may write.
+        self.pause_cpu(false);
         // The burst's placement, owed since the pause began: the app joins its groups before
         // the background runs again.
         if let Some(peer) = self.rescan_at_thaw.take() {
@@ -1084,7 +1087,6 @@ impl Agent {
                 (self.log)(&e.to_string());
             }
         }
-        self.pause_cpu(false);
         let held = std::mem::take(&mut self.held);
         for e in crate::writeback::release(&held) {
             (self.log)(&format!("write-back: {e}"));
