@@ -117,6 +117,11 @@ pub struct ScopeSection {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CpuSection {
+    /// Off by default: on the S suite the CPU side cost the background 40–60 % of its
+    /// throughput (0.39–0.60× of BFQ's against 0.88–1.13× without it, in three interleaved
+    /// cells on this VM, where other users' builds load the CPU) and bought no consistent
+    /// start-up gain (docs/agent.md, "Knob study: the CPU side"). On: the foreground and
+    /// background groups get the weights below.
     pub enabled: bool,
     /// In v1 `cpu.shares` units (converted for v2). Stock Android: 1024 and 110.
     pub fg_shares: u64,
@@ -125,14 +130,13 @@ pub struct CpuSection {
     /// kernel has it: measured here to keep a 60 Hz FG frame task at its alone timing.
     pub bg_idle: bool,
     /// Apply `bg_shares` and `bg_idle` only during a pause (a launch or switch). Between pauses
-    /// the background group weighs 1024 shares per background process that was running or in
-    /// I/O wait at the last scan (at least 1024): about what those processes would get in no
-    /// group, as under the scheduler alone, so that processes the agent does not manage (other
-    /// users' builds) do not take the background's CPU. On by default: with the low weight
-    /// all the time, the S suite's writers lost 40–60 % of their throughput to other CPU load
-    /// on this VM (docs/agent.md, "The S suite: agent against BFQ"). Off: the low weight and
-    /// the idle class hold all the time (a foreground frame task keeps its alone timing
-    /// against background CPU hogs).
+    /// the background group then weighs 1024 shares per background process that was running or
+    /// in I/O wait at the last scan (at least 1024): about what those processes would weigh in
+    /// no group, so that processes the agent does not manage (other users' builds) do not take
+    /// the background's CPU. Off by default: in two S-suite cells it did not bring the
+    /// background's throughput back (0.74× and 0.48× of BFQ's, against 0.77× and 0.49× with the
+    /// low weight all the time; only `enabled = false` did), and with it a foreground frame task
+    /// loses its protection against background CPU hogs between pauses.
     pub pause_only: bool,
 }
 
@@ -220,7 +224,7 @@ pub fn on_tmpfs(path: &Path) -> Option<bool> {
 
 impl Default for CpuSection {
     fn default() -> Self {
-        CpuSection { enabled: true, fg_shares: 1024, bg_shares: 110, bg_idle: true, pause_only: true }
+        CpuSection { enabled: false, fg_shares: 1024, bg_shares: 110, bg_idle: true, pause_only: false }
     }
 }
 

@@ -1230,6 +1230,8 @@ mod tests {
                 ..Default::default()
             },
             scope: ScopeSection { cgroups: vec!["/user.slice".into()], ..Default::default() },
+            // the CPU side is off by default; these tests check its knobs too
+            cpu: crate::config::CpuSection { enabled: true, ..Default::default() },
             ..Default::default()
         };
         (t, cfg)
@@ -1338,7 +1340,8 @@ mod tests {
 
     #[test]
     fn v2_knobs_classes_burst_and_restore_on_a_fake_tree() {
-        let (t, cfg) = fake_v2();
+        let (t, mut cfg) = fake_v2();
+        cfg.cpu.pause_only = true;
         let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
         assert_eq!(a.placements().len(), 1, "v2: one hierarchy for all controllers");
         // cpu.pause_only: between pauses the background weighs one process's weight per busy

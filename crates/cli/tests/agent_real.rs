@@ -93,6 +93,12 @@ impl Rig {
         } else {
             format!("{extra}[pause]\nidle_end_ms = 0\n")
         };
+        // The CPU side is off by default; these tests check its groups too.
+        let extra = if extra.contains("[cpu]\n") {
+            extra.replacen("[cpu]\n", "[cpu]\nenabled = true\n", 1)
+        } else {
+            format!("{extra}[cpu]\nenabled = true\n")
+        };
         let extra = if extra.contains("hold_writeback") {
             extra.to_string()
         } else if extra.contains("[pause]\n") {
@@ -204,11 +210,9 @@ fn applies_v1_knobs_and_restores_them_on_sigterm() {
     assert_eq!(cgroup_line(bg, "blkio"), bgdir);
     assert_eq!(cgroup_line(bg, "freezer"), bgdir);
     assert_eq!(read(rig.gdir("cpu", "fg").join("cpu.shares")), "1024");
-    // cpu.pause_only (the default): between pauses no idle class, and one process's weight
-    // (1024) per busy background process (at least one).
-    assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.idle")), "0");
-    let shares: u64 = read(rig.gdir("cpu", "bg").join("cpu.shares")).parse().unwrap();
-    assert!(shares >= 1024 && shares % 1024 == 0, "bg cpu.shares {shares}");
+    assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.idle")), "1");
+    // cpu.idle=1 makes the kernel report its minimum weight (3) in cpu.shares.
+    assert_eq!(read(rig.gdir("cpu", "bg").join("cpu.shares")), "3");
     if rig.gdir("blkio", "bg").join("blkio.bfq.weight").exists() {
         assert_eq!(read(rig.gdir("blkio", "bg").join("blkio.bfq.weight")), "10");
     }
@@ -231,7 +235,7 @@ fn applies_v1_knobs_and_restores_them_on_sigterm() {
     assert_eq!(st["classes"]["background"][0]["pid"], bg);
     assert!(st["changes"].as_array().unwrap().len() >= 9);
     let knobs: Vec<String> = st["knobs"].as_array().unwrap().iter().map(|k| k["path"].as_str().unwrap().to_owned()).collect();
-    assert!(knobs.iter().any(|p| p.ends_with("/bg/cpu.shares")), "{knobs:?}");
+    assert!(knobs.iter().any(|p| p.ends_with("/bg/cpu.idle")), "{knobs:?}");
 
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");
