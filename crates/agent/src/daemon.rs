@@ -948,6 +948,11 @@ impl Agent {
         if groups.is_empty() {
             return Err("no freezer".into());
         }
+        // Nothing in the background: a pause would act on nothing and still hold the machine's
+        // write-back settings (and its min_gap would delay the next, useful one).
+        if self.gate.deadline().is_none() && !self.members.values().any(|m| m.class == Class::Background) {
+            return Err("nothing in the background".into());
+        }
         let now = self.now_ms();
         let already = self.gate.deadline().is_some();
         let deadline = self.gate.begin(now).map_err(|r| match r {
@@ -1375,8 +1380,13 @@ mod tests {
         // After it: one busy background process left (updater; camera-enc is foreground now).
         assert_eq!(read(&t, "forefront/bg/cpu.idle"), "0");
         assert_eq!(read(&t, "forefront/bg/cpu.weight"), "100");
-        let r = a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: true }, peer());
+        let r =
+            a.handle(Request::Fg { pid: None, uid: None, cgroup: Some("/user.slice/app-camera".into()), burst: true }, peer());
         assert!(r.message.unwrap().contains("too soon"));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        // Naming the last background process leaves nothing to pause: no pause, nothing held.
+        let r = a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.message.unwrap().contains("nothing in the background"));
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
 
         let bad = a.handle(Request::Fg { pid: Some(4242), uid: None, cgroup: None, burst: false }, peer());
