@@ -174,9 +174,10 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
         std::fs::write(t.path().join("proc/self/mountinfo"), "").unwrap();
-        let cfg =
+        let mut cfg =
             Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
         assert!(cfg.pause.hold_writeback, "on by default");
+        cfg.cpu.enabled = true; // off by default: checked only when on
         let caps = check(&cfg);
         let missing: Vec<&str> = caps.iter().filter(|c| !c.ok).map(|c| c.name.as_str()).collect();
         for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler", "write-back hold"] {

@@ -168,6 +168,11 @@ pub struct ScopeSection {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CpuSection {
+    /// Off by default: on the S suite the CPU side cost the background 40–60 % of its
+    /// throughput (0.39–0.60× of BFQ's against 0.88–1.13× without it, in three interleaved
+    /// cells on this VM, where other users' builds load the CPU) and bought no consistent
+    /// start-up gain (docs/agent.md, "Knob study: the CPU side"). On: the foreground and
+    /// background groups get the weights below.
     pub enabled: bool,
     /// In v1 `cpu.shares` units (converted for v2). Stock Android: 1024 and 110.
     pub fg_shares: u64,
@@ -175,6 +180,15 @@ pub struct CpuSection {
     /// Put the background group in the idle CPU class (`cpu.idle=1`, Linux ≥ 5.15) when the
     /// kernel has it: measured here to keep a 60 Hz FG frame task at its alone timing.
     pub bg_idle: bool,
+    /// Apply `bg_shares` and `bg_idle` only during a pause (a launch or switch). Between pauses
+    /// the background group then weighs 1024 shares per background process that was running or
+    /// in I/O wait at the last scan (at least 1024): about what those processes would weigh in
+    /// no group, so that processes the agent does not manage (other users' builds) do not take
+    /// the background's CPU. Off by default: in two S-suite cells it did not bring the
+    /// background's throughput back (0.74× and 0.48× of BFQ's, against 0.77× and 0.49× with the
+    /// low weight all the time; only `enabled = false` did), and with it a foreground frame task
+    /// loses its protection against background CPU hogs between pauses.
+    pub pause_only: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -234,7 +248,7 @@ pub struct MemorySection {
 impl Default for AgentSection {
     fn default() -> Self {
         AgentSection {
-            socket: "/run/forefront/agent.sock".into(),
+            socket: crate::proto::DEFAULT_SOCKET.into(),
             state: default_state_path(),
             group: "forefront".into(),
             rescan_ms: 500,
@@ -266,7 +280,7 @@ pub fn on_tmpfs(path: &Path) -> Option<bool> {
 
 impl Default for CpuSection {
     fn default() -> Self {
-        CpuSection { enabled: true, fg_shares: 1024, bg_shares: 110, bg_idle: true }
+        CpuSection { enabled: false, fg_shares: 1024, bg_shares: 110, bg_idle: true, pause_only: false }
     }
 }
 

@@ -17,15 +17,15 @@
 //! The loop only ever sees parsed, authorised requests.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::ControlSection;
 use crate::daemon::{AgentError, Event, Peer};
-use crate::proto::{self, Request, Response, MAX_REQUEST};
+use crate::proto::{self, Response, MAX_REQUEST};
 
 /// Connections served at once.
 pub const MAX_CONNECTIONS: usize = 16;
@@ -277,44 +277,15 @@ fn reply(mut stream: &UnixStream, r: &Response) -> std::io::Result<()> {
     stream.write_all(&text)
 }
 
-/// Client side: sends one request and returns the reply.
-pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
-    let err = |source| ClientError::Io { path: socket.into(), source };
-    let mut s = UnixStream::connect(socket).map_err(err)?;
-    s.set_read_timeout(Some(Duration::from_secs(15))).map_err(err)?;
-    let mut text = serde_json::to_vec(req).expect("request serialises");
-    text.push(b'\n');
-    // The agent may answer (a refusal) and close before reading: read its reply even if our
-    // write failed. A failure is reported as `Other`, never as `BrokenPipe`, which the CLI
-    // would take for a closed stdout.
-    let written = s.write_all(&text);
-    let mut line = String::new();
-    let read = BufReader::new(&s).read_line(&mut line);
-    if line.trim().is_empty() {
-        let why = match (written, read) {
-            (Err(e), _) | (_, Err(e)) => e.to_string(),
-            _ => "connection closed without a reply".to_owned(),
-        };
-        return Err(err(std::io::Error::other(why)));
-    }
-    serde_json::from_str(&line).map_err(|e| ClientError::Reply { path: socket.into(), message: format!("{e}: {line:?}") })
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("agent socket {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("agent socket {path}: bad reply: {message}")]
-    Reply { path: PathBuf, message: String },
-}
+/// Client side (the protocol crate's): sends one request and returns the reply.
+pub use forefront_proto::client::{request, request_within, ClientError};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::Request;
+    use std::io::{BufRead, BufReader};
+    use std::path::PathBuf;
 
     fn server(allow: ControlSection) -> (tempfile::TempDir, PathBuf, mpsc::Receiver<Event>) {
         let t = tempfile::tempdir().unwrap();

@@ -95,6 +95,12 @@ pub struct WatchdogLink {
     pub exe: PathBuf,
 }
 
+/// `cpu.pause_only`: a background group's CPU shares between pauses, per background process
+/// that is running or in I/O wait (the weight of one process in no group).
+pub const SHARES_PER_PROCESS: u64 = 1024;
+/// The largest v1 `cpu.shares` (the kernel's MAX_SHARES).
+const MAX_SHARES: u64 = 262_144;
+
 /// The agent's state between events.
 pub struct Agent {
     cfg: Config,
@@ -137,6 +143,8 @@ pub struct Agent {
     /// Focus follows: the pure decision, and the last focus change with when it came (ms).
     focus: crate::focus::FocusTracker,
     focus_seen: Option<(crate::focus::FocusChange, u64, String)>,
+    /// With `cpu.pause_only`: the background groups' CPU shares between pauses, as last written.
+    cpu_between: u64,
     log: fn(&str),
 }
 
@@ -211,6 +219,7 @@ impl Agent {
             held: vec![],
             focus: crate::focus::FocusTracker::new(cfg.focus.burst, cfg.focus.burst_idle_ms),
             focus_seen: None,
+            cpu_between: 0,
             cfg,
             root,
             placements,
@@ -279,7 +288,17 @@ impl Agent {
             let cpu = self.cfg.cpu.clone();
             let io = self.cfg.io.clone();
             let mem = self.cfg.memory.clone();
-            if p.has(Controller::Cpu) {
+            if p.has(Controller::Cpu) && cpu.pause_only {
+                self.set_knob(&p.fg, Knob::CpuWeight, cpu.fg_shares)?;
+                self.set_knob(&p.bg, Knob::CpuWeight, SHARES_PER_PROCESS)?;
+                self.cpu_between = SHARES_PER_PROCESS;
+                self.notes.push(format!(
+                    "cpu: shares {} for foreground; during a pause shares {}{} for background, between pauses {SHARES_PER_PROCESS} per running background process",
+                    cpu.fg_shares,
+                    cpu.bg_shares,
+                    if cpu.bg_idle && p.bg.knob_path(Knob::CpuIdle).is_some() { " and cpu.idle=1" } else { "" }
+                ));
+            } else if p.has(Controller::Cpu) {
                 self.set_knob(&p.fg, Knob::CpuWeight, cpu.fg_shares)?;
                 self.set_knob(&p.bg, Knob::CpuWeight, cpu.bg_shares)?;
                 if cpu.bg_idle {
@@ -616,6 +635,12 @@ impl Agent {
             }
             self.members.insert(pid, Member { start_time, class, comm });
         }
+        let busy = snap
+            .iter()
+            .filter(|s| matches!(s.state, 'R' | 'D'))
+            .filter(|s| self.members.get(&s.pid).is_some_and(|m| m.class == Class::Background))
+            .count() as u64;
+        self.update_cpu_between(busy);
         if rule_fired && self.cfg.rules.burst {
             if let Err(why) = self.freeze() {
                 (self.log)(&format!("rule: background not paused: {why}"));
@@ -804,8 +829,15 @@ impl Agent {
                     // named process if it sits in the background groups, a launcher naming
                     // itself (`agent exec`: foreground from the exec's first instruction), and
                     // a background caller. Everything else is placed by the scan after the reply.
+                    // A launcher naming itself with a burst is not moved before the reply
+                    // either: the background it competes with is about to be frozen, and the
+                    // moves' grace periods (tens of ms on a loaded machine) would be paid by
+                    // the launch itself; it is placed when the pause ends. (Measured on the S
+                    // suite: the start-up under CPU contention and with no background at all
+                    // was slower than BFQ's by about that much.)
                     Some(pid) => {
-                        if names_itself || self.members.get(&pid).is_some_and(|m| m.class == Class::Background) {
+                        let pausing = burst && self.cfg.pause.enabled && !self.freezer_groups().is_empty();
+                        if self.members.get(&pid).is_some_and(|m| m.class == Class::Background) || (names_itself && !pausing) {
                             self.place_now(pid, Class::Foreground);
                         }
                         if let Some(p) = keep_out {
@@ -990,6 +1022,11 @@ impl Agent {
         if groups.is_empty() {
             return Err("no freezer".into());
         }
+        // Nothing in the background: a pause would act on nothing and still hold the machine's
+        // write-back settings (and its min_gap would delay the next, useful one).
+        if self.gate.deadline().is_none() && !self.members.values().any(|m| m.class == Class::Background) {
+            return Err("nothing in the background".into());
+        }
         let now = self.now_ms();
         let already = self.gate.deadline().is_some();
         let deadline = self.gate.begin(now).map_err(|r| match r {
@@ -1032,6 +1069,7 @@ impl Agent {
         for e in crate::writeback::apply(&held) {
             (self.log)(&format!("write-back: {e}"));
         }
+        self.pause_cpu(true);
         self.held = held;
         // The kernel stops the tasks asynchronously (v1 FREEZING, v2 `frozen 0` in
         // cgroup.events). The reply does not wait for it: the launch it unblocks runs while the
@@ -1044,7 +1082,10 @@ impl Agent {
     }
 
     /// Work the last reply did not wait for: wait (at most 100 ms) until a pause that was just
-    /// requested has taken hold, and log how long freezing took.
+    /// requested has taken hold, and log how long freezing took. It polls once a millisecond:
+    /// this runs while the launch does, on the same CPUs, so it must cost the launch nothing
+    /// measurable (every 200 µs it was up to 500 reads of the freezer state per pause, and the
+    /// v1 read walks the group's tasks).
     pub fn after_reply(&mut self) {
         if let Some(peer) = self.rescan_after_reply.take() {
             self.rescan(peer);
@@ -1054,9 +1095,55 @@ impl Agent {
             if groups.iter().all(|g| g.freeze_settled().unwrap_or(true)) {
                 break;
             }
-            std::thread::sleep(Duration::from_micros(200));
+            std::thread::sleep(Duration::from_millis(1));
         }
         (self.log)(&format!("background frozen {:.1} ms after the request", t0.elapsed().as_secs_f64() * 1000.0));
+    }
+
+    /// `cpu.pause_only`: the background's low CPU weight and idle class for a pause (`on`), or
+    /// its between-pauses weight after one. Our own groups: nothing to journal (they are
+    /// removed on restore).
+    fn pause_cpu(&mut self, on: bool) {
+        let cpu = self.cfg.cpu.clone();
+        if !cpu.enabled || !cpu.pause_only {
+            return;
+        }
+        for g in self.placements.iter().filter(|p| p.has(Controller::Cpu)).map(|p| p.bg.clone()) {
+            let idle = cpu.bg_idle && g.knob_path(Knob::CpuIdle).is_some();
+            let writes: Vec<(Knob, u64)> = match (on, idle) {
+                (true, true) => vec![(Knob::CpuWeight, cpu.bg_shares), (Knob::CpuIdle, 1)],
+                (true, false) => vec![(Knob::CpuWeight, cpu.bg_shares)],
+                // cpu.idle off first: while it is on, the kernel keeps the group's minimum weight.
+                (false, true) => vec![(Knob::CpuIdle, 0), (Knob::CpuWeight, self.cpu_between)],
+                (false, false) => vec![(Knob::CpuWeight, self.cpu_between)],
+            };
+            for (k, v) in writes {
+                if let Err(e) = g.set_knob(k, v) {
+                    (self.log)(&format!("cpu: {e}"));
+                }
+            }
+        }
+    }
+
+    /// `cpu.pause_only`, between pauses: the background groups weigh [`SHARES_PER_PROCESS`] per
+    /// background process running or in I/O wait (`busy`, at least one).
+    fn update_cpu_between(&mut self, busy: u64) {
+        if !self.cfg.cpu.enabled || !self.cfg.cpu.pause_only {
+            return;
+        }
+        let shares = (busy.max(1) * SHARES_PER_PROCESS).min(MAX_SHARES);
+        if shares == self.cpu_between {
+            return;
+        }
+        self.cpu_between = shares;
+        if self.gate.deadline().is_some() {
+            return; // paused: the thaw writes it
+        }
+        for g in self.placements.iter().filter(|p| p.has(Controller::Cpu)).map(|p| p.bg.clone()) {
+            if let Err(e) = g.set_knob(Knob::CpuWeight, shares) {
+                (self.log)(&format!("cpu: {e}"));
+            }
+        }
     }
 
     /// Ends the pause in progress; returns whether there was one.
@@ -1066,6 +1153,9 @@ impl Agent {
         if !was {
             return false;
         }
+        // The background's CPU weight between pauses first: while its group is in the idle
+        // class the kernel refuses a weight, which the scan below may write.
+        self.pause_cpu(false);
         // The burst's placement, owed since the pause began: the app joins its groups before
         // the background runs again.
         if let Some(peer) = self.rescan_at_thaw.take() {
@@ -1197,18 +1287,20 @@ mod tests {
         crate::writeback::fake_vm(r, 1_000_000);
         std::fs::create_dir_all(r.join("proc/self")).unwrap();
         std::fs::write(r.join("proc/self/mountinfo"), "30 24 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n").unwrap();
-        for (pid, ppid, uid, comm, cgroup) in [
-            (1, 0, 0, "init", "/init.scope"),
-            (100, 1, 1000, "camera", "/user.slice/app-camera"),
-            (101, 100, 1000, "camera-enc", "/user.slice/app-camera"),
-            (200, 1, 1000, "updater", "/user.slice/app-updater"),
-            (300, 1, 0, "sshd", "/system.slice/sshd"),
+        // (the state letters: camera-enc in I/O wait and updater running count as busy for
+        // `cpu.pause_only`'s between-pauses weight)
+        for (pid, ppid, uid, comm, cgroup, state) in [
+            (1, 0, 0, "init", "/init.scope", 'S'),
+            (100, 1, 1000, "camera", "/user.slice/app-camera", 'S'),
+            (101, 100, 1000, "camera-enc", "/user.slice/app-camera", 'D'),
+            (200, 1, 1000, "updater", "/user.slice/app-updater", 'R'),
+            (300, 1, 0, "sshd", "/system.slice/sshd", 'R'),
         ] {
             let d = r.join(format!("proc/{pid}"));
             std::fs::create_dir_all(d.join(format!("task/{pid}"))).unwrap();
             std::fs::write(
                 d.join("stat"),
-                format!("{pid} ({comm}) S {ppid} 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {} 0 0\n", 1000 + pid),
+                format!("{pid} ({comm}) {state} {ppid} 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {} 0 0\n", 1000 + pid),
             )
             .unwrap();
             std::fs::write(d.join("status"), format!("Uid:\t{uid}\t{uid}\t{uid}\t{uid}\n")).unwrap();
@@ -1222,6 +1314,8 @@ mod tests {
                 ..Default::default()
             },
             scope: ScopeSection { cgroups: vec!["/user.slice".into()], ..Default::default() },
+            // the CPU side is off by default; these tests check its knobs too
+            cpu: crate::config::CpuSection { enabled: true, ..Default::default() },
             ..Default::default()
         };
         (t, cfg)
@@ -1372,12 +1466,15 @@ mod tests {
 
     #[test]
     fn v2_knobs_classes_burst_and_restore_on_a_fake_tree() {
-        let (t, cfg) = fake_v2();
+        let (t, mut cfg) = fake_v2();
+        cfg.cpu.pause_only = true;
         let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
         assert_eq!(a.placements().len(), 1, "v2: one hierarchy for all controllers");
-        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "10", "110 shares → weight 10");
+        // cpu.pause_only: between pauses the background weighs one process's weight per busy
+        // background process (camera-enc and updater: 2 × 1024 shares → weight 200).
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "200");
         assert_eq!(read(&t, "forefront/fg/cpu.weight"), "100");
-        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "1");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "0");
         assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "10");
         assert_eq!(read(&t, "forefront/fg/io.bfq.weight"), "1000");
         assert_eq!(read(&t, "cgroup.subtree_control"), "+cpu +io");
@@ -1390,6 +1487,9 @@ mod tests {
         assert!(r.message.unwrap().contains("paused for at most"));
         assert_eq!(read(&t, "forefront/fg/cgroup.procs"), "100\n101\n", "named by its original group");
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
+        // During the pause: the low weight and the idle class.
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "10", "110 shares → weight 10");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "1");
         let st = a.status();
         assert_eq!(st["classes"]["foreground"].as_array().unwrap().len(), 2);
         assert_eq!(st["classes"]["background"][0]["comm"], "updater");
@@ -1398,8 +1498,16 @@ mod tests {
         // A second burst right after the first one ends is refused (min_gap_ms).
         assert!(a.handle(Request::BurstEnd {}, peer()).ok);
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
-        let r = a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: true }, peer());
+        // After it: one busy background process left (updater; camera-enc is foreground now).
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "0");
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "100");
+        let r =
+            a.handle(Request::Fg { pid: None, uid: None, cgroup: Some("/user.slice/app-camera".into()), burst: true }, peer());
         assert!(r.message.unwrap().contains("too soon"));
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        // Naming the last background process leaves nothing to pause: no pause, nothing held.
+        let r = a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.message.unwrap().contains("nothing in the background"));
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
 
         let bad = a.handle(Request::Fg { pid: Some(4242), uid: None, cgroup: None, burst: false }, peer());
@@ -1411,6 +1519,24 @@ mod tests {
         assert_eq!(read(&t, "forefront/bg/io.bfq.weight"), "default 100");
         assert_eq!(read(&t, "cgroup.subtree_control"), "-cpu -io");
         assert!(!cfg.agent.state.exists());
+    }
+
+    #[test]
+    fn without_pause_only_the_low_cpu_weight_and_idle_class_hold_all_the_time() {
+        let (t, mut cfg) = fake_v2();
+        cfg.cpu.pause_only = false;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "10", "110 shares → weight 10");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "1");
+        let r =
+            a.handle(Request::Fg { pid: None, uid: None, cgroup: Some("/user.slice/app-camera".into()), burst: true }, peer());
+        assert!(r.ok, "{r:?}");
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "10");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "1");
+        a.shutdown();
+        assert_eq!(read(&t, "forefront/bg/cpu.weight"), "100");
+        assert_eq!(read(&t, "forefront/bg/cpu.idle"), "0");
     }
 
     #[test]
@@ -1496,6 +1622,7 @@ mod tests {
     fn crash_then_restart_restores_first() {
         let (t, mut cfg) = fake_v2();
         cfg.cpu.bg_shares = 50;
+        cfg.cpu.pause_only = false; // the low weight from the start
         let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
         a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");

@@ -41,7 +41,8 @@ pub mod focus;
 pub mod iosched;
 pub mod pause;
 pub mod procevents;
-pub mod proto;
+/// The control protocol (its own crate, so that clients need not link the agent).
+pub use forefront_proto as proto;
 pub mod state;
 pub mod watchdog;
 pub mod writeback;

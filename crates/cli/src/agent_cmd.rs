@@ -78,10 +78,13 @@ enum AgentCommand {
     },
     /// The launcher's fast path: name this process foreground (with --burst, pause the
     /// background), then exec CMD in its place — same pid, so the app's whole start-up, from
-    /// its first instruction, runs foreground. If the agent cannot be reached the command
-    /// still runs (a warning on stderr): a launch never fails because of the agent.
+    /// its first instruction, runs foreground. If the agent cannot be reached (or does not
+    /// answer within 2 s) the command still runs (a warning on stderr): a launch never fails
+    /// because of the agent. Launchers should exec the small helper `forefront-exec` instead
+    /// (same options and request, a 0.5 MB binary, cheaper from cold caches; docs/agent.md).
     ///
     /// Example: forefront agent exec --burst -- firefox
+    ///          forefront-exec --burst -- firefox       # the same, for launchers
     #[command(verbatim_doc_comment)]
     Exec {
         /// Pause background work while it starts (end it with `forefront agent fg --burst-end`;
@@ -199,7 +202,17 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         AgentCommand::Exec { burst, socket, command } => {
             use std::os::unix::process::CommandExt;
             let pid = std::process::id() as i32;
-            let named = socket_of(&socket).and_then(|s| call(&s, Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst }));
+            // The same request and wait as `forefront-exec`, the small helper launchers should
+            // exec instead of this 11 MB binary (see its crate docs).
+            let req = Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst };
+            let named = socket_of(&socket).and_then(|s| {
+                let r = control::request_within(&s, &req, forefront_agent::proto::client::EXEC_TIMEOUT)
+                    .with_context(|| "is `forefront agent run` running?")?;
+                if !r.ok {
+                    bail!("agent refused: {}", r.error.unwrap_or_default());
+                }
+                Ok(r)
+            });
             if let Err(e) = named {
                 eprintln!("warning: forefront agent exec: running {} without the agent: {e:#}", command[0]);
             }

@@ -17,6 +17,9 @@ pub struct ProcStat {
     pub start_time: u64,
     /// Kernel threads have no memory map and are never managed.
     pub kernel_thread: bool,
+    /// The state letter of field 3 (`R` running or runnable, `D` uninterruptible, mostly I/O,
+    /// `S` sleeping, ...): of the process's main thread only.
+    pub state: char,
 }
 
 fn proc_dir(root: &Path, pid: i32) -> PathBuf {
@@ -58,7 +61,8 @@ pub fn stat(root: &Path, pid: i32) -> Result<ProcStat> {
     let start_time = field(22)?.parse().map_err(|_| bad("starttime is not a number"))?;
     const PF_KTHREAD: u64 = 0x0020_0000;
     let uid = status_uid(root, pid)?;
-    Ok(ProcStat { pid, ppid, uid, comm, start_time, kernel_thread: flags & PF_KTHREAD != 0 })
+    let state = field(3)?.chars().next().ok_or_else(|| bad("no state"))?;
+    Ok(ProcStat { pid, ppid, uid, comm, start_time, kernel_thread: flags & PF_KTHREAD != 0, state })
 }
 
 fn status_uid(root: &Path, pid: i32) -> Result<u32> {
@@ -192,7 +196,7 @@ mod tests {
         );
         let s = stat(t.path(), 7).unwrap();
         assert_eq!(s.comm, "my (odd) app");
-        assert_eq!((s.ppid, s.uid, s.start_time, s.kernel_thread), (1, 1000, 12345, false));
+        assert_eq!((s.ppid, s.uid, s.start_time, s.kernel_thread, s.state), (1, 1000, 12345, false, 'S'));
         assert_eq!(list_pids(t.path()).unwrap(), vec![7]);
         assert_eq!(tasks(t.path(), 7).unwrap(), vec![7]);
     }

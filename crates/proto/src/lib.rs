@@ -1,4 +1,4 @@
-//! The control protocol: one JSON object per line, one request per connection.
+//! The agent's control protocol: one JSON object per line, one request per connection.
 //!
 //! ```text
 //! → {"cmd":"fg","pid":1234,"burst":true}     the foreground app, and a launch/switch begins
@@ -11,8 +11,26 @@
 //! → {"cmd":"status"}
 //! ← {"ok":true,"message":"...","status":{...}}   or   {"ok":false,"error":"..."}
 //! ```
+//!
+//! The agent (`forefront_agent`, which re-exports this crate as `forefront_agent::proto`)
+//! serves it; clients send it with [`client::request`]. It is a crate of its own so that the
+//! launcher helper `forefront-exec` speaks it with the agent's own types without linking the
+//! agent (serde and serde_json only).
+//!
+//! ```no_run
+//! use forefront_proto::{client, Request, DEFAULT_SOCKET};
+//! // In a launcher: the app with pid 1234 is starting.
+//! let r = client::request(DEFAULT_SOCKET.as_ref(), &Request::Fg { pid: Some(1234), uid: None, cgroup: None, burst: true })?;
+//! assert!(r.ok);
+//! # Ok::<(), forefront_proto::client::ClientError>(())
+//! ```
+
+pub mod client;
 
 use serde::{Deserialize, Serialize};
+
+/// The agent's control socket when its config does not name another (`agent.socket`).
+pub const DEFAULT_SOCKET: &str = "/run/forefront/agent.sock";
 
 /// Longest request line accepted (bytes, newline excluded).
 pub const MAX_REQUEST: usize = 4096;
@@ -108,7 +126,7 @@ pub fn check_cgroup_path(c: &str) -> Result<(), String> {
 /// Parses one request line, checking what serde cannot: exactly one way of naming the
 /// foreground, a pid above 1, a group path that [`check_cgroup_path`] accepts, a cell name
 /// without control characters. What needs the system (the pid exists, is not the agent's) is
-/// checked by the agent ([`crate::daemon::Agent::handle`]).
+/// checked by the agent (`forefront_agent::daemon::Agent::handle`).
 pub fn parse(line: &[u8]) -> Result<Request, String> {
     if line.len() > MAX_REQUEST {
         return Err(format!("request longer than {MAX_REQUEST} bytes"));

@@ -1,0 +1,91 @@
+//! The helper end to end, against a stand-in agent on a socket in a temporary directory: the
+//! request names the pid that then runs the command (it exec'd in place), the command runs even
+//! without an agent, and the exit status is the command's.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixListener;
+use std::process::Command;
+
+const EXE: &str = env!("CARGO_BIN_EXE_forefront-exec");
+
+#[test]
+fn names_its_own_pid_then_execs_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("agent.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    let agent = std::thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&c).read_line(&mut line).unwrap();
+        (&c).write_all(b"{\"ok\":true,\"message\":\"foreground\"}\n").unwrap();
+        forefront_proto::parse(line.as_bytes()).unwrap()
+    });
+    // The shell prints its own pid: the one the helper named, if the exec kept it.
+    let out = Command::new(EXE).args(["--burst", "--socket"]).arg(&sock).args(["--", "sh", "-c", "echo $$"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "no warning when the agent answers: {}", String::from_utf8_lossy(&out.stderr));
+    let shell_pid: i32 = String::from_utf8(out.stdout).unwrap().trim().parse().unwrap();
+    let req = agent.join().unwrap();
+    assert_eq!(req, forefront_proto::Request::Fg { pid: Some(shell_pid), uid: None, cgroup: None, burst: true });
+}
+
+#[test]
+fn runs_the_command_without_an_agent_and_keeps_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(EXE).arg("--socket").arg(dir.path().join("none.sock")).args(["sh", "-c", "exit 7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning") && err.contains("none.sock") && err.contains("running sh without the agent"), "{err}");
+}
+
+#[test]
+fn a_refusal_is_a_warning_and_the_command_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("agent.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    let agent = std::thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&c).read_line(&mut line).unwrap();
+        (&c).write_all(b"{\"ok\":false,\"error\":\"peer not allowed\"}\n").unwrap();
+    });
+    let out = Command::new(EXE).arg("--socket").arg(&sock).args(["true"]).output().unwrap();
+    agent.join().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agent refused: peer not allowed"));
+}
+
+#[test]
+fn missing_command_and_bad_options_exit_with_usage_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("none.sock");
+    let out = Command::new(EXE).arg("--socket").arg(&sock).arg("/nonexistent/app").output().unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run /nonexistent/app"));
+    let out = Command::new(EXE).arg("--frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown option"));
+    let out = Command::new(EXE).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn pid_names_another_process_and_needs_no_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("agent.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    let agent = std::thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&c).read_line(&mut line).unwrap();
+        (&c).write_all(b"{\"ok\":true,\"message\":\"foreground\"}\n").unwrap();
+        forefront_proto::parse(line.as_bytes()).unwrap()
+    });
+    let out = Command::new(EXE).args(["--burst", "--pid", "4321", "--socket"]).arg(&sock).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(agent.join().unwrap(), forefront_proto::Request::Fg { pid: Some(4321), uid: None, cgroup: None, burst: true });
+    // Nobody listening: the request was the whole job, so the exit status says it failed.
+    let out = Command::new(EXE).args(["--pid", "4321", "--socket"]).arg(dir.path().join("none.sock")).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pid 4321 not named foreground"));
+}
