@@ -238,6 +238,7 @@ fn focus_follows_on_a_real_x11_desktop_within_100_ms() {
     // The agent: both xterms in scope, following the focus on this display. No burst on focus
     // here: a burst defers the app's placement to the end of its pause (so that nothing competes
     // with a launch), which this test's 100 ms check would then measure instead.
+    // The CPU side is off by default; this test checks the cpu groups, so it turns it on.
     // The journal on a tmpfs, as docs/agent.md advises (every change is fsynced there first; on
     // this disk, shared with other jobs, an fsync alone can take longer than the budget), in a
     // directory of its own that the agent makes.
@@ -248,7 +249,7 @@ fn focus_follows_on_a_real_x11_desktop_within_100_ms() {
         &cfg,
         format!(
             "[agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\nrescan_ms = 100\n[scope]\ntrees = {:?}\n\
-             [pause]\nhold_writeback = false\n[focus]\nx11 = \"on\"\ndisplay = {:?}\nburst = false\n",
+             [cpu]\nenabled = true\n[pause]\nhold_writeback = false\n[focus]\nx11 = \"on\"\ndisplay = {:?}\nburst = false\n",
             d.socket(),
             state_dir.join("state.json"),
             d.group,
