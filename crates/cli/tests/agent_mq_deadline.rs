@@ -9,13 +9,11 @@
 //! elsewhere it prints `SKIP: ...` and passes. `Drop` kills only the readers and agent it
 //! started, detaches its own loop device and removes its own groups.
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_forefront");
 mod common;
-use common::CONTROLLERS;
 
 fn skip_note(msg: &str) {
     use std::io::Write;
@@ -52,11 +50,8 @@ fn ionice(pid: i32) -> String {
 #[test]
 fn mq_deadline_serves_the_foreground_first_once_the_agent_idles_the_background() {
     let name = "mq_deadline_serves_the_foreground_first_once_the_agent_idles_the_background";
-    if !nix::unistd::geteuid().is_root() {
-        return skip_note(&format!("SKIP: {name}: not root"));
-    }
-    if let Some(c) = CONTROLLERS.iter().find(|c| !Path::new(&format!("/sys/fs/cgroup/{c}/cgroup.procs")).exists()) {
-        return skip_note(&format!("SKIP: {name}: no cgroup v1 {c} hierarchy"));
+    if let Some(why) = common::rig_unavailable() {
+        return skip_note(&format!("SKIP: {name}: {why}"));
     }
     let dir = tempfile::Builder::new().prefix("ff-mqdl").tempdir().unwrap();
     let img = dir.path().join("disk.img");

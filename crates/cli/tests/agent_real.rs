@@ -14,13 +14,8 @@ mod common;
 use common::CONTROLLERS;
 
 fn skip_reason() -> Option<String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root".into());
-    }
-    for c in CONTROLLERS {
-        if !Path::new(&format!("/sys/fs/cgroup/{c}/cgroup.procs")).exists() {
-            return Some(format!("no cgroup v1 {c} hierarchy at /sys/fs/cgroup/{c}"));
-        }
+    if let Some(why) = common::rig_unavailable() {
+        return Some(why);
     }
     None
 }

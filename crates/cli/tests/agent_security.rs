@@ -31,13 +31,6 @@ fn not_root() -> bool {
     !nix::unistd::geteuid().is_root()
 }
 
-fn no_cgroups() -> Option<String> {
-    CONTROLLERS
-        .iter()
-        .find(|c| !Path::new(&format!("/sys/fs/cgroup/{c}/cgroup.procs")).exists())
-        .map(|c| format!("no cgroup v1 {c} hierarchy"))
-}
-
 macro_rules! root_or_skip {
     ($name:expr) => {
         if not_root() {
@@ -50,7 +43,7 @@ macro_rules! root_or_skip {
 macro_rules! cgroups_or_skip {
     ($name:expr) => {
         root_or_skip!($name);
-        if let Some(why) = no_cgroups() {
+        if let Some(why) = common::rig_unavailable() {
             note(&format!("SKIP: {} needs cgroup v1 cpu/blkio/freezer ({why})", $name));
             return;
         }

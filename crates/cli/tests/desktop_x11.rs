@@ -34,13 +34,8 @@ fn on_path(prog: &str) -> bool {
 }
 
 fn skip_reason() -> Option<String> {
-    if !nix::unistd::geteuid().is_root() {
-        return Some("not root".into());
-    }
-    for c in CONTROLLERS {
-        if !Path::new(&format!("/sys/fs/cgroup/{c}/cgroup.procs")).exists() {
-            return Some(format!("no cgroup v1 {c} hierarchy at /sys/fs/cgroup/{c}"));
-        }
+    if let Some(why) = common::rig_unavailable() {
+        return Some(why);
     }
     let missing: Vec<&str> = ["Xvfb", "openbox", "xterm", "xdotool", "xprop"].into_iter().filter(|p| !on_path(p)).collect();
     if !missing.is_empty() {

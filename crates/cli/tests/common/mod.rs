@@ -1,4 +1,5 @@
-//! What the real-kernel agent tests share (`agent_real.rs`, `agent_security.rs`).
+//! What the real-kernel agent tests share (`agent_real.rs`, `agent_security.rs`,
+//! `agent_mq_deadline.rs`, `desktop_x11.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -6,6 +7,17 @@ use std::time::Duration;
 
 /// The cgroup v1 controllers the agent's groups live under.
 pub const CONTROLLERS: [&str; 3] = ["cpu", "blkio", "freezer"];
+
+/// Why an agent rig cannot run here (not root, or a cgroup v1 hierarchy missing), or `None`.
+pub fn rig_unavailable() -> Option<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Some("not root".into());
+    }
+    CONTROLLERS
+        .iter()
+        .find(|c| !Path::new(&format!("/sys/fs/cgroup/{c}/cgroup.procs")).exists())
+        .map(|c| format!("no cgroup v1 {c} hierarchy at /sys/fs/cgroup/{c}"))
+}
 
 /// `/sys/fs/cgroup/CTRL/GROUP/SUB`.
 pub fn gdir(group: &str, ctrl: &str, sub: &str) -> PathBuf {
