@@ -91,9 +91,10 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     ),
     (
         "bg-io-slows-fg-launch",
-        "a 215 ms launch meets the updaters' write bursts by chance (their duty cycle is set by the \
-         assumed 10 MB/s link): T(6 BG)/T(0) reads 1.38-1.57 against the paper's 2.6; \
-         fasttrack.md, disagreement 3 (issue 25)",
+        "the updaters' writes are sparse (dex2oat compiles for seconds on 8 threads before it \
+         writes, as Android 6 runs it) and a read-first device serves a launch's reads ahead of \
+         them: T(6 BG)/T(0) reads 1.05-1.13 against the paper's 2.6, and a launch scaled 8x is \
+         slowed as little; fasttrack.md, disagreement 3 (issue 25)",
     ),
     (
         "stock-switch-slowdown",
@@ -102,9 +103,10 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     ),
     (
         "fasttrack-minus-switch",
-        "with the allocation gate covering the page cache only, FastTrack-- removes 11-13 % of the \
-         switch's delay (the paper: 61 %; 30-38 % with the gate change alone, before the QASIO \
-         half's merge, for a reason not traced and not discard); fasttrack.md (issue 25)",
+        "FastTrack-- removes 11-13 % of the switch's delay (the paper: 61 %): the allocation gate \
+         covers the page cache only, the device inversion stays, and the camera's fsyncs wait for \
+         their commits' discards (Linux 3.10's commit order), which jbd2 issues as BG; the 30-38 % \
+         before the QASIO merge came from the old discard order; fasttrack.md (issue 25)",
     ),
     (
         "fasttrack-flattens-camera",
@@ -127,7 +129,8 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "fasttrack-helps-launch",
         "the launch's ~960 small reads wait for BG commands already in service, which no FG-first \
-         order removes: 18-32 % against the paper's 87 %; fasttrack.md, disagreement 3 (issue 25)",
+         order removes, and the delay left is ~30 ms a launch: -3-44 % against the paper's 87 %; \
+         fasttrack.md, disagreement 3 (issue 25)",
     ),
     (
         "rs-spread-without-kingston",
