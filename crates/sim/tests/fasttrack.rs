@@ -91,7 +91,7 @@ fn page_allocator_pauses_only_background_apps() {
 fn fasttrack_reduces_the_background_delay_in_every_scenario() {
     // The switches: one seed shows it (98 % and 69 % at 4 BG apps over 10 seeds). The launch: its gain is
     // partial in this model (fasttrack.md, disagreement 3) and whether a run's 20 launches meet
-    // the updaters' aligned install bursts varies by seed (−6 % over seeds 1–3, 22 % over 1–10),
+    // the updaters' writes varies by seed (13 % over seeds 1–10 since dex2oat runs on 8 threads),
     // so it is the mean over 10 seeds.
     let mean = |s: &str, policy: &str, bg: u32, seeds: u64| {
         (1..=seeds).map(|seed| run(&RunConfig::builtin(s, policy, Some(bg), seed).expect("built-in")).metrics.fg_ms).sum::<f64>()
