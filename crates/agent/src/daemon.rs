@@ -753,9 +753,12 @@ impl Agent {
             }
         }
         self.journal.record(entries)?;
-        for g in moves {
-            g.add_proc(pid)?;
+        let expedited = if moves.is_empty() { None } else { self.expedite() };
+        let moved = moves.iter().try_for_each(|g| g.add_proc(pid));
+        if let Some(original) = expedited {
+            self.expedite_back(&original);
         }
+        moved?;
         for (tid, prio) in prio_changes {
             if let Err(e) = ioprio::set(tid, prio) {
                 if !e.is_not_found() {
@@ -767,6 +770,33 @@ impl Agent {
             let _ = self.journal.forget(|e| !matches!(e, Entry::Ioprio { .. }) || !is_thread_of(&self.root, e, pid));
         }
         Ok(())
+    }
+
+    /// `agent.expedite_moves`: sets `/sys/kernel/rcu_expedited` to 1 for the moves that follow
+    /// and returns the value to put back, or `None` (off, already 1, not there, or refused:
+    /// the moves then wait for normal grace periods). The original is journaled first, so a
+    /// crash between the two writes is restored like any knob.
+    fn expedite(&mut self) -> Option<String> {
+        if !self.cfg.agent.expedite_moves {
+            return None;
+        }
+        let path = self.root.join(crate::state::RCU_EXPEDITED);
+        let original = std::fs::read_to_string(&path).ok()?.trim().to_owned();
+        if original != "0" {
+            return None;
+        }
+        if self.journal.record([Entry::Knob { path: path.clone(), original: original.clone() }]).is_err() {
+            return None;
+        }
+        std::fs::write(&path, "1").ok()?;
+        Some(original)
+    }
+
+    fn expedite_back(&mut self, original: &str) {
+        let path = self.root.join(crate::state::RCU_EXPEDITED);
+        if let Err(e) = std::fs::write(&path, original) {
+            (self.log)(&format!("{}: cannot write {original:?} back: {e}", path.display()));
+        }
     }
 
     /// Gives a process back its original groups and I/O priorities (it left the scope).
@@ -1492,6 +1522,30 @@ mod tests {
         // Its holder gone, the next agent starts.
         let mut b = Agent::start(cfg, None, |_| {}).unwrap();
         b.shutdown();
+    }
+
+    #[test]
+    fn moves_are_expedited_only_from_an_rcu_expedited_of_0_and_it_is_put_back() {
+        for (original, journaled) in [("0", true), ("1", false)] {
+            let (t, mut cfg) = fake_v2();
+            let knob = t.path().join(crate::state::RCU_EXPEDITED);
+            std::fs::create_dir_all(knob.parent().unwrap()).unwrap();
+            std::fs::write(&knob, format!("{original}\n")).unwrap();
+            let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+            assert_eq!(a.members[&100].class, Class::Background, "the start placed the apps");
+            assert_eq!(std::fs::read_to_string(&knob).unwrap().trim(), original, "put back after the moves");
+            let recorded = a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == knob));
+            assert_eq!(recorded, journaled, "original {original}");
+            a.shutdown();
+            drop(a);
+            assert_eq!(std::fs::read_to_string(&knob).unwrap().trim(), original);
+            // Off: never touched, never journaled.
+            cfg.agent.expedite_moves = false;
+            std::fs::write(&knob, "0").unwrap();
+            let mut b = Agent::start(cfg, None, |_| {}).unwrap();
+            assert!(!b.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == knob)));
+            b.shutdown();
+        }
     }
 
     #[test]

@@ -92,6 +92,10 @@ pub const VM_KEYS: [&str; 6] = [
     "dirty_expire_centisecs",
 ];
 
+/// The kernel switch the agent sets around its own cgroup moves (`agent.expedite_moves`),
+/// relative to the root.
+pub const RCU_EXPEDITED: &str = "sys/kernel/rcu_expedited";
+
 /// Longest knob text a journal may hold (bytes): cgroup knobs are a few lines at most.
 const MAX_ORIGINAL: usize = 4096;
 /// Largest journal read (bytes): thousands of entries fit; a larger file is not the agent's.
@@ -166,7 +170,8 @@ impl Bounds {
                 }
                 let vm = self.root.join("proc/sys/vm");
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let in_vm = path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name);
+                let in_vm =
+                    path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name) || *path == self.root.join(RCU_EXPEDITED);
                 let knob_file = [
                     Knob::CpuWeight,
                     Knob::CpuIdle,
@@ -183,7 +188,7 @@ impl Bounds {
                     && path.parent().is_some_and(|d| self.is_own_dir(d, Version::V1) || self.is_own_dir(d, Version::V2));
                 if !in_vm && !in_group {
                     return Err(format!(
-                        "names {:?}: neither a knob of the agent's groups nor a /proc/sys/vm write-back key",
+                        "names {:?}: neither a knob of the agent's groups, a /proc/sys/vm write-back key nor {RCU_EXPEDITED}",
                         path.display()
                     ));
                 }
