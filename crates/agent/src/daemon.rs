@@ -1528,6 +1528,7 @@ mod tests {
     fn moves_are_expedited_only_from_an_rcu_expedited_of_0_and_it_is_put_back() {
         for (original, journaled) in [("0", true), ("1", false)] {
             let (t, mut cfg) = fake_v2();
+            cfg.agent.expedite_moves = true;
             let knob = t.path().join(crate::state::RCU_EXPEDITED);
             std::fs::create_dir_all(knob.parent().unwrap()).unwrap();
             std::fs::write(&knob, format!("{original}\n")).unwrap();
