@@ -683,10 +683,11 @@ impl Agent {
     /// yet gains nothing from the foreground groups while nothing is in the background (there is
     /// nothing its weights act against), and the move costs a launch its own time. A move
     /// between cgroups waits for RCU grace periods (tens of ms on a loaded machine) and BFQ
-    /// moves the app's queues into a group of their own in mid-start-up: measured on the S
-    /// suite's xterm start-up with no background, 0.090 s with the move against 0.074 s for
-    /// BFQ alone ("The no-background start-up" in docs/agent.md). Processes already placed
-    /// always move (one leaving the background groups must not stay in the idle class).
+    /// moves the app's queues into a group of their own in mid-start-up: the S suite's xterm
+    /// start-up with no background took 222 ms with the move, 177 ms without, 165 ms with no
+    /// agent at all (interleaved, load average 10; "The no-background start-up" in
+    /// docs/agent.md). Processes already placed always move (one leaving the background groups
+    /// must not stay in the idle class).
     fn worth_placing(&self, pid: i32, class: Class) -> bool {
         class == Class::Background
             || self.members.contains_key(&pid)
