@@ -139,6 +139,13 @@ pub struct AgentSection {
     pub group: String,
     /// How often new processes in scope are classified and placed (ms).
     pub rescan_ms: u64,
+    /// Expedite the RCU grace periods of the agent's own moves between cgroups
+    /// (`/sys/kernel/rcu_expedited` = 1 for the moves, the original value back after them):
+    /// each move waits for a grace period, during which no process on the machine can fork or
+    /// exit, and that costs a switch to a running app its own time. Off by default: faster
+    /// moves by themselves, but no gain measured on the S suite's switch cell (see "The switch"
+    /// in docs/agent.md).
+    pub expedite_moves: bool,
     /// File-system root for /proc and /sys (tests point it at a fake tree).
     pub root: PathBuf,
 }
@@ -252,6 +259,7 @@ impl Default for AgentSection {
             state: default_state_path(),
             group: "forefront".into(),
             rescan_ms: 500,
+            expedite_moves: false,
             root: "/".into(),
         }
     }

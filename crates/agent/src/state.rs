@@ -46,6 +46,9 @@ pub enum StateError {
     /// An entry names a file the agent never changes.
     #[error("state file {path}: entry {index} ({kind}) {message}: refused whole, nothing restored (not written by the agent; check it, then remove it)")]
     Foreign { path: PathBuf, index: usize, kind: &'static str, message: String },
+    /// Another live process holds the journal's lock (see [`JournalLock`]).
+    #[error("state file {path} is in use by a running agent ({holder}; lock {lock}): refused, nothing changed or restored (stop that agent first, or give this one its own agent.state, agent.socket and agent.group)")]
+    Locked { path: PathBuf, lock: PathBuf, holder: String },
 }
 
 /// One change and what undoing it needs.
@@ -88,6 +91,10 @@ pub const VM_KEYS: [&str; 6] = [
     "dirty_writeback_centisecs",
     "dirty_expire_centisecs",
 ];
+
+/// The kernel switch the agent sets around its own cgroup moves (`agent.expedite_moves`),
+/// relative to the root.
+pub const RCU_EXPEDITED: &str = "sys/kernel/rcu_expedited";
 
 /// Longest knob text a journal may hold (bytes): cgroup knobs are a few lines at most.
 const MAX_ORIGINAL: usize = 4096;
@@ -163,7 +170,8 @@ impl Bounds {
                 }
                 let vm = self.root.join("proc/sys/vm");
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let in_vm = path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name);
+                let in_vm =
+                    path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name) || *path == self.root.join(RCU_EXPEDITED);
                 let knob_file = [
                     Knob::CpuWeight,
                     Knob::CpuIdle,
@@ -180,7 +188,7 @@ impl Bounds {
                     && path.parent().is_some_and(|d| self.is_own_dir(d, Version::V1) || self.is_own_dir(d, Version::V2));
                 if !in_vm && !in_group {
                     return Err(format!(
-                        "names {:?}: neither a knob of the agent's groups nor a /proc/sys/vm write-back key",
+                        "names {:?}: neither a knob of the agent's groups, a /proc/sys/vm write-back key nor {RCU_EXPEDITED}",
                         path.display()
                     ));
                 }
@@ -328,6 +336,110 @@ fn safe_ancestors(dir: &Path, from: &Path, euid: u32) -> Result<(), StateError> 
         }
     }
     Ok(())
+}
+
+/// One agent per journal: an exclusive `flock` on `<state>.lock` (beside the journal, in its
+/// private directory), held for the agent's lifetime and by `agent restore` while it restores.
+/// A second agent on the same journal would restore the first one's changes under it (and
+/// replace its control socket); with the lock it is refused with [`StateError::Locked`], which
+/// names the holder's pid. The kernel drops the lock when its holder dies, even by SIGKILL, so
+/// a crashed agent never blocks the next one. The file is opened close-on-exec (the watchdog,
+/// which outlives a killed agent for a moment, does not inherit it) and removed on drop.
+#[derive(Debug)]
+pub struct JournalLock {
+    path: PathBuf,
+    _file: nix::fcntl::Flock<std::fs::File>,
+    /// This lock made the journal's directory: removed on drop (if empty by then).
+    made_dir: bool,
+}
+
+impl JournalLock {
+    /// The lock file of the journal at `state`.
+    pub fn path_for(state: &Path) -> PathBuf {
+        state.with_extension("lock")
+    }
+
+    /// Takes the lock of the journal at `state`, or says who holds it. `create`: make the
+    /// journal's private directory if it is missing (the agent); without it (`agent restore`),
+    /// `Ok(None)` when the directory is absent: then there is no journal either.
+    pub fn acquire(state: &Path, create: bool) -> Result<Option<Self>, StateError> {
+        use std::io::{Read, Seek, Write};
+        use std::os::unix::fs::MetadataExt;
+        let dir = state.parent().ok_or_else(|| unsafe_err(state, "the state path names no file"))?;
+        let made_dir = if create {
+            private_dir(dir)?
+        } else if check_private_dir(dir)? {
+            false
+        } else {
+            return Ok(None);
+        };
+        let path = Self::path_for(state);
+        let err = |source| StateError::Write { path: path.clone(), source };
+        loop {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ELOOP) => unsafe_err(&path, "is a symbolic link"),
+                    _ => err(e),
+                })?;
+            let m = f.metadata().map_err(err)?;
+            if !m.is_file() || m.uid() != nix::unistd::geteuid().as_raw() {
+                return Err(unsafe_err(&path, format!("is a {} owned by uid {}, not the agent's lock", kind_of(&m), m.uid())));
+            }
+            let mut f = match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+                Ok(f) => f,
+                Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => {
+                    let mut text = String::new();
+                    let _ = (&mut f).take(32).read_to_string(&mut text);
+                    let holder = match text.trim().parse::<u32>() {
+                        Ok(pid) => format!("agent pid {pid}"),
+                        Err(_) => "a process that has not written its pid yet".to_owned(),
+                    };
+                    return Err(StateError::Locked { path: state.into(), lock: path.clone(), holder });
+                }
+                Err((_, e)) => return Err(err(std::io::Error::from(e))),
+            };
+            // The holder before us may have removed the file after we opened it: a lock on
+            // an unlinked file excludes nobody. Locked the file the path names now: done.
+            match std::fs::symlink_metadata(&path) {
+                Ok(now) if now.dev() == m.dev() && now.ino() == m.ino() => {}
+                _ => continue,
+            }
+            f.set_len(0).map_err(err)?;
+            f.rewind().map_err(err)?;
+            writeln!(f, "{}", std::process::id()).map_err(err)?;
+            return Ok(Some(JournalLock { path, _file: f, made_dir }));
+        }
+    }
+}
+
+impl JournalLock {
+    /// Gives up the lock as a killed holder does: the kernel drops it, the file stays.
+    #[cfg(test)]
+    pub(crate) fn abandon(mut self) {
+        self.made_dir = false;
+        let path = std::mem::take(&mut self.path);
+        drop(self);
+        assert!(path.exists());
+    }
+}
+
+impl Drop for JournalLock {
+    fn drop(&mut self) {
+        if self.path.as_os_str().is_empty() {
+            return; // abandoned
+        }
+        // Removed while still held: an agent waiting to open it finds no file or a new one.
+        let _ = std::fs::remove_file(&self.path);
+        if self.made_dir {
+            let _ = self.path.parent().map(std::fs::remove_dir);
+        }
+    }
 }
 
 impl Journal {
@@ -608,6 +720,56 @@ fn kind_of(m: &std::fs::Metadata) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_journal_lock_excludes_a_second_holder_until_dropped_and_a_dead_holder_frees_it() {
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("st/state.json");
+        // `agent restore` with no directory: nothing to lock, nothing made.
+        assert!(JournalLock::acquire(&state, false).unwrap().is_none());
+        assert!(!state.parent().unwrap().exists());
+        let first = JournalLock::acquire(&state, true).unwrap().unwrap();
+        let lock = JournalLock::path_for(&state);
+        assert_eq!(std::fs::read_to_string(&lock).unwrap().trim(), std::process::id().to_string());
+        // A second open file description conflicts, as another process's would.
+        for create in [true, false] {
+            match JournalLock::acquire(&state, create) {
+                Err(StateError::Locked { holder, lock: l, .. }) => {
+                    assert_eq!(holder, format!("agent pid {}", std::process::id()));
+                    assert_eq!(l, lock);
+                }
+                other => panic!("second holder not refused: {other:?}"),
+            }
+        }
+        drop(first);
+        assert!(!lock.exists(), "removed on drop");
+        assert!(!state.parent().unwrap().exists(), "the directory it made goes too");
+        // A holder that dies (here: a child process holding it through `flock`) frees it.
+        std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+        std::fs::set_permissions(state.parent().unwrap(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        // The holder here: a shell (exec'd into `sleep`) that took the lock through flock(1)
+        // on a descriptor it keeps; killing it frees the lock.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exec 9>>\"$0\" && flock -x 9 && echo locked && exec sleep 30", lock.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut said = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut said).unwrap();
+        if said.trim() != "locked" {
+            let _ = child.kill();
+            child.wait().unwrap();
+            eprintln!("SKIPPED the dead-holder half: sh or flock(1) missing");
+            return;
+        }
+        match JournalLock::acquire(&state, false) {
+            Err(StateError::Locked { holder, .. }) => assert!(holder.contains("not written its pid"), "{holder}"),
+            other => panic!("a lock held by another process was not seen: {other:?}"),
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(JournalLock::acquire(&state, false).unwrap().is_some(), "a dead holder's lock is free");
+    }
+
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 

@@ -114,7 +114,8 @@ enum AgentCommand {
     },
     /// Undo what a crashed agent left (reads the state file); for `ExecStopPost=`. A state file
     /// or directory anybody but root could have written, or an entry naming anything the agent
-    /// does not change, is refused and nothing is restored.
+    /// does not change, is refused and nothing is restored; so is a state file a running agent
+    /// holds (its lock, `<state>.lock`, names the agent's pid).
     Restore(ConfigArg),
     /// Print the default configuration, every key documented in docs/agent.md.
     Config,
@@ -266,6 +267,8 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         }
         AgentCommand::Restore(c) => {
             let cfg = load(&c)?;
+            // Held while restoring: a journal a running agent writes is its own to restore.
+            let _lock = forefront_agent::state::JournalLock::acquire(&cfg.agent.state, false)?;
             match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root, &cfg.agent.group)? {
                 None => writeln!(std::io::stdout(), "nothing to restore ({} absent)", cfg.agent.state.display())?,
                 Some(j) => {

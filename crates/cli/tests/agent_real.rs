@@ -439,7 +439,9 @@ fn agent_exec_makes_the_launched_command_foreground_from_its_first_instruction()
     let helper = Path::new(BIN).with_file_name("forefront-exec");
     let mut launchers = vec![vec![BIN.to_owned(), "agent".into(), "exec".into()]];
     if helper.exists() {
-        launchers.push(vec![helper.to_string_lossy().into_owned()]);
+        // (`--wait`: the helper's default does not wait for the answer, so the order checked
+        // below holds only with it; the default is checked after the loop)
+        launchers.push(vec![helper.to_string_lossy().into_owned(), "--wait".into()]);
     } else {
         skip_note(&format!("SKIP (part): {} not built (cargo build --release -p forefront-exec)", helper.display()));
     }
@@ -475,6 +477,22 @@ fn agent_exec_makes_the_launched_command_foreground_from_its_first_instruction()
         let st = rig.status();
         assert!(st["foreground"].to_string().contains(&pid), "{launcher:?}: pid {pid} named foreground: {st}");
         assert!(rig.cli(&["fg", "--burst-end"]).status.success(), "the pause ends for the next launcher");
+    }
+    if helper.exists() {
+        // Without --wait: the command runs at once and the agent still gets the request (the
+        // pause begins, the shell's pid is the foreground), read by the detached process.
+        let out = Command::new(&helper)
+            .arg("--burst")
+            .arg("--socket")
+            .arg(rig.socket())
+            .args(["--", "sh", "-c", "echo $$; sleep 0.5"])
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+        let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let st = rig.status();
+        assert!(st["foreground"].to_string().contains(&pid), "pid {pid} named foreground without --wait: {st}");
+        assert!(rig.cli(&["fg", "--burst-end"]).status.success());
     }
 }
 

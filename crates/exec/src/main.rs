@@ -1,13 +1,18 @@
 //! `forefront-exec`: the launcher's helper for `forefront agent`.
 //!
 //! ```text
-//! forefront-exec [--burst] [--socket PATH] [--] CMD [ARG...]
+//! forefront-exec [--burst] [--wait] [--socket PATH] [--] CMD [ARG...]
 //! forefront-exec [--burst] [--socket PATH] --pid PID [[--] CMD [ARG...]]
 //! ```
 //!
 //! Names its own pid foreground over the agent's control socket (with `--burst`, a launch
-//! begins: the agent pauses the background), then `execve`s CMD in its place: same pid, so the
-//! app runs foreground from its first instruction. It does what `forefront agent exec` does, in
+//! begins: the agent pauses the background), then `execve`s CMD in its place: same pid. The
+//! request is on the agent's socket before CMD's first instruction, but the launch does not
+//! wait for the agent's answer: a detached grandchild reads it and only warns (a round trip
+//! through the agent's threads cost the S suite's start-ups with no background 10–20 ms on a
+//! loaded machine; see "The no-background start-up" in docs/agent.md). With `--wait` the
+//! helper waits for the reply first, so that CMD runs foreground (and the background is
+//! being paused) from its first instruction. It does what `forefront agent exec` does, in
 //! a binary of a few hundred KB instead of the `forefront` binary's 11 MB: a launch right after
 //! a cache drop pays for reading the launcher's pages, and that is the whole cost of this step
 //! (see "A cheap exec" in docs/agent.md). The request is the agent's own type
@@ -32,15 +37,18 @@ use std::process::ExitCode;
 
 use forefront_proto::{client, Request, DEFAULT_SOCKET};
 
-const USAGE: &str = "usage: forefront-exec [--burst] [--socket PATH] [--] CMD [ARG...]
+const USAGE: &str = "usage: forefront-exec [--burst] [--wait] [--socket PATH] [--] CMD [ARG...]
        forefront-exec [--burst] [--socket PATH] --pid PID [[--] CMD [ARG...]]
 
 Tell the forefront agent this process is the foreground app (with --burst: a launch begins,
 pause the background), then exec CMD in its place (same pid). CMD runs even if the agent
-cannot be reached (a warning on stderr).
+cannot be reached (a warning on stderr), and without waiting for its answer unless --wait.
 
   --burst          pause background work while CMD starts (the agent ends the pause when
                    CMD's I/O goes quiet, at pause.max_ms, or on `forefront agent fg --burst-end`)
+  --wait           wait for the agent's answer before the exec (CMD then runs foreground
+                   from its first instruction); by default the request is sent, CMD runs at
+                   once and a detached process reads the answer (and warns on a refusal)
   --socket PATH    the agent's control socket (default /run/forefront/agent.sock; this helper
                    does not read the agent's config file)
   --pid PID        name PID foreground instead of this process (a switch to a running app);
@@ -52,6 +60,8 @@ cannot be reached (a warning on stderr).
 #[derive(Debug, PartialEq)]
 struct Args {
     burst: bool,
+    /// Wait for the agent's reply before the exec (the default is not to).
+    wait: bool,
     socket: PathBuf,
     /// Another process to name (a switch); `None`: this process, which then execs `command`.
     pid: Option<i32>,
@@ -68,6 +78,7 @@ enum Parsed {
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     let mut it = args.into_iter();
     let mut burst = false;
+    let mut wait = false;
     let mut socket = PathBuf::from(DEFAULT_SOCKET);
     let mut pid = None;
     let mut command = Vec::new();
@@ -75,6 +86,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
         match a.to_str() {
             Some("--") => break,
             Some("--burst") => burst = true,
+            Some("--wait") => wait = true,
             Some("-h" | "--help") => return Ok(Parsed::Help),
             Some("-V" | "--version") => return Ok(Parsed::Version),
             Some("--socket") => {
@@ -113,7 +125,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     if command.is_empty() && pid.is_none() {
         return Err("no command to run".into());
     }
-    Ok(Parsed::Run(Args { burst, socket, pid, command }))
+    Ok(Parsed::Run(Args { burst, wait, socket, pid, command }))
 }
 
 fn main() -> ExitCode {
@@ -134,6 +146,16 @@ fn main() -> ExitCode {
     };
     let pid = args.pid.unwrap_or(std::process::id() as i32);
     let req = Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst: args.burst };
+    if args.pid.is_none() && !args.wait {
+        // A launch: the request is sent (queued on the agent's socket) before the app runs;
+        // its reply is read off the app's path, by a detached process that only warns.
+        let first = args.command[0].to_string_lossy().into_owned();
+        match client::send(&args.socket, &req, client::EXEC_TIMEOUT) {
+            Ok(pending) => reply_detached(pending, &first),
+            Err(e) => eprintln!("warning: forefront-exec: running {first} without the agent: {e}"),
+        }
+        return exec(&args.command);
+    }
     let failed = match client::request_within(&args.socket, &req, client::EXEC_TIMEOUT) {
         Ok(r) if r.ok => None,
         Ok(r) => Some(format!("agent refused: {}", r.error.unwrap_or_default())),
@@ -153,10 +175,53 @@ fn main() -> ExitCode {
     if let Some(why) = failed {
         eprintln!("warning: forefront-exec: running {cmd} without the agent: {why}");
     }
-    // Only returns on failure.
-    let err = std::process::Command::new(&args.command[0]).args(&args.command[1..]).exec();
-    eprintln!("forefront-exec: cannot run {cmd}: {err}");
+    exec(&args.command)
+}
+
+/// Runs `command` in this process's place; returns only on failure.
+fn exec(command: &[OsString]) -> ExitCode {
+    let err = std::process::Command::new(&command[0]).args(&command[1..]).exec();
+    eprintln!("forefront-exec: cannot run {}: {err}", command[0].to_string_lossy());
     ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 })
+}
+
+/// Reads the agent's reply in a detached grandchild (double fork: the app never sees a child
+/// of ours, nor a zombie), which warns on stderr if the agent refused or did not answer and
+/// exits. Its stdin and stdout are /dev/null, so that it holds no pipe of the app's open. If
+/// it cannot fork, the reply is read here.
+fn reply_detached(pending: client::Pending, cmd: &str) {
+    let warn = |r: Result<forefront_proto::Response, client::ClientError>| match r {
+        Ok(r) if r.ok => {}
+        Ok(r) => eprintln!("warning: forefront-exec: {cmd}: agent refused: {}", r.error.unwrap_or_default()),
+        Err(e) => eprintln!("warning: forefront-exec: {cmd}: {e}"),
+    };
+    // SAFETY: this process is single-threaded (nothing above starts a thread), so the child
+    // may run any code; the grandchild exits through `_exit` without returning here.
+    match unsafe { libc::fork() } {
+        -1 => warn(pending.reply()),
+        0 => {
+            // SAFETY: as above.
+            if unsafe { libc::fork() } == 0 {
+                if let Ok(null) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null") {
+                    use std::os::fd::AsRawFd;
+                    // SAFETY: dup2 onto the standard descriptors of this process only.
+                    unsafe {
+                        libc::dup2(null.as_raw_fd(), 0);
+                        libc::dup2(null.as_raw_fd(), 1);
+                    }
+                }
+                warn(pending.reply());
+            }
+            // SAFETY: ends the (grand)child without running the parent's exit handlers.
+            unsafe { libc::_exit(0) }
+        }
+        child => {
+            drop(pending);
+            let mut status = 0;
+            // SAFETY: waits for our own child, which exits at once.
+            unsafe { libc::waitpid(child, &mut status, 0) };
+        }
+    }
 }
 
 #[cfg(test)]
@@ -170,7 +235,13 @@ mod tests {
     #[test]
     fn options_end_at_the_command_or_at_double_dash() {
         let run = |burst, socket: &str, cmd: &[&str]| {
-            Ok(Parsed::Run(Args { burst, socket: socket.into(), pid: None, command: cmd.iter().map(OsString::from).collect() }))
+            Ok(Parsed::Run(Args {
+                burst,
+                wait: false,
+                socket: socket.into(),
+                pid: None,
+                command: cmd.iter().map(OsString::from).collect(),
+            }))
         };
         assert_eq!(p(&["xterm"]), run(false, DEFAULT_SOCKET, &["xterm"]));
         assert_eq!(p(&["--burst", "--socket", "/s", "--", "ls", "-l"]), run(true, "/s", &["ls", "-l"]));
@@ -178,7 +249,17 @@ mod tests {
         assert_eq!(p(&["--", "-weird"]), run(false, DEFAULT_SOCKET, &["-weird"]));
         assert_eq!(
             p(&["--burst", "--pid", "4321"]),
-            Ok(Parsed::Run(Args { burst: true, socket: DEFAULT_SOCKET.into(), pid: Some(4321), command: vec![] }))
+            Ok(Parsed::Run(Args { burst: true, wait: false, socket: DEFAULT_SOCKET.into(), pid: Some(4321), command: vec![] }))
+        );
+        assert_eq!(
+            p(&["--wait", "ls"]),
+            Ok(Parsed::Run(Args {
+                burst: false,
+                wait: true,
+                socket: DEFAULT_SOCKET.into(),
+                pid: None,
+                command: vec!["ls".into()]
+            }))
         );
         assert_eq!(p(&["--help"]), Ok(Parsed::Help));
         assert_eq!(p(&["-V"]), Ok(Parsed::Version));

@@ -89,3 +89,49 @@ fn pid_names_another_process_and_needs_no_command() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pid 4321 not named foreground"));
 }
+
+#[test]
+fn the_launch_does_not_wait_for_the_answer_unless_told_to() {
+    // A slow agent: reads the request at once, answers after 1.5 s.
+    let slow_agent = |sock: &std::path::Path| {
+        let l = UnixListener::bind(sock).unwrap();
+        std::thread::spawn(move || {
+            let (c, _) = l.accept().unwrap();
+            let mut line = String::new();
+            BufReader::new(&c).read_line(&mut line).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let _ = (&c).write_all(b"{\"ok\":false,\"error\":\"too late\"}\n");
+            forefront_proto::parse(line.as_bytes()).unwrap()
+        })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("agent.sock");
+    let agent = slow_agent(&sock);
+    // The exit of the exec'd command is timed (`wait`), not the end of the helper's stderr,
+    // which the detached reader holds open until the answer.
+    let t0 = std::time::Instant::now();
+    let mut child = Command::new(EXE)
+        .args(["--burst", "--socket"])
+        .arg(&sock)
+        .args(["--", "true"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    assert!(child.wait().unwrap().success());
+    let ran_in = t0.elapsed();
+    assert!(ran_in < std::time::Duration::from_millis(1200), "the command waited for the answer: {ran_in:?}");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("agent refused: too late"), "the detached reader warns: {err:?}");
+    assert_eq!(agent.join().unwrap(), forefront_proto::Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst: true });
+    // --wait: the command runs after the answer.
+    std::fs::remove_file(&sock).unwrap();
+    let agent = slow_agent(&sock);
+    let t0 = std::time::Instant::now();
+    let out = Command::new(EXE).args(["--wait", "--socket"]).arg(&sock).args(["--", "true"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(t0.elapsed() >= std::time::Duration::from_millis(1500), "--wait did not wait: {:?}", t0.elapsed());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agent refused: too late"));
+    agent.join().unwrap();
+}

@@ -23,26 +23,48 @@ pub fn request(socket: &Path, req: &Request) -> Result<Response, ClientError> {
 /// Sends one request and returns the reply, waiting at most `timeout` for each of the write and
 /// the read.
 pub fn request_within(socket: &Path, req: &Request, timeout: Duration) -> Result<Response, ClientError> {
+    send(socket, req, timeout)?.reply()
+}
+
+/// A request sent, its reply not read yet ([`send`]).
+#[derive(Debug)]
+pub struct Pending {
+    stream: UnixStream,
+    path: PathBuf,
+    written: std::io::Result<()>,
+}
+
+/// Connects and sends one request (waiting at most `timeout` for the write); the reply is read
+/// by [`Pending::reply`], possibly by another process (a launcher that execs its app at once).
+pub fn send(socket: &Path, req: &Request, timeout: Duration) -> Result<Pending, ClientError> {
     let err = |source| ClientError::Io { path: socket.into(), source };
     let mut s = UnixStream::connect(socket).map_err(err)?;
     s.set_read_timeout(Some(timeout)).map_err(err)?;
     s.set_write_timeout(Some(timeout)).map_err(err)?;
     let mut text = serde_json::to_vec(req).expect("request serialises");
     text.push(b'\n');
-    // The agent may answer (a refusal) and close before reading: read its reply even if our
-    // write failed. A failure is reported as `Other`, never as `BrokenPipe`, which the CLI
-    // would take for a closed stdout.
     let written = s.write_all(&text);
-    let mut line = String::new();
-    let read = BufReader::new(&s).read_line(&mut line);
-    if line.trim().is_empty() {
-        let why = match (written, read) {
-            (Err(e), _) | (_, Err(e)) => e.to_string(),
-            _ => "connection closed without a reply".to_owned(),
-        };
-        return Err(err(std::io::Error::other(why)));
+    Ok(Pending { stream: s, path: socket.into(), written })
+}
+
+impl Pending {
+    /// Reads the reply (waiting at most the `timeout` given to [`send`]).
+    pub fn reply(self) -> Result<Response, ClientError> {
+        let err = |source| ClientError::Io { path: self.path.clone(), source };
+        // The agent may answer (a refusal) and close before reading: read its reply even if our
+        // write failed. A failure is reported as `Other`, never as `BrokenPipe`, which the CLI
+        // would take for a closed stdout.
+        let mut line = String::new();
+        let read = BufReader::new(&self.stream).read_line(&mut line);
+        if line.trim().is_empty() {
+            let why = match (self.written, read) {
+                (Err(e), _) | (_, Err(e)) => e.to_string(),
+                _ => "connection closed without a reply".to_owned(),
+            };
+            return Err(err(std::io::Error::other(why)));
+        }
+        serde_json::from_str(&line).map_err(|e| ClientError::Reply { path: self.path.clone(), message: format!("{e}: {line:?}") })
     }
-    serde_json::from_str(&line).map_err(|e| ClientError::Reply { path: socket.into(), message: format!("{e}: {line:?}") })
 }
 
 #[derive(Debug, thiserror::Error)]
