@@ -56,7 +56,11 @@ pub fn children(root: &Path, pid: i32) -> Result<Vec<i32>> {
             Err(source) => return Err(Error::Read { path, source }),
         };
         for w in text.split_whitespace() {
-            kids.push(w.parse().map_err(|_| Error::Parse { path: path.clone(), line: 1, message: format!("{w:?} is not a pid") })?);
+            kids.push(w.parse().map_err(|_| Error::Parse {
+                path: path.clone(),
+                line: 1,
+                message: format!("{w:?} is not a pid"),
+            })?);
         }
     }
     kids.sort_unstable();
