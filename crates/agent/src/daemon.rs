@@ -190,6 +190,11 @@ impl Agent {
                 notes.push(format!("{c}: controller not available, action off"));
                 continue;
             };
+            if h.read_only {
+                // as `agent check` says: no group can be made there (a container's view)
+                notes.push(format!("{c}: {} is mounted read-only, action off", h.mount.display()));
+                continue;
+            }
             if let Some(p) = placements.iter_mut().find(|p| p.mount == h.mount) {
                 p.controllers.push(c);
                 continue;
