@@ -41,6 +41,18 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
         }
     };
     let need = |c: Controller, action: &str, out: &mut Vec<Capability>| match mounts.hierarchy(c) {
+        Some(h) if h.read_only => {
+            out.push(cap(
+                &format!("{c} controller"),
+                false,
+                format!(
+                    "{:?} at {}, mounted read-only (a container's view of the host's cgroups?): no group can be made, {action} off",
+                    h.version,
+                    h.mount.display()
+                ),
+            ));
+            None
+        }
         Some(h) => {
             out.push(cap(&format!("{c} controller"), true, format!("{:?} at {}", h.version, h.mount.display())));
             Some(h)
@@ -183,6 +195,25 @@ mod tests {
         for want in ["cpu controller", "io controller", "freezer controller", "bfq scheduler", "write-back hold"] {
             assert!(missing.contains(&want), "{want} not reported: {missing:?}");
         }
+    }
+
+    #[test]
+    fn a_read_only_hierarchy_is_a_failure() {
+        // What systemd-nspawn gives a container on a cgroup v1 host (scripts/test-deb-boot).
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
+        std::fs::write(
+            t.path().join("proc/self/mountinfo"),
+            "57 50 0:35 / /sys/fs/cgroup/blkio ro,nosuid,nodev,noexec,relatime shared:18 - cgroup cgroup rw,blkio\n\
+             63 50 0:34 / /sys/fs/cgroup/freezer rw,nosuid,nodev,noexec,relatime shared:24 - cgroup cgroup rw,freezer\n",
+        )
+        .unwrap();
+        let cfg =
+            Config { agent: crate::config::AgentSection { root: t.path().into(), ..Default::default() }, ..Default::default() };
+        let caps = check(&cfg);
+        let io = caps.iter().find(|c| c.name == "io controller").unwrap();
+        assert!(!io.ok && io.detail.contains("mounted read-only"), "{io:?}");
+        assert!(caps.iter().find(|c| c.name == "freezer controller").unwrap().ok);
     }
 
     #[test]

@@ -81,14 +81,27 @@ impl RulesSection {
 
 /// The D-Bus interface ([`crate::dbus`]): `SetForeground`, `BurstEnd`, `Status`, allowed to
 /// the callers `[control]` allows.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Off unless a config turns it on, like focus following ([`FocusSection`]): the built-in
+/// defaults act only on what the agent is told through its socket, so an agent run by hand,
+/// by a test or by a benchmark never takes the system bus's name from the service nor follows
+/// a session's focus. The package's `/etc/forefront/agent.toml` (a desktop install) sets both
+/// to `"auto"` (docs/agent.md, "What acts without being asked").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DbusSection {
     /// `"auto"`: serve it when the bus lets the agent own `org.forefront.Agent1` (the policy
-    /// file is installed); `"on"`: the agent does not start without it; `"off"`.
+    /// file is installed); `"on"`: the agent does not start without it; `"off"` (the
+    /// built-in default; the package's config says `"auto"`).
     pub enabled: Toggle,
     /// The bus address (`unix:path=...`); empty: the system bus.
     pub address: String,
+}
+
+impl Default for DbusSection {
+    fn default() -> Self {
+        DbusSection { enabled: Toggle::Off, address: String::new() }
+    }
 }
 
 /// A feature that can follow what the system offers.
@@ -109,7 +122,8 @@ pub enum Toggle {
 pub struct FocusSection {
     /// Follow the X11 focus (`_NET_ACTIVE_WINDOW`): `"auto"` (when a display is named, here or
     /// by `$DISPLAY`; the agent keeps trying to connect), `"on"` (the agent does not start
-    /// without it) or `"off"`.
+    /// without it) or `"off"` (the built-in default; the package's config says `"auto"`: see
+    /// [`DbusSection`] for why).
     pub x11: Toggle,
     /// The X display (`":0"`); empty: the agent's `$DISPLAY`. The X authority is read from
     /// `$XAUTHORITY` (a systemd drop-in sets both for the service).
@@ -124,7 +138,7 @@ pub struct FocusSection {
 
 impl Default for FocusSection {
     fn default() -> Self {
-        FocusSection { x11: Toggle::Auto, display: String::new(), burst: true, burst_idle_ms: 5000 }
+        FocusSection { x11: Toggle::Off, display: String::new(), burst: true, burst_idle_ms: 5000 }
     }
 }
 
@@ -538,9 +552,19 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_config_is_the_default() {
+    fn the_shipped_config_is_the_default_with_the_desktop_integrations_on() {
+        // The package's config is a desktop install: focus following and D-Bus on "auto"
+        // (off in the built-in defaults, see DbusSection); every other value the default.
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist/agent.toml");
-        assert_eq!(Config::load(&p).unwrap(), Config::default(), "dist/agent.toml and Config::default() differ");
+        let mut want = Config::default();
+        assert_eq!((want.focus.x11, want.dbus.enabled), (Toggle::Off, Toggle::Off));
+        want.focus.x11 = Toggle::Auto;
+        want.dbus.enabled = Toggle::Auto;
+        assert_eq!(
+            Config::load(&p).unwrap(),
+            want,
+            "dist/agent.toml differs from Config::default() in more than [focus] x11 and [dbus] enabled"
+        );
     }
 
     #[test]

@@ -196,6 +196,11 @@ impl Agent {
                 notes.push(format!("{c}: controller not available, action off"));
                 continue;
             };
+            if h.read_only {
+                // as `agent check` says: no group can be made there (a container's view)
+                notes.push(format!("{c}: {} is mounted read-only, action off", h.mount.display()));
+                continue;
+            }
             if let Some(p) = placements.iter_mut().find(|p| p.mount == h.mount) {
                 p.controllers.push(c);
                 continue;
@@ -694,6 +699,27 @@ impl Agent {
             || self.members.values().any(|m| m.class == Class::Background)
     }
 
+    /// The descendants of `pid` that are background members now (walking
+    /// `/proc/PID/task/*/children`; at most 4096 processes visited).
+    fn background_descendants(&self, pid: i32) -> Vec<i32> {
+        if !self.members.values().any(|m| m.class == Class::Background) {
+            return vec![];
+        }
+        let (mut todo, mut seen, mut found) = (vec![pid], BTreeSet::from([pid]), vec![]);
+        while let Some(p) = todo.pop() {
+            for kid in procfs::children(&self.root, p).unwrap_or_default() {
+                if seen.len() >= 4096 || !seen.insert(kid) {
+                    continue;
+                }
+                if self.members.get(&kid).is_some_and(|m| m.class == Class::Background) {
+                    found.push(kid);
+                }
+                todo.push(kid);
+            }
+        }
+        found
+    }
+
     /// Moves one process into the groups of `class` and sets its threads' I/O priority.
     fn place(&mut self, pid: i32, start_time: u64, class: Class) -> Result<(), AgentError> {
         let lines = procfs::cgroups(&self.root, pid)?;
@@ -899,6 +925,13 @@ impl Agent {
                         let pausing = burst && self.cfg.pause.enabled && !self.freezer_groups().is_empty();
                         if self.members.get(&pid).is_some_and(|m| m.class == Class::Background) || (names_itself && !pausing) {
                             self.place_now(pid, Class::Foreground);
+                        }
+                        // Its descendants in the background groups too: the process that owns
+                        // a window is often not the one doing the work (a terminal's program, a
+                        // browser's renderers), and left there it would be frozen by this burst
+                        // and its I/O not counted as the foreground's (measured: switch-x11).
+                        for kid in self.background_descendants(pid) {
+                            self.place_now(kid, Class::Foreground);
                         }
                         if let Some(p) = keep_out {
                             if self.members.get(&p).is_some_and(|m| m.class == Class::Background) {
@@ -1587,6 +1620,26 @@ mod tests {
         );
         assert!(in_fg(&t));
         assert!(!a.members.contains_key(&200));
+        a.shutdown();
+    }
+
+    #[test]
+    fn a_burst_moves_the_named_apps_background_children_before_the_reply() {
+        // A window's owner (a terminal, a browser) and its child doing the work, both background
+        // when the switch to them comes: the child must not stay in the groups the burst freezes.
+        let (t, cfg) = fake_v2();
+        std::fs::write(t.path().join("proc/100/task/100/children"), "101 ").unwrap();
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        // (the foreground first outside the scope: every app in it is background)
+        a.handle(Request::Fg { pid: Some(300), uid: None, cgroup: None, burst: false }, peer());
+        a.after_reply();
+        assert_eq!((a.members[&100].class, a.members[&101].class), (Class::Background, Class::Background));
+        let r = a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.ok && r.message.as_deref().unwrap_or_default().contains("background paused for"), "{r:?}");
+        // before after_reply (the scan after the reply waits for the pause's end)
+        assert_eq!(a.members[&100].class, Class::Foreground);
+        assert_eq!(a.members[&101].class, Class::Foreground, "the child was left in the frozen groups");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
         a.shutdown();
     }
 

@@ -702,3 +702,48 @@ fn a_pause_holds_write_back_and_the_watchdog_restores_it_when_the_agent_is_kille
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn a_burst_moves_the_named_processs_background_child_before_the_reply() {
+    real_kernel_or_skip!("a_burst_moves_the_named_processs_background_child_before_the_reply");
+    // A window's owner (here a shell, as an xterm) and its child doing the work: both in the
+    // background when the burst names the owner. The child must not be left in the groups the
+    // burst freezes (issue 28's focus-driven switch found it frozen there).
+    struct KillOnDrop(i32);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.0), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    let mut rig = Rig::new("kids");
+    let (other, _) = rig.spawn_ticker();
+    let owner = Command::new("sh").args(["-c", "sleep 60 & wait"]).spawn().unwrap();
+    let opid = owner.id() as i32;
+    rig.children.push(owner);
+    let t0 = Instant::now();
+    let kid = loop {
+        let kids = std::fs::read_to_string(format!("/proc/{opid}/task/{opid}/children")).unwrap_or_default();
+        if let Some(k) = kids.split_whitespace().next() {
+            break k.parse::<i32>().unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "the shell's child did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _kid_guard = KillOnDrop(kid);
+    let cfg = rig.config(&[other, opid], "[pause]\nmax_ms = 20000\nmin_gap_ms = 0\n");
+    rig.start_agent(&cfg);
+    let (bgdir, fgdir) = (format!("/{}/bg", rig.group), format!("/{}/fg", rig.group));
+    assert_eq!(cgroup_line(kid, "freezer"), bgdir, "the child starts in the background");
+    let out = rig.cli(&["fg", &opid.to_string(), "--burst"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("background paused for"), "{}", String::from_utf8_lossy(&out.stdout));
+    // Right after the reply, with the pause on until burst-end: the owner and its child are out
+    // of the paused group, the other background app is in it.
+    assert_eq!(cgroup_line(opid, "freezer"), fgdir);
+    assert_eq!(cgroup_line(kid, "freezer"), fgdir, "the named process's child was left in the paused group");
+    assert_eq!(cgroup_line(kid, "blkio"), fgdir);
+    assert_eq!(cgroup_line(other, "freezer"), bgdir);
+    assert!(rig.cli(&["fg", "--burst-end"]).status.success());
+    let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
+    assert!(status.success(), "{status:?}");
+}

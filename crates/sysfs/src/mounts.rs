@@ -62,6 +62,9 @@ pub enum Version {
 pub struct Hierarchy {
     pub mount: PathBuf,
     pub version: Version,
+    /// Mounted read-only (a container's view of the host's hierarchy, e.g. systemd-nspawn's
+    /// v1 controllers): no group can be made there.
+    pub read_only: bool,
 }
 
 /// The cgroup mounts of a system. A controller bound to a v1 hierarchy cannot be enabled in v2,
@@ -72,6 +75,8 @@ pub struct CgroupMounts {
     pub v1: BTreeMap<String, PathBuf>,
     /// The v2 mount, if any.
     pub v2: Option<PathBuf>,
+    /// The mount points above that are mounted read-only (`ro` in mountinfo's mount options).
+    pub read_only: std::collections::BTreeSet<PathBuf>,
 }
 
 impl CgroupMounts {
@@ -92,17 +97,28 @@ impl CgroupMounts {
             let bad = |message: &str| Error::Parse { path: path.to_owned(), line: i + 1, message: message.to_owned() };
             let (left, right) = line.split_once(" - ").ok_or_else(|| bad("no ' - ' separator"))?;
             let mount_point = left.split(' ').nth(4).ok_or_else(|| bad("fewer than 5 fields before ' - '"))?;
+            let ro = left.split(' ').nth(5).is_some_and(|o| o.split(',').any(|o| o == "ro"));
             let mut rf = right.split(' ');
             let fstype = rf.next().ok_or_else(|| bad("no file system type"))?;
             let _source = rf.next();
             let super_opts = rf.next().unwrap_or("");
             let at = root.join(unescape(mount_point).trim_start_matches('/'));
             match fstype {
-                "cgroup2" if mounts.v2.is_none() => mounts.v2 = Some(at),
+                "cgroup2" if mounts.v2.is_none() => {
+                    if ro {
+                        mounts.read_only.insert(at.clone());
+                    }
+                    mounts.v2 = Some(at)
+                }
                 "cgroup" => {
                     for opt in super_opts.split(',') {
-                        if matches!(opt, "cpu" | "blkio" | "freezer" | "memory" | "cpuset" | "cpuacct") {
-                            mounts.v1.entry(opt.to_owned()).or_insert_with(|| at.clone());
+                        if matches!(opt, "cpu" | "blkio" | "freezer" | "memory" | "cpuset" | "cpuacct")
+                            && !mounts.v1.contains_key(opt)
+                        {
+                            if ro {
+                                mounts.read_only.insert(at.clone());
+                            }
+                            mounts.v1.insert(opt.to_owned(), at.clone());
                         }
                     }
                 }
@@ -117,7 +133,7 @@ impl CgroupMounts {
     /// only non-root groups have, so the presence of v2 is taken as enough).
     pub fn hierarchy(&self, controller: Controller) -> Option<Hierarchy> {
         if let Some(p) = self.v1.get(controller.v1_name()) {
-            return Some(Hierarchy { mount: p.clone(), version: Version::V1 });
+            return Some(Hierarchy { mount: p.clone(), version: Version::V1, read_only: self.read_only.contains(p) });
         }
         let v2 = self.v2.as_ref()?;
         let available = match controller.v2_name() {
@@ -126,7 +142,7 @@ impl CgroupMounts {
                 .map(|s| s.split_whitespace().any(|c| c == name))
                 .unwrap_or(false),
         };
-        available.then(|| Hierarchy { mount: v2.clone(), version: Version::V2 })
+        available.then(|| Hierarchy { mount: v2.clone(), version: Version::V2, read_only: self.read_only.contains(v2) })
     }
 }
 
@@ -166,6 +182,20 @@ mod tests {
         assert_eq!(m.v2.as_deref(), Some(Path::new("/sys/fs/cgroup/unified")));
         let h = m.hierarchy(Controller::Io).unwrap();
         assert_eq!(h.version, Version::V1);
+    }
+
+    #[test]
+    fn a_containers_read_only_v1_hierarchies_are_marked() {
+        // systemd-nspawn 252 on this VM (scripts/test-deb-boot): the v1 controllers read-only
+        // (mount options), their super options rw; the v2 mount and name=systemd writable.
+        let m = parse("nspawn-v1-ro.txt", "/");
+        for c in [Controller::Cpu, Controller::Io, Controller::Freezer] {
+            let h = m.hierarchy(c).unwrap();
+            assert_eq!(h.version, Version::V1);
+            assert!(h.read_only, "{c}");
+        }
+        assert!(!m.read_only.contains(m.v2.as_deref().unwrap()));
+        assert!(!parse("v1-vm.txt", "/").hierarchy(Controller::Io).unwrap().read_only);
     }
 
     #[test]

@@ -44,6 +44,30 @@ pub fn tasks(root: &Path, pid: i32) -> Result<Vec<i32>> {
     Ok(tids)
 }
 
+/// The children of a process: the union of its threads' `/proc/PID/task/TID/children`
+/// (Linux 3.5+, `CONFIG_PROC_CHILDREN`); a thread that is gone meanwhile counts for none.
+pub fn children(root: &Path, pid: i32) -> Result<Vec<i32>> {
+    let mut kids = vec![];
+    for tid in tasks(root, pid)? {
+        let path = proc_dir(root, pid).join("task").join(tid.to_string()).join("children");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(Error::Read { path, source }),
+        };
+        for w in text.split_whitespace() {
+            kids.push(w.parse().map_err(|_| Error::Parse {
+                path: path.clone(),
+                line: 1,
+                message: format!("{w:?} is not a pid"),
+            })?);
+        }
+    }
+    kids.sort_unstable();
+    kids.dedup();
+    Ok(kids)
+}
+
 /// Parses `/proc/PID/stat` and the uid from `/proc/PID/status`.
 pub fn stat(root: &Path, pid: i32) -> Result<ProcStat> {
     let path = proc_dir(root, pid).join("stat");
