@@ -143,6 +143,12 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
          10-11x, not ~3x; at 5 open AUs they fit and every card runs near the internal flash \
          (1.1-1.5x); revisiting-storage.md, disagreement 1 (issue 26)",
     ),
+    (
+        "rs-spread-without-kingston-usb",
+        "13.7-14.8x on the three sets (paper ~3.2x): the same thrashing of the 2.6-IOPS cards with \
+         two open allocation units, over a faster link that shortens only the fast cards' runs; \
+         revisiting-storage.md, disagreement 1 (issue 26)",
+    ),
 ];
 
 /// The reason `id` is known red, if it is.
@@ -258,6 +264,14 @@ pub fn suite() -> Vec<Job> {
         webbench(RS_MORE_CARDS[1], None),
         webbench(RS_MORE_CARDS[2], None),
         webbench(RS_MORE_CARDS[3], None),
+        // The spread without Kingston over USB tethering ([RS]: 222 %).
+        webbench(RS_CARDS[0], Some(("usb", usb))),
+        webbench(RS_CARDS[1], Some(("usb", usb))),
+        webbench(RS_CARDS[2], Some(("usb", usb))),
+        webbench(RS_MORE_CARDS[0], Some(("usb", usb))),
+        webbench(RS_MORE_CARDS[1], Some(("usb", usb))),
+        webbench(RS_MORE_CARDS[2], Some(("usb", usb))),
+        webbench(RS_MORE_CARDS[3], Some(("usb", usb))),
     ]
 }
 
@@ -520,6 +534,21 @@ pub fn evaluate(jobs: &[Job], reports: &[RunReport], seeds: usize) -> Vec<Check>
         max(&not_kingston) / min(&not_kingston),
         3.0 / 1.5,
         3.0 * 1.5,
+    );
+    let not_kingston_usb: Vec<f64> = RS_CARDS
+        .iter()
+        .chain(&RS_MORE_CARDS)
+        .filter(|d| **d != "sd-kingston-c4")
+        .map(|d| wb(d, Some("usb")))
+        .collect();
+    check(
+        "rs-spread-without-kingston-usb",
+        "[RS]",
+        "without the Kingston card, WebBench varies by ~222 % across the cards over USB tethering",
+        "webbench, android, USB: slowest / fastest of the 7 cards other than Kingston (paper ~3.2, within 1.5x)".into(),
+        max(&not_kingston_usb) / min(&not_kingston_usb),
+        3.22 / 1.5,
+        3.22 * 1.5,
     );
     let iops: Vec<f64> =
         RS_CARDS.iter().map(|d| forefront_workload::load_device(d).map_or(f64::NAN, |p| p.write_rand_iops)).collect();
@@ -847,6 +876,14 @@ mod tests {
                 "rs-spread-without-kingston",
                 Box::new(|j, r| {
                     if j.device == Some("sd-ridata-c2") && j.tweak.is_none() {
+                        set_fg(r, 20.0 * r.metrics.fg_ms);
+                    }
+                }),
+            ),
+            (
+                "rs-spread-without-kingston-usb",
+                Box::new(|j, r| {
+                    if j.device == Some("sd-ridata-c2") && j.tweak.is_some_and(|t| t.0 == "usb") {
                         set_fg(r, 20.0 * r.metrics.fg_ms);
                     }
                 }),
