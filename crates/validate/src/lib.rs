@@ -535,12 +535,8 @@ pub fn evaluate(jobs: &[Job], reports: &[RunReport], seeds: usize) -> Vec<Check>
         3.0 / 1.5,
         3.0 * 1.5,
     );
-    let not_kingston_usb: Vec<f64> = RS_CARDS
-        .iter()
-        .chain(&RS_MORE_CARDS)
-        .filter(|d| **d != "sd-kingston-c4")
-        .map(|d| wb(d, Some("usb")))
-        .collect();
+    let not_kingston_usb: Vec<f64> =
+        RS_CARDS.iter().chain(&RS_MORE_CARDS).filter(|d| **d != "sd-kingston-c4").map(|d| wb(d, Some("usb"))).collect();
     check(
         "rs-spread-without-kingston-usb",
         "[RS]",

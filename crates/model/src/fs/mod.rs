@@ -327,7 +327,7 @@ impl Fs {
         let mut fb = fb;
         let mut left = count;
         while left > 0 {
-            let (lba, run) = match self.from_prealloc(ino, fb, left) {
+            let (lba, run) = match self.take_prealloc(ino, fb, left) {
                 Some(x) => x,
                 None => {
                     let run = left.min(u64::from(self.params.extent_blocks.max(1)));
@@ -369,7 +369,7 @@ impl Fs {
 
     /// With `inode_prealloc`, blocks for file blocks `fb..fb+left` of `ino` from its
     /// preallocation, making a new one first if `fb` is outside it: (first LBA, blocks).
-    fn from_prealloc(&mut self, ino: FileId, fb: u64, left: u64) -> Option<(u64, u64)> {
+    fn take_prealloc(&mut self, ino: FileId, fb: u64, left: u64) -> Option<(u64, u64)> {
         let inode = &self.inodes[ino as usize];
         if !self.params.inode_prealloc || !inode.journaled() {
             return None;
