@@ -121,8 +121,8 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "vtcfs-journal-preemption",
         "64.5-68.5 % on the three sets, in range on 2 of 3 (paper 80.3 %, range from 65.3 %): \
-         with 5 background threads stock CFS's waits are 2-3 ticks; 35-75 % over 3-7 threads; \
-         vtcfs.md, disagreement 2 (issue 26)",
+         with 5 background threads stock CFS waits ~14 ms (1.8 ticks) a preemption, FTC + \
+         VT-CFS ~4.3 ms; 35-75 % over 3-7 threads; vtcfs.md, disagreement 2 (issue 26)",
     ),
     (
         "vtcfs-journal-dispatch",
