@@ -451,6 +451,11 @@ fn print_report(out: &mut impl Write, r: &RunReport) -> std::io::Result<()> {
         )?;
         writeln!(
             out,
+            "  preempted → done p50 {:>7.3} ms  p99 {:>7.3} ms  mean {:.3} ms over {} preempted runs",
+            u.preempt_to_done_p50_ms, u.preempt_to_done_p99_ms, u.preempt_to_done_mean_ms, u.preempted_runs
+        )?;
+        writeln!(
+            out,
             "  frames {} ({} missed deadlines) · {} context switches · {} tick preemptions · BG apps used {:.1}% of the CPU",
             u.frames,
             u.frame_misses,

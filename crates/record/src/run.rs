@@ -113,7 +113,8 @@ pub struct PhaseStats {
 /// Interactivity figures (FTC + VT-CFS, SPE'15) of a run whose scenario has input events.
 /// Latencies are over the waits of the tasks of user-interactive chains while an interaction
 /// was open: *dispatch* from a wake-up to the first instruction, *preemption* from being
-/// preempted to running again.
+/// preempted to running again, and *preemption to done* from a run's first preemption to the
+/// end of that run (the SPE'15 journal's "preempted until it finishes").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UiMetrics {
     /// The CPU scheduler (`cfs` or `vt-cfs`) and VT-CFS's preemption tick (ms).
@@ -132,6 +133,16 @@ pub struct UiMetrics {
     pub preempt_mean_ms: f64,
     pub preempt_p50_ms: f64,
     pub preempt_p99_ms: f64,
+    /// Runs on the CPU (wake-up to stop) of chain tasks that were preempted at least once, and
+    /// the time from each one's first preemption to its stop (absent in older reports: 0).
+    #[serde(default)]
+    pub preempted_runs: u64,
+    #[serde(default)]
+    pub preempt_to_done_mean_ms: f64,
+    #[serde(default)]
+    pub preempt_to_done_p50_ms: f64,
+    #[serde(default)]
+    pub preempt_to_done_p99_ms: f64,
     /// Frames composed, and vsyncs during a continuous interaction with no new frame.
     pub frames: u64,
     pub frame_misses: u64,

@@ -384,6 +384,7 @@ fn ui_metrics(cfg: &RunConfig, u: world::UiOutcome) -> UiMetrics {
     let (interactions, _, r50, r99) = ms(u.responses_ns);
     let (dispatch_waits, d_mean, d50, d99) = ms(u.dispatch_ns);
     let (preempt_waits, p_mean, p50, p99) = ms(u.preempt_ns);
+    let (preempted_runs, pd_mean, pd50, pd99) = ms(u.preempt_done_ns);
     let vt =
         forefront_policy::runs_vt_cfs(&cfg.policy) || cfg.scenario.phone.cpu.scheduler == forefront_model::cpu::SchedKind::VtCfs;
     UiMetrics {
@@ -400,6 +401,10 @@ fn ui_metrics(cfg: &RunConfig, u: world::UiOutcome) -> UiMetrics {
         preempt_mean_ms: p_mean,
         preempt_p50_ms: p50,
         preempt_p99_ms: p99,
+        preempted_runs,
+        preempt_to_done_mean_ms: pd_mean,
+        preempt_to_done_p50_ms: pd50,
+        preempt_to_done_p99_ms: pd99,
         frames: u.frames,
         frame_misses: u.frame_misses,
         context_switches: u.context_switches,

@@ -134,6 +134,9 @@ pub struct World {
     /// `[phone.cpu] compute_cv` and its stream.
     compute_spread: forefront_engine::Spread,
     compute_rng: forefront_engine::SimRng,
+    /// `[phone] net_rtt_cv` and its stream.
+    rtt_spread: forefront_engine::Spread,
+    rtt_rng: forefront_engine::SimRng,
     /// Virtual phones (empty outside Cells scenarios) and the one on the screen.
     cells: Vec<cells::Cell>,
     fg_cell: Option<usize>,

@@ -63,3 +63,22 @@ fn presets_set_rate_and_round_trip_and_usb_is_ten_times_the_wifi() {
     .to_string();
     assert!(e.contains("unknown link `wifi-b`") && e.contains("did you mean `wifi-bg`"), "{e}");
 }
+
+#[test]
+fn round_trips_scatter_around_the_links_rtt_with_net_rtt_cv() {
+    // 200 threads each wait one round trip for 1 byte on a fast link: the samples are the RTTs.
+    let fixed = transfers(200, "1", "net_mb_s = 1000.0\nnet_rtt_ms = 100.0");
+    assert!(fixed.iter().all(|x| (x - 100.0).abs() < 0.5), "{fixed:?}");
+    let spread = transfers(200, "1", "net_mb_s = 1000.0\nnet_rtt_ms = 100.0\nnet_rtt_cv = 0.5");
+    let mean = spread.iter().sum::<f64>() / spread.len() as f64;
+    let sd = (spread.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / spread.len() as f64).sqrt();
+    // Log-normal of mean 1 and cv 0.5: the mean stays near 100 ms, the spread near 50 ms.
+    assert!((85.0..115.0).contains(&mean), "mean {mean}");
+    assert!((35.0..65.0).contains(&(sd)), "sd {sd}");
+    let bad = Scenario::parse(
+        "x.toml",
+        "name='x'\ndescription='d'\nheadline='p'\ndevice='galaxy-s5-emmc'\nduration_s=1\n[phone]\nnet_rtt_cv=-1\n\
+         [[app]]\nname='a'\nrole='fg'\n[[app.thread]]\nname='m'\nops=[{op='phase_begin', name='p'}, {op='phase_end', name='p'}]\n",
+    );
+    assert!(bad.unwrap_err().to_string().contains("net_rtt_cv"));
+}

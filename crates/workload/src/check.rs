@@ -229,6 +229,7 @@ impl Scenario {
         }
         range_f64("phone.net_mb_s", p.net_mb_s, 1e-6, 1e6)?;
         range_f64("phone.net_rtt_ms", p.net_rtt_ms, 0.0, 10_000.0)?;
+        range_f64("phone.net_rtt_cv", p.net_rtt_cv, 0.0, 10.0)?;
         if let Some(name) = &p.net_link {
             if forefront_model::net::preset(name).is_none() {
                 let known: Vec<&str> = forefront_model::net::PRESETS.iter().map(|p| p.0).collect();

@@ -154,6 +154,9 @@ pub struct Phone {
     pub net_mb_s: f64,
     pub net_rtt_ms: f64,
     pub net_link: Option<String>,
+    /// Spread of each transfer's round trip: its RTT times a log-normal factor of mean 1 and
+    /// this coefficient of variation (0: every round trip is the link's RTT).
+    pub net_rtt_cv: f64,
     /// The block device: the run's device alone, or RAID-0 with more ([RS]'s pilot).
     pub storage: forefront_model::storage::StorageSpec,
 }
@@ -192,6 +195,7 @@ impl Default for Phone {
             net_mb_s: 5.0,
             net_rtt_ms: 0.0,
             net_link: None,
+            net_rtt_cv: 0.0,
             storage: Default::default(),
         }
     }

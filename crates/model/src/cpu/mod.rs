@@ -40,7 +40,10 @@
 //!
 //! Every runnable wait ends in a recorded *episode* when [`CpuSched::record_latencies`] is on:
 //! dispatch latency (woken → first instruction) or preemption latency (preempted → running
-//! again), the two latencies of the FTC/VT-CFS paper.
+//! again), the two latencies of the FTC/VT-CFS paper. A task preempted during a burst also ends
+//! a [`WaitKind::PreemptedToDone`] episode when it stops: from its first preemption to the end of
+//! its run (the SPE'15 journal's reading of preemption latency, "from the time an interactive
+//! task is preempted until it finishes").
 
 use sorted_vec::SortedSet;
 
@@ -124,6 +127,10 @@ pub enum WaitKind {
     Dispatch,
     /// Preempted until it runs again: preemption latency.
     Preempted,
+    /// From the first preemption of a run on the CPU (wake-up to stop) until the task stops:
+    /// the time a preemption keeps an interactive task from finishing its work, including the
+    /// rest of its own run after it (one episode per preempted run, at the stop).
+    PreemptedToDone,
 }
 
 impl Default for CpuParams {
@@ -169,6 +176,8 @@ struct TaskEnt {
     interactive: bool,
     /// The runnable wait in progress, for latency episodes: why and since when.
     episode: Option<(WaitKind, SimTime)>,
+    /// The first preemption of the current run (wake-up to stop), for [`WaitKind::PreemptedToDone`].
+    preempted_at: Option<SimTime>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -413,6 +422,7 @@ impl CpuSched {
             switches: 0,
             interactive: false,
             episode: None,
+            preempted_at: None,
         });
     }
 
@@ -663,6 +673,11 @@ impl CpuSched {
         self.leave(core, tid);
         self.tasks[tid as usize].state = State::Off;
         self.tasks[tid as usize].remaining = 0;
+        if let Some(since) = self.tasks[tid as usize].preempted_at.take() {
+            if let Some(l) = &mut self.latencies {
+                l.push((tid, WaitKind::PreemptedToDone, now.since(since)));
+            }
+        }
         self.pick_next(core, now);
         if self.cores[core].curr.is_none() {
             self.newidle_balance(core, now);
@@ -882,6 +897,7 @@ impl CpuSched {
         t.state = State::Queued(core);
         t.since = now;
         t.episode = Some((WaitKind::Preempted, now));
+        t.preempted_at.get_or_insert(now);
         let (g, v) = (t.group, t.vruntime);
         let c = &mut self.cores[core];
         c.queued += 1;

@@ -471,3 +471,39 @@ fn slices_end_on_the_tick_when_cfs_checks_them_from_the_tick() {
     assert!(ticked.len() * 3 < tickless.len(), "{} vs {}", ticked.len(), tickless.len());
     assert!(ticked.len() >= 60, "a switch at every tick: {}", ticked.len());
 }
+
+#[test]
+fn a_preempted_run_ends_a_preempted_to_done_episode_when_it_stops() {
+    // VT-CFS, λ = 1 ms, two tasks of 3 ms each on one core: task 0 runs 0–1, 2–3, 4–5 ms (first
+    // preempted at 1 ms, stops at 5 ms: 4 ms); task 1 runs 1–2, 3–4, 5–6 ms (first preempted
+    // at 2 ms, stops at 6 ms: 4 ms). A run never preempted records no such episode. No
+    // context-switch cost, so that the stints are exact.
+    let mut s = CpuSched::new(CpuParams { context_switch_us: 0.0, ..vt(1, 1.0) }, vec![1024]);
+    s.add_task(0, 0, 1024);
+    s.add_task(1, 0, 1024);
+    s.add_task(2, 0, 1024);
+    s.record_latencies();
+    s.wake(0, 3_000_000, SimTime::ZERO);
+    s.wake(1, 3_000_000, SimTime::ZERO);
+    let mut changed = vec![];
+    let mut done = vec![];
+    while let Some((t, core, gen)) = (0..1).filter_map(|c| s.deadline(c).map(|(t, g)| (t, c, g))).min() {
+        s.take_changed(&mut changed);
+        if let Some(Expired::BurstDone(tid)) = s.expire(core, gen, t) {
+            s.stop(tid, t);
+            done.push((tid, t));
+        }
+    }
+    assert_eq!(done, vec![(0, SimTime::from_ms(5)), (1, SimTime::from_ms(6))]);
+    // Task 2 alone: dispatched, never preempted.
+    s.wake(2, 2_000_000, SimTime::from_ms(10));
+    while let Some((t, core, gen)) = (0..1).filter_map(|c| s.deadline(c).map(|(t, g)| (t, c, g))).min() {
+        if let Some(Expired::BurstDone(tid)) = s.expire(core, gen, t) {
+            s.stop(tid, t);
+        }
+    }
+    let mut eps = vec![];
+    s.take_latencies(&mut eps);
+    let to_done: Vec<_> = eps.iter().filter(|e| e.1 == WaitKind::PreemptedToDone).collect();
+    assert_eq!(to_done, vec![&(0, WaitKind::PreemptedToDone, 4_000_000), &(1, WaitKind::PreemptedToDone, 4_000_000)]);
+}

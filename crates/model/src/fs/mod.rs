@@ -7,6 +7,21 @@
 //! delayed (delalloc): a buffered write only reserves, blocks are allocated when pages are
 //! written back. Each allocation takes `extent_blocks` contiguous blocks from a cursor; with
 //! probability `fragmentation` the cursor first jumps to a random place (an aged file system).
+//!
+//! With `inode_prealloc` (off by default) a file of 16 blocks or more allocates as ext4's
+//! mballoc does for a "stream" (`ext4_mb_group_or_file`: `s_mb_stream_request` = 16 blocks):
+//! the request is normalised to a window of the file's logical space sized by the file's size
+//! (`ext4_mb_normalize_request`, Linux 2.6.3x: 16, 32, 64 … 512 KiB, 1 MiB from offset 0; a
+//! 2 MiB-aligned 2 MiB window up to 4 MiB, 4 MiB-aligned 4 MiB up to 8 MiB, then 8 MiB), trimmed
+//! to start after the file's allocated blocks to its left and to end before those to its right,
+//! taken from the cursor in one piece; the blocks the request does not use stay the inode's
+//! preallocation (PA), and later allocations inside the window map into it, so a growing file
+//! stays physically contiguous while other files' blocks go elsewhere. Smaller files keep the
+//! cursor (ext4's per-CPU locality-group PA packs small files one after the other, as the cursor
+//! does). Simplifications: the window comes from the cursor, not from the goal block after the
+//! file's last extent (the model keeps no free-space map); one PA per inode, dropped on
+//! truncate and unlink, not when the last writer closes the file (`ext4_release_file`); a PA's
+//! unused blocks are not counted as allocated.
 
 pub mod cleaner;
 pub mod ext4;
@@ -42,6 +57,9 @@ pub struct FsParams {
     pub stable_pages: bool,
     /// Mounted with `-o discard`: freed extents are discarded at the end of the commit (D_discard).
     pub discard: bool,
+    /// Files of 16 blocks or more allocate through a per-inode preallocation window, as ext4's
+    /// mballoc does (module doc); off: every allocation takes the cursor.
+    pub inode_prealloc: bool,
 }
 
 impl Default for FsParams {
@@ -53,6 +71,7 @@ impl Default for FsParams {
             extent_blocks: 2048,
             stable_pages: true,
             discard: true,
+            inode_prealloc: false,
         }
     }
 }
@@ -80,6 +99,8 @@ pub struct Inode {
     pub log: bool,
     /// On a FAT (vfat) mount of another device: its [`Region`] (index + 1); 0 = ext4.
     pub region: u8,
+    /// The inode's preallocation with `inode_prealloc`: (first file block, first LBA, blocks).
+    pub pa: Option<(u64, u64, u64)>,
 }
 
 impl Inode {
@@ -291,6 +312,7 @@ impl Fs {
             truncating: None,
             log: false,
             region: 0,
+            pa: None,
         });
     }
 
@@ -305,16 +327,13 @@ impl Fs {
         let mut fb = fb;
         let mut left = count;
         while left > 0 {
-            if self.params.fragmentation > 0.0 && self.rng.gen_bool(self.params.fragmentation.min(1.0)) {
-                let span = self.blocks.saturating_sub(self.data_start).max(1);
-                self.cursor = self.data_start + self.rng.gen_range(0..span);
-            }
-            let run = left.min(u64::from(self.params.extent_blocks.max(1)));
-            if self.cursor + run > self.blocks {
-                self.cursor = self.data_start;
-            }
-            let lba = self.cursor;
-            self.cursor += run;
+            let (lba, run) = match self.take_prealloc(ino, fb, left) {
+                Some(x) => x,
+                None => {
+                    let run = left.min(u64::from(self.params.extent_blocks.max(1)));
+                    (self.take_cursor(run), run)
+                }
+            };
             let inode = &mut self.inodes[ino as usize];
             // Extend the last extent when contiguous in both spaces.
             match inode.extents.last_mut() {
@@ -334,6 +353,46 @@ impl Fs {
         }
     }
 
+    /// `run` contiguous blocks at the cursor (after a possible random jump).
+    fn take_cursor(&mut self, run: u64) -> u64 {
+        if self.params.fragmentation > 0.0 && self.rng.gen_bool(self.params.fragmentation.min(1.0)) {
+            let span = self.blocks.saturating_sub(self.data_start).max(1);
+            self.cursor = self.data_start + self.rng.gen_range(0..span);
+        }
+        if self.cursor + run > self.blocks {
+            self.cursor = self.data_start;
+        }
+        let lba = self.cursor;
+        self.cursor += run;
+        lba
+    }
+
+    /// With `inode_prealloc`, blocks for file blocks `fb..fb+left` of `ino` from its
+    /// preallocation, making a new one first if `fb` is outside it: (first LBA, blocks).
+    fn take_prealloc(&mut self, ino: FileId, fb: u64, left: u64) -> Option<(u64, u64)> {
+        let inode = &self.inodes[ino as usize];
+        if !self.params.inode_prealloc || !inode.journaled() {
+            return None;
+        }
+        let inside = |pa: (u64, u64, u64)| fb >= pa.0 && fb < pa.0 + pa.2;
+        if let Some(pa) = inode.pa.filter(|&pa| inside(pa)) {
+            return Some((pa.1 + (fb - pa.0), left.min(pa.0 + pa.2 - fb)));
+        }
+        let (start, len) = normalized_window(fb, left, inode.size.div_ceil(BLOCK))?;
+        // Trim the window to the file's unallocated blocks around `fb`.
+        let i = inode.extents.partition_point(|e| e.0 <= fb);
+        let lleft_end = if i > 0 { inode.extents[i - 1].0 + inode.extents[i - 1].2 } else { 0 };
+        let lright = inode.extents.get(i).map_or(u64::MAX, |e| e.0);
+        let (start, end) = (start.max(lleft_end), (start + len).min(lright));
+        if fb < start || fb >= end {
+            return None;
+        }
+        let lba = self.take_cursor(end - start);
+        let pa = (start, lba, end - start);
+        self.inodes[ino as usize].pa = Some(pa);
+        Some((pa.1 + (fb - pa.0), left.min(pa.0 + pa.2 - fb)))
+    }
+
     /// Free file blocks from `from_fb` on; returns the freed LBA ranges (start, len).
     pub fn free_from(&mut self, ino: FileId, from_fb: u64, freed: &mut Vec<(u64, u64)>) {
         if self.inodes[ino as usize].log {
@@ -351,6 +410,7 @@ impl Fs {
             return;
         }
         let inode = &mut self.inodes[ino as usize];
+        inode.pa = None;
         let mut kept = Vec::with_capacity(inode.extents.len());
         for &(start, lba, len) in &inode.extents {
             if start + len <= from_fb {
@@ -367,6 +427,32 @@ impl Fs {
         let n: u64 = freed.iter().map(|f| f.1).sum();
         self.allocated_blocks = self.allocated_blocks.saturating_sub(n);
     }
+}
+
+/// ext4's normalised request (`ext4_mb_normalize_request`, Linux 2.6.3x, 4 KiB blocks) for file
+/// blocks `fb..fb+len` of a file of `isize` blocks: the logical window (first block, blocks), or
+/// `None` for a file under `s_mb_stream_request` (16 blocks), which ext4 serves from its
+/// locality group instead.
+pub fn normalized_window(fb: u64, len: u64, isize: u64) -> Option<(u64, u64)> {
+    let size = (fb + len).max(isize);
+    if size < 16 {
+        return None;
+    }
+    let bytes = size * BLOCK;
+    let k = |kib: u64| kib * 1024 / BLOCK;
+    Some(match bytes {
+        b if b <= 16 * 1024 => (0, k(16)),
+        b if b <= 32 * 1024 => (0, k(32)),
+        b if b <= 64 * 1024 => (0, k(64)),
+        b if b <= 128 * 1024 => (0, k(128)),
+        b if b <= 256 * 1024 => (0, k(256)),
+        b if b <= 512 * 1024 => (0, k(512)),
+        b if b <= 1024 * 1024 => (0, k(1024)),
+        b if b <= 4 << 20 => (fb / k(2048) * k(2048), k(2048)),
+        b if b <= 8 << 20 => (fb / k(4096) * k(4096), k(4096)),
+        _ if len <= k(8192) => (fb / k(8192) * k(8192), k(8192)),
+        _ => (fb, len),
+    })
 }
 
 /// Map file blocks `fb..fb+len` of `inode` to `lba..lba+len`, replacing what mapped them and
@@ -513,7 +599,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0 };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, pa: None };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);
@@ -537,6 +623,64 @@ mod tests {
         fs.free_from(0, 3, &mut freed);
         assert_eq!(freed, vec![(fs.data_start + 3, 7)]);
         assert_eq!(fs.inodes[0].allocated(), 3);
+    }
+
+    #[test]
+    fn normalized_windows_follow_ext4s_table() {
+        // Under 16 blocks: the locality group (the cursor).
+        assert_eq!(normalized_window(0, 15, 0), None);
+        assert_eq!(normalized_window(3, 1, 12), None);
+        // 64 KiB … 1 MiB: rounded up, from block 0.
+        assert_eq!(normalized_window(15, 1, 0), Some((0, 16)));
+        assert_eq!(normalized_window(16, 1, 0), Some((0, 32)));
+        assert_eq!(normalized_window(200, 1, 0), Some((0, 256)));
+        // Up to 4 MiB: the 2 MiB-aligned 2 MiB window around the request; up to 8 MiB: 4 MiB.
+        assert_eq!(normalized_window(700, 1, 0), Some((512, 512)));
+        assert_eq!(normalized_window(1500, 1, 0), Some((1024, 1024)));
+        // Over 8 MiB: 8 MiB windows for requests up to 8 MiB, else the request itself.
+        assert_eq!(normalized_window(5000, 8, 0), Some((4096, 2048)));
+        assert_eq!(normalized_window(5000, 3000, 0), Some((5000, 3000)));
+    }
+
+    #[test]
+    fn a_growing_file_stays_contiguous_in_its_preallocation() {
+        let p = FsParams { fragmentation: 0.0, inode_prealloc: true, ..Default::default() };
+        let mut fs = Fs::new(p, 1 << 34, RngStreams::new(1).stream("fs"));
+        fs.create(0, "/db", 1);
+        fs.create(1, "/db-journal", 1);
+        let mut touched = vec![];
+        // The database grows one block at a time between small journal files' allocations.
+        fs.allocate(0, 0, 16, &mut touched);
+        for b in 16..100 {
+            fs.allocate(1, 0, 1, &mut touched);
+            let mut freed = vec![];
+            fs.free_from(1, 0, &mut freed);
+            fs.allocate(0, b, 1, &mut touched);
+        }
+        // Windows of 16, 32, 64 and 128 blocks (the rest of each after the file's blocks):
+        // four pieces, each contiguous, with no journal block inside them.
+        let ext = &fs.inodes[0].extents;
+        assert_eq!(ext.iter().map(|e| e.2).sum::<u64>(), 100);
+        assert_eq!(ext.iter().map(|e| e.2).collect::<Vec<_>>(), vec![16, 16, 32, 36], "{ext:?}");
+        assert_eq!(fs.inodes[0].allocated(), 100);
+        // Without it the journal files interleave: one extent per block after the first 16.
+        let p = FsParams { fragmentation: 0.0, ..Default::default() };
+        let mut fs = Fs::new(p, 1 << 34, RngStreams::new(1).stream("fs"));
+        fs.create(0, "/db", 1);
+        fs.create(1, "/db-journal", 1);
+        fs.allocate(0, 0, 16, &mut touched);
+        for b in 16..100 {
+            fs.allocate(1, 0, 1, &mut touched);
+            let mut freed = vec![];
+            fs.free_from(1, 0, &mut freed);
+            fs.allocate(0, b, 1, &mut touched);
+        }
+        assert!(fs.inodes[0].extents.len() > 80);
+        // Truncating drops the preallocation.
+        fs.inodes[0].pa = Some((100, 5000, 28));
+        let mut freed = vec![];
+        fs.free_from(0, 50, &mut freed);
+        assert_eq!(fs.inodes[0].pa, None);
     }
 
     #[test]

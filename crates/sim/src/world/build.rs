@@ -168,6 +168,8 @@ impl World {
             think_rng: streams.stream("workload.think"),
             compute_spread: forefront_engine::Spread::new(sc.phone.cpu.compute_cv),
             compute_rng: streams.stream("cpu.compute"),
+            rtt_spread: forefront_engine::Spread::new(sc.phone.net_rtt_cv),
+            rtt_rng: streams.stream("net.rtt"),
             cells: cell_list.iter().map(super::cells::Cell::new).collect(),
             fg_cell: (!cell_list.is_empty()).then_some(0),
             cells_params: sc.cells_params.clone(),

@@ -199,7 +199,8 @@ impl World {
                 self.tasks[tid as usize].wait = None;
                 self.wg.unblock(tid);
                 self.block_on(tid, Blocker::Timer, Cat::Net);
-                self.q.schedule(now.after(self.link.rtt_ns()), Ev::NetJoin(tid));
+                let rtt = (self.link.rtt_ns() as f64 * self.rtt_spread.sample(&mut self.rtt_rng)) as u64;
+                self.q.schedule(now.after(rtt), Ev::NetJoin(tid));
                 (sys, After::Block)
             }
             Op::Wait { chan } => {

@@ -94,6 +94,7 @@ pub(super) struct Ui {
     serving: Vec<Option<(Tid, u64)>>,
     pub dispatch_ns: Vec<u64>,
     pub preempt_ns: Vec<u64>,
+    pub preempt_done_ns: Vec<u64>,
     pub frames: u64,
     pub frame_misses: u64,
     pub responses_ns: Vec<u64>,
@@ -110,6 +111,7 @@ pub struct UiOutcome {
     pub responses_ns: Vec<u64>,
     pub dispatch_ns: Vec<u64>,
     pub preempt_ns: Vec<u64>,
+    pub preempt_done_ns: Vec<u64>,
     pub frames: u64,
     pub frame_misses: u64,
     pub context_switches: u64,
@@ -399,6 +401,7 @@ impl World {
                     match kind {
                         WaitKind::Dispatch => self.ui.dispatch_ns.push(ns),
                         WaitKind::Preempted => self.ui.preempt_ns.push(ns),
+                        WaitKind::PreemptedToDone => self.ui.preempt_done_ns.push(ns),
                     }
                 }
             }
@@ -431,6 +434,7 @@ impl World {
             responses_ns: ui.responses_ns,
             dispatch_ns: ui.dispatch_ns,
             preempt_ns: ui.preempt_ns,
+            preempt_done_ns: ui.preempt_done_ns,
             frames: ui.frames,
             frame_misses: ui.frame_misses,
             context_switches: self.cpu.context_switches,
