@@ -275,6 +275,25 @@ fn validate_scheduler(s: &SchedulerConfig) -> Result<(), String> {
             range_u64("phone.scheduler.group_idle", c.group_idle, 0, MS)?;
             range_u64("phone.scheduler.target_latency", c.target_latency, 1, MS)
         }
+        SchedulerConfig::MqDeadline(d) => {
+            range_u64("phone.scheduler.read_expire", d.read_expire, 0, MS)?;
+            range_u64("phone.scheduler.write_expire", d.write_expire, 0, MS)?;
+            range_u64("phone.scheduler.writes_starved", d.writes_starved.into(), 0, 1 << 16)?;
+            range_u64("phone.scheduler.fifo_batch", d.fifo_batch.into(), 1, 1 << 16)?;
+            range_u64("phone.scheduler.prio_aging_expire", d.prio_aging_expire, 0, 3_600_000)
+        }
+        SchedulerConfig::Bfq(b) => {
+            range_u64("phone.scheduler.fifo_expire_sync", b.fifo_expire_sync, 1, MS)?;
+            range_u64("phone.scheduler.fifo_expire_async", b.fifo_expire_async, 1, MS)?;
+            range_u64("phone.scheduler.back_seek_max", b.back_seek_max, 0, 1 << 30)?;
+            range_u64("phone.scheduler.back_seek_penalty", b.back_seek_penalty, 1, 1000)?;
+            range_u64("phone.scheduler.slice_idle", b.slice_idle, 0, MS)?;
+            range_u64("phone.scheduler.timeout_sync", b.timeout_sync, 1, MS)?;
+            range_u64("phone.scheduler.max_budget", b.max_budget, 0, 1 << 24)?;
+            range_u64("phone.scheduler.wr_coeff", b.wr_coeff.into(), 1, 1000)?;
+            range_u64("phone.scheduler.wr_duration_ms", b.wr_duration_ms, 1, MS)?;
+            range_u64("phone.scheduler.wr_min_idle_time_ms", b.wr_min_idle_time_ms, 0, MS)
+        }
     }
 }
 
