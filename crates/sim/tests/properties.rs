@@ -78,6 +78,7 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
         cells: Vec::new(),
         cells_params: Default::default(),
         mounts: Vec::new(),
+        knobs: Vec::new(),
     }
 }
 

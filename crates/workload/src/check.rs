@@ -127,6 +127,10 @@ impl Scenario {
         if !has_headline {
             return Err(format!("headline: phase `{}` is never begun by any thread", self.headline));
         }
+        let app_names: Vec<&str> = self.apps.iter().map(|a| a.name.as_str()).collect();
+        for (i, k) in self.knobs.iter().enumerate() {
+            k.validate(i, &app_names)?;
+        }
         self.validate_phone()
     }
 
@@ -201,6 +205,12 @@ impl Scenario {
             ));
         }
         range_f64("phone.dirty_expire_s", p.dirty_expire_s, 0.0, 86_400.0)?;
+        // The kernel refuses dirty_bytes under two pages (dirty_bytes_min).
+        if p.dirty_bytes != 0 && p.dirty_bytes < 2 * 4096 {
+            return Err(format!("phone.dirty_bytes: need 0 (use dirty_ratio) or at least 8192, got {}", p.dirty_bytes));
+        }
+        range_u64("phone.dirty_bytes", p.dirty_bytes, 0, MAX_BYTES)?;
+        range_u64("phone.dirty_background_bytes", p.dirty_background_bytes, 0, MAX_BYTES)?;
         // dirty_writeback_centisecs: one centisecond at least (0, the kernel's "off", would
         // re-arm the flusher's timer at the same instant).
         range_f64("phone.writeback_interval_s", p.writeback_interval_s, 0.01, 3600.0)?;

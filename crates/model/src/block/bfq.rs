@@ -95,7 +95,9 @@
 //!
 //! - Every request given to `add` is dispatched once or removed by `remove_merged`; `queued()`
 //!   counts the requests held.
-//! - A queue is *busy* exactly while it has requests queued, or while it is in service; a busy
+//! - A queue is *busy* while it has requests queued, while it is in service, and after it was
+//!   preempted empty while idling was needed for it (`__bfq_bfqq_expire`) until it next
+//!   expires; a busy
 //!   queue's entity is on its group's tree or in service; a group's entity is active while one
 //!   of its queues is busy.
 //! - `Σ weights` of a tree counts every active or in-service entity of it once.
@@ -962,7 +964,9 @@ impl Bfq {
         self.idle_timer = None;
         self.queues[q].wait_request = false;
         let g = self.queues[q].group;
-        if self.queues[q].sort.is_empty() {
+        // A queue preempted while idling is needed for its service guarantees stays busy
+        // (requeued though empty), so it cannot preempt back when its next request arrives.
+        if self.queues[q].sort.is_empty() && !(reason == Expire::Preempted && self.idling_needed(q)) {
             // bfq_del_bfqq_busy (with the entity in service: charged as it leaves).
             self.del_busy(q);
             if reason != Expire::BudgetTimeout && reason != Expire::BudgetExhausted {
