@@ -110,7 +110,7 @@ impl MqDeadline {
         }
     }
 
-    fn from_class(&mut self, c: usize, reqs: &ReqSlab, in_flight: usize, now: SimTime) -> Dispatch {
+    fn serve_class(&mut self, c: usize, reqs: &ReqSlab, in_flight: usize, now: SimTime) -> Dispatch {
         let d = self.classes[c].dispatch(reqs, in_flight, now);
         if let Dispatch::Request(id) = d {
             self.take(id);
@@ -150,7 +150,7 @@ impl IoScheduler for MqDeadline {
             for c in [BE, IDLE] {
                 let aged = self.ages[c].first().is_some_and(|&(t, _)| now.ns().saturating_sub(t) >= self.aging);
                 if aged {
-                    if let d @ Dispatch::Request(_) = self.from_class(c, reqs, in_flight, now) {
+                    if let d @ Dispatch::Request(_) = self.serve_class(c, reqs, in_flight, now) {
                         return d;
                     }
                 }
@@ -158,7 +158,7 @@ impl IoScheduler for MqDeadline {
         }
         for c in [RT, BE, IDLE] {
             if self.classes[c].queued() > 0 {
-                return self.from_class(c, reqs, in_flight, now);
+                return self.serve_class(c, reqs, in_flight, now);
             }
         }
         Dispatch::Empty
