@@ -1440,9 +1440,14 @@ impl IoScheduler for Bfq {
                     self.idle_timer = None;
                 }
                 // bfq_dispatch_rq_from_bfqq
+                let Some(info) = self.info(next) else {
+                    // Unreachable by construction (a queue's next request is held); never
+                    // panic in the simulator: forget it and look again.
+                    self.queues[q].next_rq = self.queues[q].sort.iter().next().map(|k| k.1).filter(|&r| r != next);
+                    continue;
+                };
                 let charge = self.serv_to_charge(next, q);
                 self.served(q, charge);
-                let info = self.info(next).expect("queued request has info");
                 let qu = &mut self.queues[q];
                 qu.sort.remove(&(info.sector, next));
                 qu.fifo.remove(&(info.seq, next));
