@@ -1691,6 +1691,36 @@ mod tests {
         assert!((0.4..=0.6).contains(&off), "not raised: {off:.2}");
     }
 
+    /// Weight raising ends: for an I/O-bound queue after `max_service_from_wr` (120000 sectors)
+    /// served while raised, for one that reads little after the raising duration (3.75 s).
+    #[test]
+    fn weight_raising_ends_after_its_service_or_its_duration() {
+        // Greedy: 120000 sectors at 128 per 250 µs take about 0.25 s.
+        let mut s = Bfq::new(BfqParams::default(), &[1000]);
+        let (initial, mut src) = readers(&[(1, 0, 2, 4, ms(0), ms(1000))], 4);
+        run(&mut s, initial, 4, &svc, Some(&mut src), ms(100));
+        assert_eq!(s.sync_weight(1), Some(1200), "raised at first");
+        let (initial, mut src) = readers(&[(1, 0, 2, 4, ms(0), ms(1000))], 4);
+        let mut s = Bfq::new(BfqParams::default(), &[1000]);
+        run(&mut s, initial, 4, &svc, Some(&mut src), ms(600));
+        assert_eq!(s.sync_weight(1), Some(40), "after 120000 sectors");
+        // Light: one 64 KiB read every 100 ms (3 % of the device) stays raised for 3.75 s.
+        let light = |until: u64| {
+            let mut s = Bfq::new(BfqParams::default(), &[1000]);
+            let arrivals: Vec<(SimTime, Request)> = (0..until / 100)
+                .map(|i| {
+                    let mut r = read(i * 128, 1, i);
+                    r.sectors = 128;
+                    (ms(i * 100), r)
+                })
+                .collect();
+            run(&mut s, arrivals, 4, &svc, None, ms(until));
+            s.sync_weight(1)
+        };
+        assert_eq!(light(3500), Some(1200), "within the duration");
+        assert_eq!(light(4200), Some(40), "after 3.75 s");
+    }
+
     /// Queues created in a large burst (8 within 180 ms: processes started together) are not
     /// raised (`bfq_handle_burst`).
     #[test]
