@@ -103,7 +103,7 @@ def run(
 
     ``scenario`` is a built-in name, a scenario file or a :class:`Scenario`; ``bg_apps``
     defaults to the scenario's, ``device`` (a built-in name or device file) to the scenario's,
-    ``scheduler`` (noop, deadline, cfq) to the scenario's."""
+    ``scheduler`` (noop, deadline, cfq, mq-deadline, bfq) to the scenario's."""
     if isinstance(scenario, Scenario):
         text = _core.run(None, json.dumps(scenario._data), scenario.source, policy, bg_apps, seed, device, scheduler)
     else:

@@ -177,7 +177,7 @@ struct RunArgs {
     #[arg(long)]
     device: Option<String>,
     /// Override the scenario's I/O scheduler (kernel-default tunables).
-    #[arg(long, value_parser = ["noop", "deadline", "cfq"])]
+    #[arg(long, value_parser = ["noop", "deadline", "cfq", "mq-deadline", "bfq"])]
     scheduler: Option<String>,
     /// Output: a table for people, or json/csv for programs.
     #[arg(long, value_enum, default_value_t = Format::Table)]

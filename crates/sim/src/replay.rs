@@ -168,6 +168,7 @@ pub fn syscall_scenario(
         cells: Vec::new(),
         cells_params: Default::default(),
         mounts: Vec::new(),
+        knobs: Vec::new(),
     };
     sc.validate()?;
     Ok((sc, skipped))
@@ -260,6 +261,7 @@ pub fn block_scenario(
         cells: Vec::new(),
         cells_params: Default::default(),
         mounts: Vec::new(),
+        knobs: Vec::new(),
     };
     sc.validate()?;
     Ok((sc, skipped))

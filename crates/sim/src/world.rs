@@ -11,6 +11,7 @@
 //! | `ops` | the tasks' programs: each op's start, mounts other than the phone's ext4 |
 //! | `io` | requests: submission, dispatch, completion |
 //! | `priority` | the policy seam: QASIO, FG inheritance, the allocation gate, reclaim order |
+//! | `knobs` | the agent's kernel knobs: ioprio and BFQ weight, freezer, CPU weight and idle, write-back hold |
 //! | `record` | `--trace-out` records, the timeline, byte counts |
 //! | `outcome` | what a run produces |
 //! | `ui`, `cells` | the framework's interactive path, Cells |
@@ -41,6 +42,7 @@ use crate::Cat;
 mod build;
 mod cells;
 mod io;
+mod knobs;
 mod ops;
 mod outcome;
 mod priority;
@@ -49,6 +51,7 @@ mod tasks;
 mod ui;
 use build::CostsNs;
 pub use cells::CellOutcome;
+pub use knobs::TaskKnobs;
 use ops::Chan;
 pub use outcome::{LfsOutcome, Outcome, Sample};
 use priority::Io;
@@ -72,6 +75,8 @@ pub enum Ev {
     NetDone(u64),
     /// Close a timeline bucket.
     Sample,
+    /// The scenario's `[[knob]]` of this index takes effect.
+    Knob(u32),
 }
 
 pub struct World {
@@ -147,6 +152,9 @@ pub struct World {
     mount_region: Vec<u8>,
     /// The namespace, each file's mount, tmpfs.
     vfs: Vfs,
+    /// The agent's kernel knobs ([`knobs`]) and the scenario's `[[knob]]`s.
+    knobs: knobs::Knobs,
+    knob_specs: Vec<forefront_workload::KnobSpec>,
 }
 
 /// Timeline bucket (ms of simulated time).
@@ -197,10 +205,13 @@ impl World {
                     }
                 }
                 Ev::FlusherTimer => {
-                    self.wake_flusher();
+                    if !self.writeback_held() {
+                        self.wake_flusher();
+                    }
                     let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);
                     self.q.schedule(t, Ev::FlusherTimer);
                 }
+                Ev::Knob(i) => self.apply_knob(i as usize),
                 Ev::Sample => {
                     self.close_bucket();
                     self.q.schedule(now.after(BUCKET_MS * 1_000_000), Ev::Sample);

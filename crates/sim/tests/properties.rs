@@ -78,6 +78,7 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
         cells: Vec::new(),
         cells_params: Default::default(),
         mounts: Vec::new(),
+        knobs: Vec::new(),
     }
 }
 
@@ -88,7 +89,7 @@ proptest! {
     fn any_program_keeps_the_invariants(
         fg in proptest::collection::vec(op(), 1..25),
         bg in proptest::collection::vec(op(), 1..8),
-        sched in 0usize..3,
+        sched in 0usize..SchedulerConfig::all().len(),
         policy in prop_oneof![Just("android"), Just("fasttrack"), Just("qasio"), Just("forefront")],
         seed in 0u64..1000,
     ) {

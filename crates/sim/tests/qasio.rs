@@ -25,7 +25,9 @@ fn deps_scenario(policy: &str, device: &str, sched: &SchedulerConfig, seed: u64)
 fn a_boosted_request_goes_ahead_of_every_other_async_request_for_each_dependency_type() {
     let mut hooks: BTreeMap<String, u64> = BTreeMap::new();
     for device in ["galaxy-s5-emmc", "galaxy-s6-ufs"] {
-        for sched in SchedulerConfig::all() {
+        // BFQ takes no boost hint (QASIO patched 3.10's CFQ and deadline; `block::bfq`'s
+        // simplifications): the rule is checked on the schedulers that implement it.
+        for sched in SchedulerConfig::all().into_iter().filter(|s| s.name() != "bfq") {
             for seed in 1..=2 {
                 let what = format!("{device} {} seed {seed}", sched.name());
                 let r = run(&deps_scenario("qasio", device, &sched, seed));

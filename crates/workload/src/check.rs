@@ -127,6 +127,10 @@ impl Scenario {
         if !has_headline {
             return Err(format!("headline: phase `{}` is never begun by any thread", self.headline));
         }
+        let app_names: Vec<&str> = self.apps.iter().map(|a| a.name.as_str()).collect();
+        for (i, k) in self.knobs.iter().enumerate() {
+            k.validate(i, &app_names)?;
+        }
         self.validate_phone()
     }
 
@@ -201,6 +205,12 @@ impl Scenario {
             ));
         }
         range_f64("phone.dirty_expire_s", p.dirty_expire_s, 0.0, 86_400.0)?;
+        // The kernel refuses dirty_bytes under two pages (dirty_bytes_min).
+        if p.dirty_bytes != 0 && p.dirty_bytes < 2 * 4096 {
+            return Err(format!("phone.dirty_bytes: need 0 (use dirty_ratio) or at least 8192, got {}", p.dirty_bytes));
+        }
+        range_u64("phone.dirty_bytes", p.dirty_bytes, 0, MAX_BYTES)?;
+        range_u64("phone.dirty_background_bytes", p.dirty_background_bytes, 0, MAX_BYTES)?;
         // dirty_writeback_centisecs: one centisecond at least (0, the kernel's "off", would
         // re-arm the flusher's timer at the same instant).
         range_f64("phone.writeback_interval_s", p.writeback_interval_s, 0.01, 3600.0)?;
@@ -275,6 +285,25 @@ fn validate_scheduler(s: &SchedulerConfig) -> Result<(), String> {
             range_u64("phone.scheduler.slice_idle", c.slice_idle, 0, MS)?;
             range_u64("phone.scheduler.group_idle", c.group_idle, 0, MS)?;
             range_u64("phone.scheduler.target_latency", c.target_latency, 1, MS)
+        }
+        SchedulerConfig::MqDeadline(d) => {
+            range_u64("phone.scheduler.read_expire", d.read_expire, 0, MS)?;
+            range_u64("phone.scheduler.write_expire", d.write_expire, 0, MS)?;
+            range_u64("phone.scheduler.writes_starved", d.writes_starved.into(), 0, 1 << 16)?;
+            range_u64("phone.scheduler.fifo_batch", d.fifo_batch.into(), 1, 1 << 16)?;
+            range_u64("phone.scheduler.prio_aging_expire", d.prio_aging_expire, 0, 3_600_000)
+        }
+        SchedulerConfig::Bfq(b) => {
+            range_u64("phone.scheduler.fifo_expire_sync", b.fifo_expire_sync, 1, MS)?;
+            range_u64("phone.scheduler.fifo_expire_async", b.fifo_expire_async, 1, MS)?;
+            range_u64("phone.scheduler.back_seek_max", b.back_seek_max, 0, 1 << 30)?;
+            range_u64("phone.scheduler.back_seek_penalty", b.back_seek_penalty, 1, 1000)?;
+            range_u64("phone.scheduler.slice_idle", b.slice_idle, 0, MS)?;
+            range_u64("phone.scheduler.timeout_sync", b.timeout_sync, 1, MS)?;
+            range_u64("phone.scheduler.max_budget", b.max_budget, 0, 1 << 24)?;
+            range_u64("phone.scheduler.wr_coeff", b.wr_coeff.into(), 1, 1000)?;
+            range_u64("phone.scheduler.wr_duration_ms", b.wr_duration_ms, 1, MS)?;
+            range_u64("phone.scheduler.wr_min_idle_time_ms", b.wr_min_idle_time_ms, 0, MS)
         }
     }
 }

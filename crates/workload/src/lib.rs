@@ -17,12 +17,14 @@
 
 pub mod cells;
 mod check;
+pub mod knobs;
 mod size;
 mod spec;
 pub mod trace_ops;
 
 pub use cells::{AppInstance, CellInstance, CellRole, CellSpec, CellsParams};
 pub use check::{limits, op_name};
+pub use knobs::{IoprioClass, KnobSpec};
 pub use size::Bytes;
 pub use spec::*;
 

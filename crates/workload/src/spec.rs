@@ -39,6 +39,10 @@ pub struct Scenario {
     /// File systems other than the phone's journaling one, by path prefix ([`Mount`]).
     #[serde(default, rename = "mount")]
     pub mounts: Vec<Mount>,
+    /// Kernel knobs set by time (`[[knob]]`: ioprio, BFQ weight, freezer, cgroup CPU weight and
+    /// `cpu.idle`, the write-back hold): [`crate::knobs`].
+    #[serde(default, rename = "knob", skip_serializing_if = "Vec::is_empty")]
+    pub knobs: Vec<crate::KnobSpec>,
 }
 
 /// Files whose path starts with `path` (a directory: `/data/cache` covers `/data/cache/x`, not
@@ -133,6 +137,14 @@ pub struct Phone {
     /// vm.dirty_expire_centisecs / dirty_writeback_centisecs, in seconds [K].
     pub dirty_expire_s: f64,
     pub writeback_interval_s: f64,
+    /// vm.dirty_bytes / vm.dirty_background_bytes (bytes; 0, the kernel's default, means the
+    /// ratio applies). As in `domain_dirty_limits` (mm/page-writeback.c), a byte value replaces
+    /// its ratio, and a background threshold at or above the limit becomes half the limit.
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
+    /// Periodic write-back (false: `dirty_writeback_centisecs` = 0, the flusher is never woken
+    /// by its timer; data is written when over the background threshold, by reclaim or fsync).
+    pub periodic_writeback: bool,
     /// Dirty throttling: `per-page` (default), Linux 3.x's balance_dirty_pages, each task
     /// paused in proportion to the pages it dirtied above the freerun ceiling
     /// ([`forefront_model::mm::throttle`]); `per-call`, the earlier model kept for ablations:
@@ -185,6 +197,9 @@ impl Default for Phone {
             dirty_ratio: 20.0,
             dirty_expire_s: 30.0,
             writeback_interval_s: 5.0,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            periodic_writeback: true,
             dirty_throttle: Default::default(),
             read_ahead_kib: 128,
             nr_requests: 128,

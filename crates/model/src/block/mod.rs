@@ -1,5 +1,5 @@
 //! The block layer: requests with provenance, back-merging, an [`IoScheduler`] (noop, deadline,
-//! CFQ) and the [`BlockQueue`] that hands requests to the device up to its queue depth.
+//! CFQ, and the current kernel's mq-deadline and BFQ) and the [`BlockQueue`] that hands requests to the device up to its queue depth.
 //!
 //! Life of a request (all times in [`Request::times`]):
 //! `submit` → (merged into a queued request, or) queued in the scheduler or, when the policy
@@ -10,8 +10,10 @@
 //! queued (not yet dispatched) request of the same op, sync-ness, process and blkio group whose
 //! last sector it continues, up to `max_sectors`. Schedulers only order requests.
 
+pub mod bfq;
 pub mod cfq;
 pub mod deadline;
+pub mod mq_deadline;
 pub mod noop;
 
 use std::collections::VecDeque;
@@ -73,6 +75,9 @@ pub struct Request {
     pub ioprio_class: u8,
     /// I/O priority level 0..=7 within the class (lower is higher priority).
     pub ioprio_level: u8,
+    /// The submitting task's own I/O weight (its cgroup's `io.bfq.weight`, 1..=1000) when a
+    /// policy set one, else 0: the scenario's weight of `prov.blkio_group` applies. Read by BFQ.
+    pub io_weight: u16,
     /// Set by a policy that boosts a request a task is blocked on (QASIO).
     pub boosted: bool,
     /// Requests merged into this one (they complete with it).
@@ -98,6 +103,7 @@ impl Request {
             prov,
             ioprio_class: 2,
             ioprio_level: 4,
+            io_weight: 0,
             boosted: false,
             merged: 0,
             times: ReqTimes::default(),
@@ -269,6 +275,11 @@ pub enum SchedulerConfig {
     Noop,
     Deadline(deadline::DeadlineParams),
     Cfq(cfq::CfqParams),
+    /// Linux 5.14+'s `mq-deadline` with its I/O priority classes (`kind = "mq-deadline"`).
+    #[serde(rename = "mq-deadline", alias = "mq_deadline")]
+    MqDeadline(mq_deadline::MqDeadlineParams),
+    /// Linux 5.x/6.x BFQ (`kind = "bfq"`).
+    Bfq(bfq::BfqParams),
 }
 
 impl Default for SchedulerConfig {
@@ -283,6 +294,8 @@ impl SchedulerConfig {
             SchedulerConfig::Noop => Box::new(noop::Noop::default()),
             SchedulerConfig::Deadline(p) => Box::new(deadline::Deadline::new(p.clone())),
             SchedulerConfig::Cfq(p) => Box::new(cfq::Cfq::new(p.clone(), blkio_weights)),
+            SchedulerConfig::MqDeadline(p) => Box::new(mq_deadline::MqDeadline::new(p.clone())),
+            SchedulerConfig::Bfq(p) => Box::new(bfq::Bfq::new(p.clone(), blkio_weights)),
         }
     }
     pub fn name(&self) -> &'static str {
@@ -290,11 +303,19 @@ impl SchedulerConfig {
             SchedulerConfig::Noop => "noop",
             SchedulerConfig::Deadline(_) => "deadline",
             SchedulerConfig::Cfq(_) => "cfq",
+            SchedulerConfig::MqDeadline(_) => "mq-deadline",
+            SchedulerConfig::Bfq(_) => "bfq",
         }
     }
     /// Every scheduler with its default tunables (for tests and `sim list`).
     pub fn all() -> Vec<SchedulerConfig> {
-        vec![SchedulerConfig::Noop, SchedulerConfig::Deadline(Default::default()), SchedulerConfig::Cfq(Default::default())]
+        vec![
+            SchedulerConfig::Noop,
+            SchedulerConfig::Deadline(Default::default()),
+            SchedulerConfig::Cfq(Default::default()),
+            SchedulerConfig::MqDeadline(Default::default()),
+            SchedulerConfig::Bfq(Default::default()),
+        ]
     }
 }
 

@@ -58,6 +58,8 @@ pub type GroupId = u16;
 /// The root task group (kernel threads, system tasks not placed elsewhere).
 pub const ROOT_GROUP: GroupId = 0;
 pub const NICE_0_WEIGHT: u64 = 1024;
+/// `WEIGHT_IDLEPRIO`: the weight of a `SCHED_IDLE` entity (and of a `cpu.idle` group).
+pub const WEIGHT_IDLEPRIO: u32 = 3;
 
 /// CFS's weight for a nice level (`sched_prio_to_weight`).
 pub fn nice_to_weight(nice: i32) -> u32 {
@@ -294,6 +296,8 @@ pub struct CpuSched {
     pub context_switches: u64,
     /// Finished runnable waits (task, kind, ns), when recording.
     latencies: Option<Vec<(Tid, WaitKind, u64)>>,
+    /// Groups with cgroup `cpu.idle` set, and the weight each had before ([`CpuSched::set_group_idle`]).
+    idle_groups: Vec<Option<u32>>,
 }
 
 impl CpuSched {
@@ -329,6 +333,7 @@ impl CpuSched {
             params,
             tasks: Vec::new(),
             group_cpus: vec![u64::MAX; group_weights.len()],
+            idle_groups: vec![None; group_weights.len()],
             group_weights,
             changed: vec![0; n.div_ceil(64)],
             cores,
@@ -520,6 +525,43 @@ impl CpuSched {
             let rem = self.tasks[t as usize].remaining;
             self.wake_inner(t, rem, now);
         }
+    }
+
+    /// cgroup v2 `cpu.idle` of group `g` (Linux 5.15, `sched_group_set_idle`): while set, the
+    /// group's entity has the weight of `SCHED_IDLE` (`WEIGHT_IDLEPRIO`, 3), and at the first
+    /// level where they differ a waking non-idle entity always preempts an idle one while an
+    /// idle one never preempts a non-idle one (`check_preempt_wakeup`: `cse_is_idle &&
+    /// !pse_is_idle`). Clearing it restores the group's weight. Simplification: the kernel also
+    /// prefers CPUs running only idle entities when placing a wake-up (`sched_idle_cpu`); the
+    /// placement here is unchanged.
+    pub fn set_group_idle(&mut self, g: GroupId, idle: bool, now: SimTime) {
+        let Some(slot) = self.idle_groups.get(g as usize).copied() else { return };
+        match (slot, idle) {
+            (None, true) => {
+                self.idle_groups[g as usize] = Some(self.group_weights[g as usize]);
+                self.set_group_weight(g, WEIGHT_IDLEPRIO, now);
+            }
+            (Some(w), false) => {
+                self.idle_groups[g as usize] = None;
+                self.set_group_weight(g, w, now);
+            }
+            _ => {}
+        }
+    }
+
+    /// Set group `g`'s weight (cpu.shares, or cgroup v2 `cpu.weight × 1024 / 100`); while its
+    /// `cpu.idle` is set the weight is kept for when it is cleared.
+    pub fn set_group_shares(&mut self, g: GroupId, weight: u32, now: SimTime) {
+        match self.idle_groups.get_mut(g as usize) {
+            Some(Some(saved)) => *saved = weight.max(1),
+            Some(None) => self.set_group_weight(g, weight, now),
+            None => {}
+        }
+    }
+
+    /// Whether group `g` has `cpu.idle` set.
+    pub fn group_is_idle(&self, g: GroupId) -> bool {
+        self.idle_groups.get(g as usize).is_some_and(Option::is_some)
     }
 
     fn requeue_with(&mut self, tid: Tid, now: SimTime, f: impl FnOnce(&mut TaskEnt)) {
@@ -1000,6 +1042,13 @@ impl CpuSched {
                 }
             };
             let ((va, wa), (vb, _)) = (top(a), top(b));
+            // cpu.idle: idle and non-idle entities at the top level (see `set_group_idle`).
+            let idle = |t: &TaskEnt| t.group != ROOT_GROUP && self.group_is_idle(t.group);
+            match (idle(a), idle(b)) {
+                (false, true) => return true,
+                (true, false) => return false,
+                _ => {}
+            }
             (va, vb, wa)
         };
         let gran = self.wakeup_gran * NICE_0_WEIGHT / u64::from(w.max(1));

@@ -72,6 +72,58 @@ fn equal_tasks_share_equally_and_bursts_end_on_time() {
     assert!(max / min < 1.05, "{shares:?}");
 }
 
+/// cgroup `cpu.idle`: an idle group's hog gets the weight of SCHED_IDLE (3 against 1024: 0.3 %
+/// of a contended core), a non-idle task waking preempts it at once even when the wake-up
+/// granularity would not let it, and clearing the flag gives back the group's shares.
+#[test]
+fn an_idle_group_yields_the_core_and_is_preempted_by_any_wakeup() {
+    let mut s = CpuSched::new(CpuParams { cores: vec![1.0], ..Default::default() }, vec![1024, 1024, 1024]);
+    s.add_task(0, 1, 1024);
+    s.add_task(1, 2, 1024);
+    s.set_group_idle(2, true, SimTime::ZERO);
+    assert!(s.group_is_idle(2) && s.group_weight(2) == WEIGHT_IDLEPRIO);
+    let end = SimTime::from_ms(2_000);
+    run_busy(&mut s, &[0, 1], 3_000_000, end);
+    let (fg, _) = s.times(0, end);
+    let (idle, _) = s.times(1, end);
+    let share = idle as f64 / (fg + idle) as f64;
+    assert!(share < 0.01, "idle group's share {share}");
+    // Shares set while idle are kept for later; clearing restores them.
+    s.set_group_shares(2, 512, end);
+    assert_eq!(s.group_weight(2), WEIGHT_IDLEPRIO);
+    s.set_group_idle(2, false, end);
+    assert_eq!(s.group_weight(2), 512);
+
+    // Wake-up preemption: the idle group's task hogs the core; a task of a non-idle group that
+    // has run more (so CFS alone would not preempt) wakes and takes the core at once.
+    let preempts = |idle: bool| {
+        let mut s = CpuSched::new(CpuParams { cores: vec![1.0], ..Default::default() }, vec![1024, 1024, 1024]);
+        s.add_task(0, 1, 1024);
+        s.add_task(1, 2, 1024);
+        s.set_group_idle(2, idle, SimTime::ZERO);
+        // Task 0 runs 200 ms first (its group's vruntime is far ahead), then sleeps.
+        run_busy(&mut s, &[0], 200_000_000, SimTime::from_ms(199));
+        let mut now = SimTime::from_ms(199);
+        while s.running_on(0) == Some(0) {
+            let (t, g) = s.deadline(0).unwrap();
+            now = t;
+            if let Some(Expired::BurstDone(0)) = s.expire(0, g, now) {
+                s.stop(0, now);
+            }
+        }
+        s.wake(1, 1_000_000_000, now);
+        let now = now.after(1_000_000);
+        let (t, g) = s.deadline(0).unwrap();
+        if t <= now {
+            s.expire(0, g, t);
+        }
+        s.wake(0, 1_000_000, now);
+        s.running_on(0) == Some(0)
+    };
+    assert!(preempts(true), "a non-idle wake-up preempts an idle group's task");
+    assert!(!preempts(false), "without cpu.idle the far-ahead waker waits");
+}
+
 #[test]
 fn woken_sleeper_preempts_a_hog() {
     let mut s = CpuSched::new(CpuParams { cores: vec![1.0], ..Default::default() }, vec![1024]);

@@ -75,6 +75,27 @@ pub(super) fn has_input(sc: &Scenario) -> bool {
 
 pub(super) const KERNEL_UID: Uid = 0;
 
+/// The dirty thresholds of a page cache of `capacity` pages: the ratios, or `dirty_bytes` /
+/// `dirty_background_bytes` where set (`domain_dirty_limits`, mm/page-writeback.c: a byte value
+/// is rounded up to pages and replaces its ratio; a background threshold at or above the limit
+/// becomes half the limit).
+fn thresholds(phone: &forefront_workload::Phone, capacity: u64) -> Thresholds {
+    let mut t = Thresholds::of(capacity, phone.dirty_background_ratio, phone.dirty_ratio);
+    if phone.dirty_bytes == 0 && phone.dirty_background_bytes == 0 {
+        return t;
+    }
+    if phone.dirty_bytes > 0 {
+        t.limit_pages = phone.dirty_bytes.div_ceil(4096);
+    }
+    if phone.dirty_background_bytes > 0 {
+        t.background_pages = phone.dirty_background_bytes.div_ceil(4096);
+    }
+    if t.background_pages >= t.limit_pages {
+        t.background_pages = t.limit_pages / 2;
+    }
+    t
+}
+
 impl World {
     pub fn new(sc: &Scenario, dev: FlashParams, policy: Policy, bg_apps: u32, seed: u64) -> World {
         let streams = RngStreams::new(seed);
@@ -135,7 +156,7 @@ impl World {
             apps: Vec::new(),
             ns: CostsNs::of(&phone.costs),
             costs: phone.costs.clone(),
-            wb: WritebackState::new(Thresholds::of(capacity, phone.dirty_background_ratio, phone.dirty_ratio)),
+            wb: WritebackState::new(thresholds(&phone, capacity)),
             throttle: Default::default(),
             phone,
             prio: super::priority::Priority::new(policy),
@@ -176,6 +197,8 @@ impl World {
             mounts: sc.mounts.clone(),
             mount_region,
             vfs: Vfs::default(),
+            knobs: Default::default(),
+            knob_specs: sc.knobs.clone(),
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
@@ -269,8 +292,11 @@ impl World {
             w.wg.block(tid, Blocker::Timer, SimTime::ZERO);
             w.tasks[tid as usize].state = TState::Blocked;
         }
-        let wb = SimTime::from_secs_f64(w.phone.writeback_interval_s);
-        w.q.schedule(wb, Ev::FlusherTimer);
+        if w.phone.periodic_writeback {
+            let wb = SimTime::from_secs_f64(w.phone.writeback_interval_s);
+            w.q.schedule(wb, Ev::FlusherTimer);
+        }
+        w.schedule_knobs();
         w.q.schedule(SimTime::from_secs_f64(w.phone.fs.commit_interval_s), Ev::CommitTimer);
         w.q.schedule(SimTime::from_ms(BUCKET_MS), Ev::Sample);
         // Kernel threads start idle (blocked on their wake-up).

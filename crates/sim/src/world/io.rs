@@ -90,8 +90,9 @@ impl World {
 
     /// Submit a request through the policy's dispatch seam; `what` it completes goes with it
     /// (merged or not). Returns the key of the request it is part of.
-    pub(super) fn submit(&mut self, req: Request, what: Completes) -> ReqKey {
+    pub(super) fn submit(&mut self, mut req: Request, what: Completes) -> ReqKey {
         let now = self.now();
+        self.knobs.stamp(&mut req);
         self.inv.requests_submitted += 1;
         self.inv.bytes_submitted += req.bytes();
         let is_async = !req.sync;

@@ -42,7 +42,8 @@ impl World {
         match self.tasks[tid as usize].kind {
             Kind::Flusher => {
                 let p = WritebackParams {
-                    expire_ns: (self.phone.dirty_expire_s * 1e9) as u64,
+                    // Nothing expires while write-back is held (see `knobs`).
+                    expire_ns: if self.writeback_held() { u64::MAX } else { (self.phone.dirty_expire_s * 1e9) as u64 },
                     background_pages: self.wb.thresholds.background_pages,
                     nr_requests: self.phone.nr_requests,
                     submit_ns: self.ns.submit_request,
@@ -72,6 +73,10 @@ impl World {
         // Fetch the next instruction (the previous op, if any, has finished).
         if self.rec.is_some() {
             self.rec_span_end(tid);
+        }
+        // The cgroup freezer stops a task here, between ops.
+        if self.frozen_before_op(tid) {
+            return (0, After::Block);
         }
         let t = &mut self.tasks[tid as usize];
         let Some(instr) = t.prog.get(t.pc).cloned() else {
@@ -319,6 +324,9 @@ impl World {
     }
 
     pub(super) fn continue_op(&mut self, tid: Tid) -> (u64, After) {
+        if self.knobs.frozen(tid) {
+            return self.continue_frozen(tid);
+        }
         if matches!(self.tasks[tid as usize].exec, Exec::File(FileOp::Read { .. } | FileOp::Write { .. }))
             && self.alloc_gate_pauses(tid)
         {
