@@ -46,6 +46,7 @@
 //! assert_eq!(classes[&20], Class::Background);
 //! ```
 
+pub mod agent;
 pub mod classify;
 
 pub use classify::Class;
