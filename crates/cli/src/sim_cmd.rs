@@ -160,9 +160,14 @@ struct RunArgs {
     /// A built-in scenario name (see `forefront sim list`) or a path to a scenario TOML file.
     scenario: String,
     /// Policy (see `forefront sim list`; `POLICY+COMPONENT` combinations too, e.g.
-    /// `android+ft-device`, `fasttrack+qa-boost`).
+    /// `android+ft-device`, `fasttrack+qa-boost`; `agent` is the forefront agent driven by its
+    /// TOML, see --agent-config).
     #[arg(long, default_value = "android")]
     policy: String,
+    /// With `--policy agent`: the agent's configuration file (as `forefront agent run --config`
+    /// reads it; default: the agent's defaults, the shipped dist/agent.toml).
+    #[arg(long, value_name = "FILE")]
+    agent_config: Option<std::path::PathBuf>,
     /// Background app instances (default: the scenario's `bg_apps`; at most 1000).
     #[arg(long)]
     bg_apps: Option<u32>,
@@ -236,6 +241,7 @@ fn list() -> anyhow::Result<ExitCode> {
     for n in Policy::names() {
         writeln!(out, "  {n:<16} {}", Policy::by_name(n)?.description)?;
     }
+    writeln!(out, "  {:<16} {} (--agent-config FILE: the agent's TOML)", "agent", Policy::by_name("agent")?.description)?;
     writeln!(out, "  {:<16} any policy plus components: {}", "POLICY+COMPONENT", Policy::components().join(", "))?;
     writeln!(out, "devices:")?;
     for n in forefront_workload::device_names() {
@@ -253,6 +259,14 @@ fn list() -> anyhow::Result<ExitCode> {
 
 fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
     let mut cfg = RunConfig::builtin(&r.scenario, &r.policy, r.bg_apps, r.seed)?;
+    if let Some(path) = &r.agent_config {
+        anyhow::ensure!(
+            cfg.policy.agent.is_some(),
+            "--agent-config: policy `{}` is not the agent (use --policy agent)",
+            r.policy
+        );
+        cfg.policy.agent = Some(Box::new(forefront_policy::agent::config::Config::load(path)?));
+    }
     if let Some(n) = r.bg_cells {
         anyhow::ensure!(
             !cfg.scenario.cells.is_empty(),

@@ -38,6 +38,7 @@ use forefront_workload::{Costs, Phone};
 
 use crate::Cat;
 
+mod agent;
 mod build;
 mod cells;
 mod io;
@@ -47,6 +48,7 @@ mod priority;
 mod record;
 mod tasks;
 mod ui;
+pub use agent::AgentView;
 use build::CostsNs;
 pub use cells::CellOutcome;
 use ops::Chan;
@@ -72,6 +74,8 @@ pub enum Ev {
     NetDone(u64),
     /// Close a timeline bucket.
     Sample,
+    /// The agent looks at its pause (`agent` policy; generation: stale ones are ignored).
+    AgentTick(u64),
 }
 
 pub struct World {
@@ -144,6 +148,8 @@ pub struct World {
     mount_region: Vec<u8>,
     /// The namespace, each file's mount, tmpfs.
     vfs: Vfs,
+    /// The agent as a policy (`agent`), with its classes and its pause; `None` otherwise.
+    agent: Option<agent::Agent>,
 }
 
 /// Timeline bucket (ms of simulated time).
@@ -194,7 +200,10 @@ impl World {
                     }
                 }
                 Ev::FlusherTimer => {
-                    self.wake_flusher();
+                    // The agent's write-back hold: no periodic flusher wake-up during a pause.
+                    if !self.agent.as_ref().is_some_and(|a| a.wb_held) {
+                        self.wake_flusher();
+                    }
                     let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);
                     self.q.schedule(t, Ev::FlusherTimer);
                 }
@@ -202,6 +211,7 @@ impl World {
                     self.close_bucket();
                     self.q.schedule(now.after(BUCKET_MS * 1_000_000), Ev::Sample);
                 }
+                Ev::AgentTick(gen) => self.agent_tick(gen),
                 Ev::CommitTimer => {
                     let interval = (self.phone.fs.commit_interval_s * 1e9) as u64;
                     if jbd2::commit_timer(&mut self.jn, now, interval) {

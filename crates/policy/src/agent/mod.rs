@@ -97,7 +97,10 @@ mod tests {
         cfg.io.enabled = false;
         cfg.pause.enabled = false;
         let bg = knobs(&cfg, Some(Class::Background));
-        assert_eq!((bg.io_weight, bg.ioprio_idle, bg.cpu_shares, bg.cpu_idle, bg.pausable), (None, false, Some(110), true, false));
+        assert_eq!(
+            (bg.io_weight, bg.ioprio_idle, bg.cpu_shares, bg.cpu_idle, bg.pausable),
+            (None, false, Some(110), true, false)
+        );
         assert_eq!(knobs(&cfg, None), TaskKnobs::default());
     }
 

@@ -41,9 +41,11 @@ impl World {
     pub(super) fn step(&mut self, tid: Tid) -> (u64, After) {
         match self.tasks[tid as usize].kind {
             Kind::Flusher => {
+                let (background_pages, expire_ns) =
+                    self.agent_writeback(self.wb.thresholds.background_pages, (self.phone.dirty_expire_s * 1e9) as u64);
                 let p = WritebackParams {
-                    expire_ns: (self.phone.dirty_expire_s * 1e9) as u64,
-                    background_pages: self.wb.thresholds.background_pages,
+                    expire_ns,
+                    background_pages,
                     nr_requests: self.phone.nr_requests,
                     submit_ns: self.ns.submit_request,
                 };
@@ -72,6 +74,10 @@ impl World {
         // Fetch the next instruction (the previous op, if any, has finished).
         if self.rec.is_some() {
             self.rec_span_end(tid);
+        }
+        // The agent's freezer: a background task stops here, before its next op.
+        if self.agent.is_some() && self.agent_stops(tid) {
+            return (0, After::Block);
         }
         let t = &mut self.tasks[tid as usize];
         let Some(instr) = t.prog.get(t.pc).cloned() else {
@@ -230,6 +236,9 @@ impl World {
                 (sys, After::Step)
             }
             Op::PhaseBegin { name } => {
+                if self.agent.is_some() {
+                    self.agent_phase(tid, &name, true);
+                }
                 let times = self.cpu.times(tid, now);
                 let t = &mut self.tasks[tid as usize];
                 let acc = t.acc;
@@ -251,6 +260,9 @@ impl World {
                     let on_screen = cell.is_none() || cell == self.fg_cell;
                     self.samples.push(Sample { app, cell, on_screen, phase, start, ns: now.since(start), cats });
                 }
+                if self.agent.is_some() {
+                    self.agent_phase(tid, &name, false);
+                }
                 (0, After::Step)
             }
             Op::Foreground { app } => {
@@ -267,6 +279,7 @@ impl World {
                 self.fg_uid = found.map(|f| f.0);
                 // App Status Detector: the framework writes the FG UID to sysfs.
                 self.prio.fg_uid_changed();
+                self.agent_foreground();
                 self.regroup(now);
                 (self.us(50.0), After::Step)
             }
