@@ -878,6 +878,36 @@ mod tests {
     const SPEC: &str = "scenario = \"camera-switch\"\npolicies = [\"android\", \"fasttrack\"]\nbg_apps = [0, 1]\nseeds = 2\n[axes]\n\"device.starvation_ms\" = [250.0, 500.0]\n";
 
     #[test]
+    fn agent_axes_set_the_agents_config_on_its_points_only() {
+        let text = "scenario = \"launch-update\"\npolicies = [\"android\", \"agent\"]\nbg_apps = [1]\nseeds = 1\n[axes]\n\"agent.pause.max_ms\" = [500, 3000]\n\"agent.io.bg_weight\" = [10, 100]\n";
+        let spec = Spec::parse("a.toml", text).unwrap();
+        let pts = spec.points().unwrap();
+        assert_eq!(pts.len(), 8);
+        let mut seen = BTreeSet::new();
+        for p in &pts {
+            let c = spec.config(p).unwrap();
+            match &c.policy.agent {
+                None => assert_eq!(p.policy, "android"),
+                Some(a) => {
+                    assert_eq!(serde_json::json!(a.pause.max_ms), p.axes["agent.pause.max_ms"]);
+                    assert_eq!(serde_json::json!(a.io.bg_weight), p.axes["agent.io.bg_weight"]);
+                    seen.insert((a.pause.max_ms, a.io.bg_weight));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 4);
+        // The agent's own checks, and its field names, on the values an axis sets.
+        let bad = Spec::parse("a.toml", &text.replace("[500, 3000]", "[0]")).unwrap();
+        let p = bad.points().unwrap().into_iter().find(|p| p.policy == "agent").unwrap();
+        let e = bad.config(&p).unwrap_err().0;
+        assert!(e.contains("pause.max_ms") && e.contains("outside 1..=60000"), "{e}");
+        let typo = Spec::parse("a.toml", &text.replace("agent.pause.max_ms", "agent.pause.max_mss")).unwrap();
+        let p = typo.points().unwrap().into_iter().find(|p| p.policy == "agent").unwrap();
+        let e = typo.config(&p).unwrap_err().0;
+        assert!(e.contains("agent.pause.max_mss") && e.contains("no field `max_mss`"), "{e}");
+    }
+
+    #[test]
     fn points_come_in_the_fixed_order_seeds_fastest() {
         let s = Spec::parse("s.toml", SPEC).unwrap();
         let p = s.points().unwrap();

@@ -596,7 +596,9 @@ mod tests {
         assert_eq!(a.burst(t(900)), None, "within min_gap_ms");
         assert_eq!(a.refused, 1);
         assert_eq!(a.burst(t(1200)), Some(t(1700)));
-        assert!(a.tick(t(1700)), "the deadline");
+        a.count_io(1, 4096);
+        assert!(!a.tick(t(1650)), "the foreground did I/O");
+        assert!(a.tick(t(1700)), "the deadline, 50 ms after the last I/O");
         assert_eq!((a.idle_ends, a.deadline_ends), (1, 1));
     }
 
