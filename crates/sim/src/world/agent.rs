@@ -59,7 +59,7 @@ use forefront_workload::Role;
 use super::{Ev, Kind, World, BG_GROUP, FG_GROUP};
 use crate::Cat;
 use forefront_policy::agent::config::{Config, ScopeSection};
-use forefront_policy::agent::pause::PauseGate;
+use forefront_policy::agent::pause::{PauseGate, Refusal};
 use forefront_policy::agent::{self as decide, TaskKnobs};
 use forefront_policy::classify::{self, Class, Foreground, Process};
 
@@ -221,10 +221,11 @@ impl Agent {
                 }
                 Some(SimTime::from_ms(until))
             }
-            Err(_) => {
+            Err(Refusal::TooSoon { .. }) => {
                 self.refused += 1;
                 None
             }
+            Err(Refusal::Disabled) => None,
         }
     }
 
