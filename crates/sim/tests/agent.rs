@@ -112,3 +112,39 @@ fn runs_under_the_agent_are_deterministic() {
     assert_eq!(a.timeline.bg_mb_per_s, b.timeline.bg_mb_per_s);
     assert_eq!(a.hooks, b.hooks);
 }
+
+/// A background app dirtying 1 MiB at a time without fsync on a 64 MiB page cache (background
+/// write-back from 1 % dirty, ~0.7 MB, so that the flusher has work when the pause begins), and
+/// a 400 ms CPU-only launch at 300 ms.
+fn writeback_scenario() -> Scenario {
+    let text = SCENARIO
+        .replace("bg_apps = 1\n", "bg_apps = 1\n[phone]\npage_cache_mib = 64\ndirty_background_ratio = 1.0\n")
+        .replace("size = \"1MiB\"", "size = \"256MiB\"")
+        .replace(
+            "  { op = \"write\", path = \"/data/bg.bin\", offset = \"0\", len = \"256KiB\" },\n  { op = \"fsync\", path = \"/data/bg.bin\" },",
+            "  { op = \"write\", path = \"/data/bg.bin\", len = \"1MiB\" },",
+        );
+    Scenario::parse("agent-writeback.toml", &text).unwrap()
+}
+
+#[test]
+fn the_write_back_hold_keeps_the_flusher_off_the_frozen_backgrounds_dirty_pages() {
+    let dirty = |hold: bool| {
+        let mut c = Config::default();
+        c.pause.idle_end_ms = 0;
+        c.pause.hold_writeback = hold;
+        let mut cfg = cfg(Policy::agent(c));
+        cfg.scenario = writeback_scenario();
+        let r = run(&cfg);
+        (r.timeline.dirty_mb.clone(), r.hooks)
+    };
+    let (held, hooks) = dirty(true);
+    assert_eq!(hooks.get("agent.writeback_held"), Some(&1), "{hooks:?}");
+    let (free, hooks) = dirty(false);
+    assert!(!hooks.contains_key("agent.writeback_held"), "{hooks:?}");
+    // Before the pause both write alike; during it (buckets 4–6) the flusher writes the
+    // frozen background's dirty pages down to the background threshold only without the hold.
+    assert_eq!(held[..3], free[..3]);
+    assert!(held[6] >= held[3] - 0.01, "held: the dirty data stays: {held:?}");
+    assert!(free[6] < held[6] - 1.0, "not held: written back during the pause: {free:?} vs {held:?}");
+}
