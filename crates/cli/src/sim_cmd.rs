@@ -150,6 +150,9 @@ struct CompareArgs {
     /// Override the scenario's device: a built-in name or a device TOML file.
     #[arg(long)]
     device: Option<String>,
+    /// The agent's configuration for the `agent` policy (default: the agent's defaults).
+    #[arg(long, value_name = "FILE")]
+    agent_config: Option<std::path::PathBuf>,
     /// Output: a markdown table, or json/csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -771,10 +774,23 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     }
     check_seeds(c.seed, c.seeds)?;
+    let agent_cfg = match &c.agent_config {
+        Some(path) => {
+            anyhow::ensure!(
+                policies.iter().any(|p| Policy::by_name(p).is_ok_and(|p| p.agent.is_some())),
+                "--agent-config: no policy is the agent (add `--policy agent`)"
+            );
+            Some(forefront_policy::agent::config::Config::load(path)?)
+        }
+        None => None,
+    };
     let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> {
         let mut cfg = RunConfig::builtin(&c.scenario, policy, Some(bg), seed)?;
         if let Some(d) = &c.device {
             cfg.device = forefront_workload::load_device(d)?;
+        }
+        if let (Some(a), Some(agent)) = (&mut cfg.policy.agent, &agent_cfg) {
+            **a = agent.clone();
         }
         Ok(cfg)
     };
