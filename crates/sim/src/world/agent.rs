@@ -67,8 +67,9 @@ use forefront_policy::classify::{self, Class, Foreground, Process};
 pub const SIM_PID_BASE: i32 = 1000;
 /// How often the daemon looks at the foreground's I/O during a pause (`Agent::next_wake`).
 pub const IDLE_POLL_MS: u64 = 20;
-/// The weight the kernel gives a group in the idle CPU class (`WEIGHT_IDLEPRIO`,
-/// kernel/sched/core.c, Linux ≥ 5.15).
+/// The weight the kernel gives a group in the idle CPU class: `sched_group_set_idle`
+/// (kernel/sched/fair.c, Linux ≥ 5.15, "idle groups have minimum weight") sets its shares to
+/// `WEIGHT_IDLEPRIO` (3).
 pub const IDLE_GROUP_SHARES: u32 = 3;
 /// `IOPRIO_CLASS_IDLE` (include/uapi/linux/ioprio.h), as requests carry it.
 pub const IOPRIO_CLASS_IDLE: u8 = 3;
