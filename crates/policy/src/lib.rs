@@ -14,6 +14,7 @@
 //! | [`Policy::fg_inherit`] | every layer: I/O an FG task waits on, even through the journal, is FG | off |
 //! | [`Policy::ftc`] | framework → CPU: promote the weights of a user-interactive task chain (FTC) | off |
 //! | [`Policy::vt_cfs`] | CPU: VT-CFS instead of the scenario's CPU scheduler | the scenario's (CFS) |
+//! | [`Policy::agent`] | every layer, as the real agent acts: its classes, weights, idle I/O class, pause and write-back hold ([`agent`]) | off |
 //!
 //! Every decision is a pure function here, applied by one module of the simulator (its policy
 //! seam, `world::priority`): [`device_class`] (the device's command priority),
