@@ -543,15 +543,8 @@ impl Agent {
     fn rules(&self, peer: Option<i32>) -> Rules {
         let mut exclude = self.exclude.clone();
         exclude.extend(peer);
-        let rt = &self.runtime_scope;
-        Rules {
-            scope_uids: self.cfg.scope.uids.iter().chain(&rt.uids).copied().collect(),
-            // Every cell is in scope: a cell that is not foreground is background.
-            scope_cgroups: self.cfg.scope.cgroups.iter().chain(self.cfg.cells.values()).chain(&rt.cgroups).cloned().collect(),
-            scope_trees: self.cfg.scope.trees.iter().chain(&rt.trees).copied().collect(),
-            interactive_comms: self.cfg.scope.interactive.clone(),
-            exclude,
-        }
+        // The same rules the simulator's `agent` policy classifies with.
+        forefront_policy::agent::rules(&self.cfg, &self.runtime_scope, exclude)
     }
 
     /// The hierarchy that names apps (the one holding `cpu`, else v2, else any).
@@ -749,7 +742,7 @@ impl Agent {
                 self.name_cgroup.insert(pid, c);
             }
         }
-        let want_idle = class == Class::Background && self.cfg.io.enabled && self.cfg.io.bg_ioprio_idle;
+        let want_idle = forefront_policy::agent::knobs(&self.cfg, Some(class)).ioprio_idle;
         let mut prio_changes = vec![];
         if self.root == Path::new("/") {
             for tid in procfs::tasks(&self.root, pid).unwrap_or_default() {

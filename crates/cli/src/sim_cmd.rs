@@ -150,6 +150,9 @@ struct CompareArgs {
     /// Override the scenario's device: a built-in name or a device TOML file.
     #[arg(long)]
     device: Option<String>,
+    /// The agent's configuration for the `agent` policy (default: the agent's defaults).
+    #[arg(long, value_name = "FILE")]
+    agent_config: Option<std::path::PathBuf>,
     /// Output: a markdown table, or json/csv.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -160,9 +163,14 @@ struct RunArgs {
     /// A built-in scenario name (see `forefront sim list`) or a path to a scenario TOML file.
     scenario: String,
     /// Policy (see `forefront sim list`; `POLICY+COMPONENT` combinations too, e.g.
-    /// `android+ft-device`, `fasttrack+qa-boost`).
+    /// `android+ft-device`, `fasttrack+qa-boost`; `agent` is the forefront agent driven by its
+    /// TOML, see --agent-config).
     #[arg(long, default_value = "android")]
     policy: String,
+    /// With `--policy agent`: the agent's configuration file (as `forefront agent run --config`
+    /// reads it; default: the agent's defaults, the shipped dist/agent.toml).
+    #[arg(long, value_name = "FILE")]
+    agent_config: Option<std::path::PathBuf>,
     /// Background app instances (default: the scenario's `bg_apps`; at most 1000).
     #[arg(long)]
     bg_apps: Option<u32>,
@@ -236,6 +244,7 @@ fn list() -> anyhow::Result<ExitCode> {
     for n in Policy::names() {
         writeln!(out, "  {n:<16} {}", Policy::by_name(n)?.description)?;
     }
+    writeln!(out, "  {:<16} {} (--agent-config FILE: the agent's TOML)", "agent", Policy::by_name("agent")?.description)?;
     writeln!(out, "  {:<16} any policy plus components: {}", "POLICY+COMPONENT", Policy::components().join(", "))?;
     writeln!(out, "devices:")?;
     for n in forefront_workload::device_names() {
@@ -253,6 +262,14 @@ fn list() -> anyhow::Result<ExitCode> {
 
 fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
     let mut cfg = RunConfig::builtin(&r.scenario, &r.policy, r.bg_apps, r.seed)?;
+    if let Some(path) = &r.agent_config {
+        anyhow::ensure!(
+            cfg.policy.agent.is_some(),
+            "--agent-config: policy `{}` is not the agent (use --policy agent)",
+            r.policy
+        );
+        cfg.policy.agent = Some(Box::new(forefront_policy::agent::config::Config::load(path)?));
+    }
     if let Some(n) = r.bg_cells {
         anyhow::ensure!(
             !cfg.scenario.cells.is_empty(),
@@ -762,10 +779,23 @@ fn compare_policies(c: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     }
     check_seeds(c.seed, c.seeds)?;
+    let agent_cfg = match &c.agent_config {
+        Some(path) => {
+            anyhow::ensure!(
+                policies.iter().any(|p| Policy::by_name(p).is_ok_and(|p| p.agent.is_some())),
+                "--agent-config: no policy is the agent (add `--policy agent`)"
+            );
+            Some(forefront_policy::agent::config::Config::load(path)?)
+        }
+        None => None,
+    };
     let base = |policy: &str, bg: u32, seed: u64| -> anyhow::Result<RunConfig> {
         let mut cfg = RunConfig::builtin(&c.scenario, policy, Some(bg), seed)?;
         if let Some(d) = &c.device {
             cfg.device = forefront_workload::load_device(d)?;
+        }
+        if let (Some(a), Some(agent)) = (&mut cfg.policy.agent, &agent_cfg) {
+            **a = agent.clone();
         }
         Ok(cfg)
     };

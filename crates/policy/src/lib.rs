@@ -14,6 +14,7 @@
 //! | [`Policy::fg_inherit`] | every layer: I/O an FG task waits on, even through the journal, is FG | off |
 //! | [`Policy::ftc`] | framework → CPU: promote the weights of a user-interactive task chain (FTC) | off |
 //! | [`Policy::vt_cfs`] | CPU: VT-CFS instead of the scenario's CPU scheduler | the scenario's (CFS) |
+//! | [`Policy::agent`] | every layer, as the real agent acts: its classes, weights, idle I/O class, pause and write-back hold ([`agent`]) | off |
 //!
 //! Every decision is a pure function here, applied by one module of the simulator (its policy
 //! seam, `world::priority`): [`device_class`] (the device's command priority),
@@ -46,6 +47,7 @@
 //! assert_eq!(classes[&20], Class::Background);
 //! ```
 
+pub mod agent;
 pub mod classify;
 
 pub use classify::Class;
@@ -160,11 +162,18 @@ pub struct Policy {
     pub ftc: bool,
     /// VT-CFS (SPE'15) replaces CFS: preemption at every tick λ, no weighted slice.
     pub vt_cfs: bool,
+    /// The agent (`forefront agent`) as a simulator policy, driven by its own configuration:
+    /// it classifies the apps as the daemon classifies processes ([`agent::rules`],
+    /// [`classify::classify`]), sets the knobs of each class ([`agent::knobs`]) and pauses the
+    /// background around foreground bursts through the daemon's [`agent::pause::PauseGate`].
+    /// `None` for every other policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Box<agent::config::Config>>,
 }
 
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "unknown policy `{0}`{hint} (known: {known}; or any of them plus components: +{components})",
+    "unknown policy `{0}`{hint} (known: {known}, agent (the agent's TOML, `--agent-config`); or any of them plus components: +{components})",
     hint = UnknownPolicy::hint(&self.0),
     known = Policy::names().join(", "),
     components = Policy::components().join(", +")
@@ -217,7 +226,19 @@ impl Policy {
             fg_inherit: false,
             ftc: false,
             vt_cfs: false,
+            agent: None,
         }
+    }
+
+    /// The agent as a simulator policy with `cfg` (the agent's TOML; `Config::default()` is
+    /// the shipped `dist/agent.toml`): stock Android's layers, and the agent's classification,
+    /// weights, I/O classes, pause and write-back hold on top (see [`Policy::agent`]).
+    pub fn agent(cfg: agent::config::Config) -> Policy {
+        let mut p = Policy::android();
+        p.name = "agent".into();
+        p.description = "the forefront agent driven by its TOML: FG/BG/interactive by its rules, BFQ/CPU weights, idle I/O class, a bounded pause (freezer) with write-back held";
+        p.agent = Some(Box::new(cfg));
+        p
     }
 
     /// FTC (SPE'15): stock Android plus the framework-assisted promotion of the user-interactive
@@ -336,6 +357,9 @@ impl Policy {
             "ftc" => Policy::ftc(),
             "vt-cfs" => Policy::vt_cfs(),
             "forefront" => Policy::forefront(),
+            // Not in `names()`: it is the twin of a real machine's agent, not one of the
+            // papers' policies that every comparison table lists.
+            "agent" => Policy::agent(agent::config::Config::default()),
             _ => return Err(UnknownPolicy(name.to_string())),
         };
         for part in parts {
@@ -665,6 +689,20 @@ pub enum Hook {
     /// Cells: an app of a background cell asked for the foreground; it becomes the phone's
     /// foreground app only when its cell is switched to.
     CellForegroundDeferred,
+    /// The agent: a foreground burst began a pause (its gate granted one).
+    AgentPause,
+    /// The agent: a burst got no pause (within `min_gap_ms` of the last one).
+    AgentPauseRefused,
+    /// The agent: a pause ended because the foreground did no block I/O for `idle_end_ms`.
+    AgentPauseIdleEnd,
+    /// The agent: a pause ended at its `max_ms` deadline.
+    AgentPauseDeadline,
+    /// The agent: a background task stopped at its next op (the freezer).
+    AgentFrozen,
+    /// The agent: a pause held buffered write-back.
+    AgentWritebackHeld,
+    /// The agent: a request of a task in the idle I/O class.
+    AgentIoprioIdle,
 }
 
 impl Hook {
@@ -696,6 +734,13 @@ impl Hook {
             Hook::CellSwitch => "cells.switch",
             Hook::CellSwitchMissing => "cells.switch_missing",
             Hook::CellForegroundDeferred => "cells.foreground_deferred",
+            Hook::AgentPause => "agent.pause",
+            Hook::AgentPauseRefused => "agent.pause_refused",
+            Hook::AgentPauseIdleEnd => "agent.pause_idle_end",
+            Hook::AgentPauseDeadline => "agent.pause_deadline",
+            Hook::AgentFrozen => "agent.frozen",
+            Hook::AgentWritebackHeld => "agent.writeback_held",
+            Hook::AgentIoprioIdle => "agent.ioprio_idle_requests",
         }
     }
 }

@@ -163,6 +163,15 @@ pub fn try_run(cfg: &RunConfig) -> Result<RunReport, RunError> {
     try_run_traced(cfg, false).map(|r| r.0)
 }
 
+/// The `agent` policy's view of a run at its start ([`world::AgentView`]: the processes, the
+/// scope and the classes the agent decides), after the configuration's checks; `None` for the
+/// other policies.
+pub fn agent_view(cfg: &RunConfig) -> Result<Option<world::AgentView>, RunError> {
+    cfg.check()?;
+    let world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
+    Ok(world.agent_view())
+}
+
 /// Percentile by nearest rank over sorted samples ([`forefront_record::stats::percentile`]);
 /// 0 when there is no sample.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {

@@ -39,6 +39,7 @@ use forefront_workload::{Costs, Phone};
 
 use crate::Cat;
 
+mod agent;
 mod build;
 mod cells;
 mod io;
@@ -49,6 +50,7 @@ mod priority;
 mod record;
 mod tasks;
 mod ui;
+pub use agent::AgentView;
 use build::CostsNs;
 pub use cells::CellOutcome;
 pub use knobs::TaskKnobs;
@@ -77,6 +79,8 @@ pub enum Ev {
     Sample,
     /// The scenario's `[[knob]]` of this index takes effect.
     Knob(u32),
+    /// The agent looks at its pause (`agent` policy; generation: stale ones are ignored).
+    AgentTick(u64),
 }
 
 pub struct World {
@@ -155,6 +159,8 @@ pub struct World {
     /// The agent's kernel knobs ([`knobs`]) and the scenario's `[[knob]]`s.
     knobs: knobs::Knobs,
     knob_specs: Vec<forefront_workload::KnobSpec>,
+    /// The agent as a policy (`agent`), with its classes and its pause; `None` otherwise.
+    agent: Option<agent::Agent>,
 }
 
 /// Timeline bucket (ms of simulated time).
@@ -205,7 +211,9 @@ impl World {
                     }
                 }
                 Ev::FlusherTimer => {
-                    if !self.writeback_held() {
+                    // No periodic wake-up while write-back is held: by a `[[knob]]`, or by the
+                    // agent's hold during a pause.
+                    if !self.writeback_held() && !self.agent.as_ref().is_some_and(|a| a.wb_held) {
                         self.wake_flusher();
                     }
                     let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);
@@ -216,6 +224,7 @@ impl World {
                     self.close_bucket();
                     self.q.schedule(now.after(BUCKET_MS * 1_000_000), Ev::Sample);
                 }
+                Ev::AgentTick(gen) => self.agent_tick(gen),
                 Ev::CommitTimer => {
                     let interval = (self.phone.fs.commit_interval_s * 1e9) as u64;
                     if jbd2::commit_timer(&mut self.jn, now, interval) {

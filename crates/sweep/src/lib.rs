@@ -22,6 +22,10 @@
 //! set = { "phone.net_mb_s" = 25.0 }
 //! ```
 //!
+//! The `agent` policy reads the agent's own TOML (`agent_config = "FILE"`, else its defaults);
+//! axes and variant fields with the `agent.` prefix set its fields (`"agent.pause.max_ms" =
+//! [500, 3000]`, `"agent.io.bg_weight" = [10, 100]`), checked as the agent checks its file.
+//!
 //! Each result line is `{"sweep": ID, "shard": "I/N", "points": P, "index": N, "point": {...},
 //! "report": {...}}`: the spec's identity ([`Spec::id`]), the shard that ran it and the sweep's
 //! size (so a resume or a merge never mixes sweeps and a merge can name what is missing), the
@@ -81,6 +85,12 @@ pub struct SpecBody {
     pub axes: BTreeMap<String, Vec<toml::Value>>,
     #[serde(default, rename = "variant", skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<Variant>,
+    /// The agent's TOML for the `agent` policy's points (default: the agent's defaults, the
+    /// shipped `dist/agent.toml`); a relative path is taken from the current directory. Axes and
+    /// variant fields with the `agent.` prefix set fields of it (`"agent.pause.max_ms"`,
+    /// `"agent.io.bg_weight"`) on those points and are ignored on the other policies' points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_config: Option<String>,
 }
 
 /// A named set of scenario (or, with `device.`, device) fields: a what-if or a configuration to
@@ -414,9 +424,20 @@ impl Spec {
         let json = |e: serde_json::Error| fail!("{e}");
         let (mut sc, mut dev) =
             (serde_json::to_value(&cfg.scenario).map_err(json)?, serde_json::to_value(&cfg.device).map_err(json)?);
-        let mut set = |path: &str, v: &serde_json::Value| match path.strip_prefix("device.") {
-            Some(rest) => set_path(&mut dev, rest, v),
-            None => set_path(&mut sc, path, v),
+        // The agent's configuration, for the `agent` policy's points.
+        let mut agent = match (&cfg.policy.agent, &self.body.agent_config) {
+            (None, _) => None,
+            (Some(_), Some(path)) => Some(
+                forefront_policy::agent::config::Config::load(Path::new(path))
+                    .map_err(|e| fail!("{file}: agent_config: {e}"))
+                    .and_then(|c| serde_json::to_value(c).map_err(json))?,
+            ),
+            (Some(c), None) => Some(serde_json::to_value(c).map_err(json)?),
+        };
+        let mut set = |path: &str, v: &serde_json::Value| match (path.strip_prefix("device."), path.strip_prefix("agent.")) {
+            (Some(rest), _) => set_path(&mut dev, rest, v),
+            (_, Some(rest)) => agent.as_mut().map_or(Ok(()), |a| set_path(a, rest, v)),
+            _ => set_path(&mut sc, path, v),
         };
         if let Some(names) = &p.variant {
             let groups = self.variant_groups();
@@ -456,6 +477,12 @@ impl Spec {
                 format!("point with {}: ", set.join(", "))
             }
         };
+        if let Some(a) = agent {
+            let c: forefront_policy::agent::config::Config = serde_json::from_value(a)
+                .map_err(|e| fail!("{file}: {}the agent's config does not accept it: {}", what(), json_message(&e)))?;
+            c.validate(Path::new(file)).map_err(|e| fail!("{}{e}", what()))?;
+            cfg.policy.agent = Some(Box::new(c));
+        }
         cfg.check().map_err(|e| fail!("{file}: {}{e}", what()))?;
         Ok(cfg)
     }
@@ -849,6 +876,36 @@ mod tests {
     use super::*;
 
     const SPEC: &str = "scenario = \"camera-switch\"\npolicies = [\"android\", \"fasttrack\"]\nbg_apps = [0, 1]\nseeds = 2\n[axes]\n\"device.starvation_ms\" = [250.0, 500.0]\n";
+
+    #[test]
+    fn agent_axes_set_the_agents_config_on_its_points_only() {
+        let text = "scenario = \"launch-update\"\npolicies = [\"android\", \"agent\"]\nbg_apps = [1]\nseeds = 1\n[axes]\n\"agent.pause.max_ms\" = [500, 3000]\n\"agent.io.bg_weight\" = [10, 100]\n";
+        let spec = Spec::parse("a.toml", text).unwrap();
+        let pts = spec.points().unwrap();
+        assert_eq!(pts.len(), 8);
+        let mut seen = BTreeSet::new();
+        for p in &pts {
+            let c = spec.config(p).unwrap();
+            match &c.policy.agent {
+                None => assert_eq!(p.policy, "android"),
+                Some(a) => {
+                    assert_eq!(serde_json::json!(a.pause.max_ms), p.axes["agent.pause.max_ms"]);
+                    assert_eq!(serde_json::json!(a.io.bg_weight), p.axes["agent.io.bg_weight"]);
+                    seen.insert((a.pause.max_ms, a.io.bg_weight));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 4);
+        // The agent's own checks, and its field names, on the values an axis sets.
+        let bad = Spec::parse("a.toml", &text.replace("[500, 3000]", "[0]")).unwrap();
+        let p = bad.points().unwrap().into_iter().find(|p| p.policy == "agent").unwrap();
+        let e = bad.config(&p).unwrap_err().0;
+        assert!(e.contains("pause.max_ms") && e.contains("outside 1..=60000"), "{e}");
+        let typo = Spec::parse("a.toml", &text.replace("agent.pause.max_ms", "agent.pause.max_mss")).unwrap();
+        let p = typo.points().unwrap().into_iter().find(|p| p.policy == "agent").unwrap();
+        let e = typo.config(&p).unwrap_err().0;
+        assert!(e.contains("agent.pause.max_mss") && e.contains("no field `max_mss`"), "{e}");
+    }
 
     #[test]
     fn points_come_in_the_fixed_order_seeds_fastest() {

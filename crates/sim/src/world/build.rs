@@ -100,7 +100,10 @@ impl World {
     pub fn new(sc: &Scenario, dev: FlashParams, policy: Policy, bg_apps: u32, seed: u64) -> World {
         let streams = RngStreams::new(seed);
         let phone = sc.phone.clone();
-        let (fg_w, bg_w) = forefront_policy::cpu_shares(&policy, phone.fg_cpu_shares, phone.bg_cpu_shares);
+        let (mut fg_w, mut bg_w) = forefront_policy::cpu_shares(&policy, phone.fg_cpu_shares, phone.bg_cpu_shares);
+        if let Some(cfg) = &policy.agent {
+            (fg_w, bg_w) = super::agent::cpu_weights(cfg, (fg_w, bg_w), false);
+        }
         let mut cpu_params = phone.cpu.clone();
         if forefront_policy::runs_vt_cfs(&policy) {
             cpu_params.scheduler = SchedKind::VtCfs;
@@ -138,11 +141,15 @@ impl World {
             .iter()
             .map(|m| m.device.as_deref().and_then(|d| mount_devs.iter().position(|x| *x == d)).map_or(0, |i| i as u8 + 1))
             .collect();
-        let weights = [phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight];
+        let mut weights = [phone.blkio_root_weight, phone.blkio_root_weight, phone.blkio_bg_weight];
+        if let Some(cfg) = &policy.agent {
+            weights = super::agent::blkio_weights(cfg, weights);
+        }
         let layout = (stripe, phone.storage.chunk_kib);
         let st = Storage::build(devs, layout, &phone.scheduler, &weights, max_sectors, |i| {
             streams.stream(&format!("flash.service.{i}"))
         });
+        let agent_cfg = policy.agent.clone();
         let mut w = World {
             q: EventQueue::with_capacity(4096),
             cpu,
@@ -199,6 +206,7 @@ impl World {
             vfs: Vfs::default(),
             knobs: Default::default(),
             knob_specs: sc.knobs.clone(),
+            agent: None,
         };
         if w.ui.enabled {
             w.cpu.record_latencies();
@@ -280,6 +288,9 @@ impl World {
                     w.pc.set_uptodate_range(id, 0, n);
                 }
             }
+        }
+        if let Some(cfg) = agent_cfg {
+            w.agent_start(*cfg, &sc.headline);
         }
         // Initial CPU groups: nobody is foreground until a `foreground` op runs.
         for tid in 0..w.tasks.len() as Tid {

@@ -41,10 +41,12 @@ impl World {
     pub(super) fn step(&mut self, tid: Tid) -> (u64, After) {
         match self.tasks[tid as usize].kind {
             Kind::Flusher => {
+                let (background_pages, expire_ns) =
+                    self.agent_writeback(self.wb.thresholds.background_pages, (self.phone.dirty_expire_s * 1e9) as u64);
                 let p = WritebackParams {
                     // Nothing expires while write-back is held (see `knobs`).
-                    expire_ns: if self.writeback_held() { u64::MAX } else { (self.phone.dirty_expire_s * 1e9) as u64 },
-                    background_pages: self.wb.thresholds.background_pages,
+                    expire_ns: if self.writeback_held() { u64::MAX } else { expire_ns },
+                    background_pages,
                     nr_requests: self.phone.nr_requests,
                     submit_ns: self.ns.submit_request,
                 };
@@ -74,8 +76,9 @@ impl World {
         if self.rec.is_some() {
             self.rec_span_end(tid);
         }
-        // The cgroup freezer stops a task here, between ops.
-        if self.frozen_before_op(tid) {
+        // The cgroup freezer stops a task here, between ops (a scenario's `[[knob]]`), and so
+        // does the agent's pause (the `agent` policy's own freezer, see `agent`).
+        if self.frozen_before_op(tid) || (self.agent.is_some() && self.agent_stops(tid)) {
             return (0, After::Block);
         }
         let t = &mut self.tasks[tid as usize];
@@ -236,6 +239,9 @@ impl World {
                 (sys, After::Step)
             }
             Op::PhaseBegin { name } => {
+                if self.agent.is_some() {
+                    self.agent_phase(tid, &name, true);
+                }
                 let times = self.cpu.times(tid, now);
                 let t = &mut self.tasks[tid as usize];
                 let acc = t.acc;
@@ -257,6 +263,9 @@ impl World {
                     let on_screen = cell.is_none() || cell == self.fg_cell;
                     self.samples.push(Sample { app, cell, on_screen, phase, start, ns: now.since(start), cats });
                 }
+                if self.agent.is_some() {
+                    self.agent_phase(tid, &name, false);
+                }
                 (0, After::Step)
             }
             Op::Foreground { app } => {
@@ -273,6 +282,7 @@ impl World {
                 self.fg_uid = found.map(|f| f.0);
                 // App Status Detector: the framework writes the FG UID to sysfs.
                 self.prio.fg_uid_changed();
+                self.agent_foreground();
                 self.regroup(now);
                 (self.us(50.0), After::Step)
             }

@@ -162,6 +162,9 @@ impl World {
 
     /// Account syscall bytes of `tid` (totals and the current timeline bucket).
     pub(super) fn count_bytes(&mut self, tid: Tid, bytes: u64, write: bool) {
+        if write && self.agent.is_some() {
+            self.agent_written(tid, bytes);
+        }
         let app = self.tasks[tid as usize].app;
         let a = &mut self.apps[app];
         if write {

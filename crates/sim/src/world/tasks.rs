@@ -121,6 +121,9 @@ pub(super) struct App {
 
 impl World {
     pub(super) fn group_for(&self, tid: Tid) -> GroupId {
+        if let Some(g) = self.agent_group(tid) {
+            return g;
+        }
         let t = &self.tasks[tid as usize];
         match self.role_now(t.app) {
             Role::System => ROOT_GROUP,
