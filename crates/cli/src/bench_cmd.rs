@@ -27,6 +27,17 @@ enum BenchCommand {
         `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
         `forefront agent fg PID --burst` / `--burst-end` — around the operation), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).")]
     Run(RunArgs),
+    /// Measure this machine's disk through the kernel (O_DIRECT on a scratch file of the file
+    /// system under test) and write a device file the simulator loads, every figure with its
+    /// spread over the repetitions and its provenance (host, kernel, date). Needs root.
+    #[command(after_help = "Example (docs/twin.md):\n  \
+        forefront bench calibrate -o this-vm.toml\n  \
+        forefront sim run launch-update --device this-vm.toml\n\n\
+        Measures 4 KiB and 1 MiB sequential and 4 KiB random reads and writes at queue depth 1 and at \
+        depth (the device's queue depth from sysfs, at most 32 threads), the cost of a cache flush \
+        (fdatasync), of a FUA write (O_DSYNC) and of a discard (FITRIM of a punched hole). The table \
+        printed gives each figure's median, min and max over --reps repetitions.")]
+    Calibrate(CalibrateArgs),
     /// (internal) One foreground operation: prints `ready`, waits for a line, runs, prints `done MS BYTES`.
     #[command(hide = true)]
     Op {
@@ -143,6 +154,104 @@ struct RunArgs {
     app_mib: u64,
 }
 
+#[derive(Args)]
+struct CalibrateArgs {
+    /// The device file to write (TOML; `forefront sim run … --device FILE` loads it).
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// Overwrite --out if it exists.
+    #[arg(long)]
+    force: bool,
+    /// File system to measure: a work directory holding the scratch file is created inside
+    /// and removed afterwards.
+    #[arg(long, default_value = "/var/tmp")]
+    dir: PathBuf,
+    /// Measure on an ext4 image on a loop device instead of --dir (made and removed as by
+    /// `bench run --loop-image`).
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    loop_image: Option<PathBuf>,
+    /// Size of a new --loop-image (MiB).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
+    loop_mib: u64,
+    /// Repetitions of every measurement (the spread reported is their range).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
+    reps: u32,
+    /// Size of the scratch file: the span of the random accesses (MiB).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
+    file_mib: u64,
+    /// 4 KiB random operations per measurement at depth 1 (four times as many at depth).
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    ops: u32,
+    /// Threads of the measurements at depth (default: the queue depth from sysfs, at most 32).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32))]
+    depth: Option<u32>,
+    /// The device's name in the file (default: HOST-DISK).
+    #[arg(long)]
+    name: Option<String>,
+}
+
+fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    use forefront_bench::calibrate::{self, CalPlan, CalProgress};
+    // Refused now (exists without --force, not a file), not after minutes of measuring.
+    let mut out = crate::output::OutputFile::create(&a.out, a.force, &[])?;
+    forefront_bench::interrupt::install()?;
+    let loopfs = match &a.loop_image {
+        Some(img) => Some(forefront_bench::loopdev::LoopFs::create(img, a.loop_mib)?),
+        None => None,
+    };
+    let plan = CalPlan {
+        dir: loopfs.as_ref().map(|l| l.dir().to_path_buf()).unwrap_or(a.dir.clone()),
+        file_bytes: a.file_mib << 20,
+        reps: a.reps,
+        ops: a.ops as usize,
+        depth: a.depth.map(|d| d as usize),
+        name: a.name.clone(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::hidden();
+    if tty {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+    let result = calibrate::calibrate(&plan, &mut |p| match p {
+        CalProgress::Setup(what) => {
+            if tty {
+                bar.set_message(what.to_owned())
+            } else {
+                eprintln!("calibrate: {what}")
+            }
+        }
+        CalProgress::Start { total } => {
+            bar.set_length(total as u64);
+            bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+        }
+        CalProgress::Step { rep, step } => {
+            bar.inc(1);
+            let line = format!("rep {} {step}", rep + 1);
+            if tty {
+                bar.set_message(line)
+            } else {
+                eprintln!("calibrate: {line}")
+            }
+        }
+    });
+    bar.finish_and_clear();
+    drop(loopfs);
+    let cal = match result {
+        Ok(c) => c,
+        Err(runner::BenchError::Interrupted) => {
+            eprintln!("calibrate: interrupted: the scratch file and any loop image were removed");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    out.file().write_all(cal.to_toml().as_bytes()).with_context(|| format!("writing {}", a.out.display()))?;
+    out.commit()?;
+    let mut text = calibrate::table(&cal);
+    text.push_str(&format!("device file: {}\n", a.out.display()));
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         BenchCommand::Op { fg, dir, seq } => {
@@ -168,6 +277,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Run(a) => run_bench(a),
+        BenchCommand::Calibrate(a) => run_calibrate(a),
     }
 }
 

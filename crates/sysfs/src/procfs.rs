@@ -254,3 +254,9 @@ mod tests {
         assert!(!cgroups(Path::new("/"), me).unwrap().is_empty());
     }
 }
+
+/// This machine's host name and kernel release (`/proc/sys/kernel/hostname`, `osrelease`).
+pub fn uname(root: &Path) -> Result<(String, String)> {
+    let r = |f: &str| read_to_string(&root.join("proc/sys/kernel").join(f)).map(|s| s.trim().to_owned());
+    Ok((r("hostname")?, r("osrelease")?))
+}
