@@ -475,6 +475,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let bg_file_bytes = saved.get("bg_file_bytes").and_then(|v| v.as_u64()).unwrap_or(1 << 30);
     let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
+    let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
     let host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
@@ -489,7 +490,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             bail!("{what}: mode {m} has no samples_ms");
         }
         let q = |p: f64| forefront_bench::stats::quantile(&samples, p);
-        let pred = predict(&w, &host, &device, m, o.launches, o.seed);
+        let pred = predict(&w, &host, &device, &stock, m, o.launches, o.seed);
         rows.push((*m, q(0.5), q(0.9), meas["bg_window_mb_s"].as_f64(), pred));
     }
     let ratio = |p: f64, m: f64| if m > 0.0 { Some(p / m) } else { None };
@@ -520,7 +521,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}) vs measured ({what}); ratio = predicted / measured",
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}) vs measured ({what}); ratio = predicted / measured",
         device.name, o.launches, o.seed
     );
     let _ = writeln!(

@@ -4,7 +4,7 @@
 //!
 //! | bench mode | simulator |
 //! |---|---|
-//! | `alone` | no background, scheduler `deadline` (this kernel's mq-deadline), policy `android` with stock Linux's equal weights |
+//! | `alone` | no background, the disk's stock scheduler (the bench report's; mq-deadline is the simulator's `deadline`), policy `android` with stock Linux's equal weights |
 //! | `baseline` | the background workers, the same setup |
 //! | `bfq` | scheduler `bfq` — where the simulator has one (issue 29's BFQ model) |
 //! | `agent` | policy `agent` — where the simulator has one (issue 29's agent policy) |
@@ -38,13 +38,24 @@ pub enum Predicted {
     },
 }
 
-/// How the simulator expresses bench mode `mode`: (scheduler, background, policy), or why not.
-pub fn setup_of(mode: &str) -> Result<(&'static str, bool, &'static str), String> {
+/// The simulator's name of a kernel I/O scheduler (`queue/scheduler`): mq-deadline is
+/// `deadline`, none is `noop`; `bfq` and `kyber` keep theirs.
+pub fn sim_scheduler(kernel: &str) -> &str {
+    match kernel {
+        "mq-deadline" | "deadline" => "deadline",
+        "none" | "noop" => "noop",
+        k => k,
+    }
+}
+
+/// How the simulator expresses bench mode `mode` on a disk whose stock scheduler is `stock`
+/// (the simulator's name): (scheduler, background, policy), or why not.
+pub fn setup_of<'a>(mode: &str, stock: &'a str) -> Result<(&'a str, bool, &'static str), String> {
     match mode {
-        "alone" => Ok(("deadline", false, "android")),
-        "baseline" => Ok(("deadline", true, "android")),
+        "alone" => Ok((stock, false, "android")),
+        "baseline" => Ok((stock, true, "android")),
         "bfq" => Ok(("bfq", true, "android")),
-        "agent" => Ok(("deadline", true, "agent")),
+        "agent" => Ok((stock, true, "agent")),
         "ionice-idle" => {
             Err("not yet in the simulator: the background's idle I/O class (BFQ's idle class on the tasks of a scenario)".into())
         }
@@ -52,10 +63,19 @@ pub fn setup_of(mode: &str) -> Result<(&'static str, bool, &'static str), String
     }
 }
 
-/// Runs the bench's workload in bench mode `mode` on `device`: `launches` launches, one seed.
-pub fn predict(w: &BenchWorkload, host: &Host, device: &FlashParams, mode: &str, launches: u32, seed: u64) -> Predicted {
+/// Runs the bench's workload in bench mode `mode` on `device`, the disk's stock scheduler
+/// being `stock` (the kernel's name, from the bench report): `launches` launches, one seed.
+pub fn predict(
+    w: &BenchWorkload,
+    host: &Host,
+    device: &FlashParams,
+    stock: &str,
+    mode: &str,
+    launches: u32,
+    seed: u64,
+) -> Predicted {
     let unavailable = |reason: String| Predicted::Unavailable { reason };
-    let (scheduler, background, policy) = match setup_of(mode) {
+    let (scheduler, background, policy) = match setup_of(mode, sim_scheduler(stock)) {
         Ok(s) => s,
         Err(r) => return unavailable(r),
     };
@@ -63,7 +83,7 @@ pub fn predict(w: &BenchWorkload, host: &Host, device: &FlashParams, mode: &str,
     let scenario = match w.scenario(&device.name, host, &setup) {
         Ok(s) => s,
         // The scenario format refuses a scheduler kind it does not know: the model is absent.
-        Err(e) if e.contains("unknown variant") && scheduler != "deadline" => {
+        Err(e) if e.contains("unknown variant") => {
             return unavailable(format!("not yet in the simulator: I/O scheduler `{scheduler}` ({})", first_line(&e)))
         }
         Err(e) => return unavailable(e),
@@ -110,12 +130,13 @@ mod tests {
     fn background_slows_the_launch_and_is_measured() {
         let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
         let host = Host::default();
-        let Predicted::Ran { fg_p50_ms: alone, bg_mb_s: None, .. } = predict(&small(Bg::Update), &host, &dev, "alone", 3, 1)
+        let Predicted::Ran { fg_p50_ms: alone, bg_mb_s: None, .. } =
+            predict(&small(Bg::Update), &host, &dev, "mq-deadline", "alone", 3, 1)
         else {
             panic!("alone runs, with no background")
         };
         let Predicted::Ran { fg_p50_ms: base, bg_mb_s: Some(bg), fg_samples_ms, .. } =
-            predict(&small(Bg::Update), &host, &dev, "baseline", 3, 1)
+            predict(&small(Bg::Update), &host, &dev, "mq-deadline", "baseline", 3, 1)
         else {
             panic!("baseline runs")
         };
@@ -127,13 +148,15 @@ mod tests {
     #[test]
     fn modes_the_simulator_lacks_say_so() {
         let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
-        match predict(&small(Bg::Update), &Host::default(), &dev, "ionice-idle", 1, 1) {
+        match predict(&small(Bg::Update), &Host::default(), &dev, "mq-deadline", "ionice-idle", 1, 1) {
             Predicted::Unavailable { reason } => assert!(reason.starts_with("not yet in the simulator"), "{reason}"),
             p => panic!("{p:?}"),
         }
+        assert_eq!(sim_scheduler("mq-deadline"), "deadline");
+        assert_eq!(sim_scheduler("none"), "noop");
         // bfq and agent: a number where the model exists, the reason where it does not.
         for mode in ["bfq", "agent"] {
-            match predict(&small(Bg::Update), &Host::default(), &dev, mode, 1, 1) {
+            match predict(&small(Bg::Update), &Host::default(), &dev, "mq-deadline", mode, 1, 1) {
                 Predicted::Unavailable { reason } => assert!(reason.starts_with("not yet in the simulator"), "{mode}: {reason}"),
                 Predicted::Ran { fg_p50_ms, .. } => assert!(fg_p50_ms > 0.0),
             }
