@@ -143,6 +143,17 @@ mod tests {
         assert_eq!(fg_samples_ms.len(), 3);
         assert!(alone > 0.0 && base > alone, "alone {alone} ms, baseline {base} ms");
         assert!(bg > 1.0, "{bg} MB/s");
+        // Uploads read their files from the device on every pass (each pass ends by dropping
+        // the worker's pages): no more than the device's sequential read rate.
+        let Predicted::Ran { bg_mb_s: Some(up), .. } = predict(&small(Bg::Upload), &host, &dev, "mq-deadline", "baseline", 3, 1)
+        else {
+            panic!("upload runs")
+        };
+        assert!(
+            up > 0.3 * dev.read_seq_mb_s && up <= dev.read_seq_mb_s * 1.01,
+            "{up} MB/s on a {} MB/s device",
+            dev.read_seq_mb_s
+        );
     }
 
     #[test]

@@ -279,7 +279,7 @@ impl BenchWorkload {
                 Worker::Upload => {
                     let _ =
                         writeln!(w, "    {{ op = \"read\", path = \"{f}\", len = {}, chunk = {BG_CHUNK} }},", self.bg_file_bytes);
-                    let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{n}\" }},");
+                    let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{n}{{i}}\" }},");
                 }
                 Worker::Update | Worker::Copy => {
                     let step = UPDATE_FSYNC_EVERY.min(self.bg_file_bytes.max(BG_CHUNK));
