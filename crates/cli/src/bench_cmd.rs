@@ -461,6 +461,9 @@ fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
     })
 }
 
+/// One mode: its name, measured p50 and p90 (ms), measured background MB/s, the prediction.
+type Row = (&'static str, f64, f64, Option<f64>, forefront_sim::twin::Predicted);
+
 /// Measured (a saved bench report, as JSON) beside predicted, as a table or JSON.
 fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> anyhow::Result<String> {
     use forefront_sim::twin::{predict, Predicted};
@@ -480,7 +483,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let device = forefront_workload::load_device(&o.device)?;
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     let order = ["alone", "baseline", "agent", "bfq", "ionice-idle"];
-    let mut rows = vec![];
+    let mut rows: Vec<Row> = vec![];
     for m in order.iter().filter(|m| modes.contains_key(**m)) {
         let meas = &modes[*m];
         let mut samples: Vec<f64> =
@@ -560,16 +563,16 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             }
         }
     }
-    let rank = |key: &dyn Fn(&(&str, f64, f64, Option<f64>, Predicted)) -> Option<f64>| {
+    let rank = |key: &dyn Fn(&Row) -> Option<f64>| {
         let mut v: Vec<(&str, f64)> = rows.iter().filter_map(|r| key(r).map(|k| (r.0, k))).collect();
         v.sort_by(|a, b| a.1.total_cmp(&b.1));
         v.iter().map(|x| x.0).collect::<Vec<_>>().join(" < ")
     };
-    let predicted = |r: &(&str, f64, f64, Option<f64>, Predicted)| match &r.4 {
+    let predicted = |r: &Row| match &r.4 {
         Predicted::Ran { fg_p50_ms, .. } => Some(*fg_p50_ms),
         Predicted::Unavailable { .. } => None,
     };
-    let measured = |r: &(&str, f64, f64, Option<f64>, Predicted)| predicted(r).map(|_| r.1);
+    let measured = |r: &Row| predicted(r).map(|_| r.1);
     let _ = writeln!(s, "p50 order, measured:  {}", rank(&measured));
     let _ = writeln!(s, "p50 order, predicted: {}", rank(&predicted));
     let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
