@@ -8,21 +8,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-/// Sizes of the app. The defaults make a mid-sized mobile app: 40 MiB of code and resources in
-/// 32 files, a 16 MiB SQLite database of 4 000 rows.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct AppSpec {
-    pub code_files: usize,
-    pub code_bytes: u64,
-    pub db_rows: usize,
-    pub row_bytes: usize,
-}
-
-impl Default for AppSpec {
-    fn default() -> Self {
-        AppSpec { code_files: 32, code_bytes: 40 << 20, db_rows: 4000, row_bytes: 4096 }
-    }
-}
+/// Sizes of the app: the definition shared with the simulator's scenario of the bench
+/// (`forefront_workload::bench`).
+pub use forefront_workload::bench::AppSpec;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FixtureError {
@@ -64,13 +52,8 @@ impl App {
             std::fs::create_dir_all(&d).map_err(|source| FixtureError::Io { path: d.clone(), source })?;
         }
         // Mixed sizes: a few large libraries, many small resources (sizes sum to code_bytes).
-        let n = spec.code_files.max(1) as u64;
-        let weights: Vec<u64> = (0..n).map(|i| 1 + (i % 8) * (i % 8)).collect();
-        let total: u64 = weights.iter().sum();
-        for (i, w) in weights.iter().enumerate() {
-            let size = (spec.code_bytes * w / total).max(4096);
-            let ext = if i % 3 == 0 { "so" } else { "res" };
-            write_file(&app.code_dir().join(format!("part{i:03}.{ext}")), size, i as u64 + 1)?;
+        for (i, (name, size)) in forefront_workload::bench::code_file_sizes(spec).into_iter().enumerate() {
+            write_file(&app.code_dir().join(name), size, i as u64 + 1)?;
         }
         let db = app.db();
         let sql = |source| FixtureError::Sql { path: db.clone(), source };

@@ -7,6 +7,8 @@
 //!   workloads ([`ops::update_forever`], [`ops::upload_forever`]).
 //! - [`runner`]: modes ([`runner::Mode`]), interleaved repetitions after a discarded warm-up,
 //!   caches dropped before each operation ([`runner::run`] → [`runner::Report`]).
+//! - [`calibrate`]: `bench calibrate`, the disk measured through the kernel as a device file
+//!   of the simulator ([`calibrate::calibrate`] → [`calibrate::Calibration`]).
 //! - [`loopdev`]: an ext4 image on a loop device, for an isolated run.
 //! - [`stats`]: median, IQR, min, max.
 //! - [`render`]: the table and the JSON contract.
@@ -25,6 +27,7 @@
 //! # Ok::<(), forefront_bench::runner::BenchError>(())
 //! ```
 
+pub mod calibrate;
 pub mod fixture;
 pub mod interrupt;
 pub mod loopdev;

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
+use forefront_workload::bench::{BG_CHUNK, LAUNCH_POINT_READS, LAUNCH_RANGE_ROWS, LAUNCH_READ_BUF, UPDATE_FSYNC_EVERY};
+
 use crate::fixture::{App, FixtureError, Pattern};
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> FixtureError + '_ {
@@ -19,7 +21,7 @@ pub fn launch(app: &App) -> Result<u64, FixtureError> {
     let dir = app.code_dir();
     let mut names: Vec<_> = std::fs::read_dir(&dir).map_err(io_err(&dir))?.flatten().map(|e| e.path()).collect();
     names.sort();
-    let mut buf = vec![0u8; 128 << 10];
+    let mut buf = vec![0u8; LAUNCH_READ_BUF as usize];
     let mut total = 0u64;
     for p in &names {
         let mut f = std::fs::File::open(p).map_err(io_err(p))?;
@@ -35,11 +37,13 @@ pub fn launch(app: &App) -> Result<u64, FixtureError> {
     let sql = |source| FixtureError::Sql { path: db.clone(), source };
     let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql)?;
     let rows: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0)).map_err(sql)?;
-    let mut st = conn.prepare("SELECT id, name FROM items WHERE name >= 'item-1' AND name < 'item-2' LIMIT 200").map_err(sql)?;
+    let mut st = conn
+        .prepare(&format!("SELECT id, name FROM items WHERE name >= 'item-1' AND name < 'item-2' LIMIT {LAUNCH_RANGE_ROWS}"))
+        .map_err(sql)?;
     let _listed = st.query_map([], |r| r.get::<_, i64>(0)).map_err(sql)?.count();
     let mut get = conn.prepare("SELECT body FROM items WHERE id = ?1").map_err(sql)?;
     let mut x: i64 = 12345;
-    for _ in 0..100 {
+    for _ in 0..LAUNCH_POINT_READS {
         x = (x * 1_103_515_245 + 12_345) & 0x7fff_ffff;
         let id = x % rows.max(1);
         let body: Vec<u8> = get.query_row([id], |r| r.get(0)).map_err(sql)?;
@@ -81,7 +85,7 @@ pub fn switch(app: &App, seq: u64) -> Result<u64, FixtureError> {
 /// Background update: large sequential overwrites of a fully written file in 1 MiB writes,
 /// fsync every 32 MiB, wrapping around. Never returns.
 pub fn update_forever(path: &Path) -> Result<(), FixtureError> {
-    write_forever(path, Some(32 << 20))
+    write_forever(path, Some(UPDATE_FSYNC_EVERY))
 }
 
 /// Background copy: the same writes with no fsync (a file copy, an unpacked update): the data
@@ -92,8 +96,8 @@ pub fn copy_forever(path: &Path) -> Result<(), FixtureError> {
 
 fn write_forever(path: &Path, fsync_every: Option<u64>) -> Result<(), FixtureError> {
     let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(io_err(path))?;
-    let len = f.metadata().map_err(io_err(path))?.len().max(1 << 20);
-    let mut buf = vec![0u8; 1 << 20];
+    let len = f.metadata().map_err(io_err(path))?.len().max(BG_CHUNK);
+    let mut buf = vec![0u8; BG_CHUNK as usize];
     let mut p = Pattern::new(len);
     p.fill(&mut buf);
     let mut off = 0u64;
@@ -115,7 +119,7 @@ fn write_forever(path: &Path, fsync_every: Option<u64>) -> Result<(), FixtureErr
 /// cache after use (as a streaming upload does), so every pass reads the device. Never returns.
 pub fn upload_forever(path: &Path) -> Result<(), FixtureError> {
     let mut f = std::fs::File::open(path).map_err(io_err(path))?;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; BG_CHUNK as usize];
     let mut off = 0i64;
     loop {
         let n = f.read(&mut buf).map_err(io_err(path))?;

@@ -13,25 +13,9 @@ use forefront_sysfs::{block, procfs, vm};
 use crate::fixture::{App, AppSpec, FixtureError};
 use crate::stats::{summarize, Summary};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fg {
-    Launch,
-    Switch,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bg {
-    Update,
-    /// Writes with no fsync: write-back is the flusher's.
-    Copy,
-    Upload,
-    /// Half the background processes update (write), half upload (read): the S suite's
-    /// mixed readers + writers cell.
-    Mixed,
-    None,
-}
+/// The foreground operation and the background workload: defined with the simulator's
+/// scenario of the bench (`forefront_workload::bench`).
+pub use forefront_workload::bench::{Bg, Fg};
 
 /// How the system is set up while the foreground operation runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -172,6 +156,8 @@ pub struct Report {
     pub dir: PathBuf,
     pub app: AppSpec,
     pub bg_procs: usize,
+    /// Size of each background worker's file.
+    pub bg_file_bytes: u64,
     pub ramp_ms: u64,
     pub launcher: Launcher,
     /// What `--agent-config` added to the agent's default configuration (empty: nothing).
@@ -353,6 +339,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         dir: work.path.clone(),
         app: plan.app.clone(),
         bg_procs: if plan.bg == Bg::None { 0 } else { plan.bg_procs },
+        bg_file_bytes: plan.bg_file_bytes,
         ramp_ms: plan.ramp.as_millis() as u64,
         launcher: plan.launcher,
         agent_extra: plan.agent_extra.clone(),
@@ -460,12 +447,7 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
     let mut workers = vec![];
     if plan.bg != Bg::None && mode != Mode::Alone {
         for (i, f) in bg_files.iter().enumerate() {
-            let kind = match plan.bg {
-                Bg::Update => "update",
-                Bg::Copy => "copy",
-                Bg::Mixed if i % 2 == 0 => "update",
-                _ => "upload",
-            };
+            let kind = plan.bg.worker(i).expect("a background workload has workers").name();
             let mut c = Command::new(&plan.exe);
             c.args(["bench", "worker", "--bg", kind, "--file"]).arg(f).stdin(Stdio::null());
             if mode == Mode::IoniceIdle {

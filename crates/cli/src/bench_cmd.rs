@@ -27,6 +27,26 @@ enum BenchCommand {
         `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
         `forefront agent fg PID --burst` / `--burst-end` — around the operation), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).")]
     Run(RunArgs),
+    /// Measure this machine's disk through the kernel (O_DIRECT on a scratch file of the file
+    /// system under test) and write a device file the simulator loads, every figure with its
+    /// spread over the repetitions and its provenance (host, kernel, date). Needs root.
+    #[command(after_help = "Example (docs/twin.md):\n  \
+        forefront bench calibrate -o this-vm.toml\n  \
+        forefront sim run launch-update --device this-vm.toml\n\n\
+        Measures 4 KiB and 1 MiB sequential and 4 KiB random reads and writes at queue depth 1 and at \
+        depth (the device's queue depth from sysfs, at most 32 threads), the cost of a cache flush \
+        (fdatasync), of a FUA write (O_DSYNC) and of a discard (FITRIM of a punched hole). The table \
+        printed gives each figure's median, min and max over --reps repetitions.")]
+    Calibrate(CalibrateArgs),
+    /// Predict a saved `bench run --format json` with the simulator: the same workload on a
+    /// calibrated device in the same modes, printed beside what was measured.
+    #[command(after_help = "Example (docs/twin.md):\n  \
+        forefront bench run --fg launch --bg update --runs 5 --format json > update.json\n  \
+        forefront bench calibrate -o this-vm.toml\n  \
+        forefront bench predict update.json --device this-vm.toml\n\n\
+        The page cache, CPUs, read-ahead, nr_requests, max_sectors_kb and write-back settings are this \
+        machine's (sysfs and /proc/sys/vm). Modes the simulator cannot express yet print why instead of a number.")]
+    Predict(PredictArgs),
     /// (internal) One foreground operation: prints `ready`, waits for a line, runs, prints `done MS BYTES`.
     #[command(hide = true)]
     Op {
@@ -138,9 +158,133 @@ struct RunArgs {
     /// How long the background runs before the foreground operation starts (ms).
     #[arg(long, default_value_t = 1500)]
     ramp_ms: u64,
+    /// After the run, predict it with the simulator on this device (a `bench calibrate` file)
+    /// and print measured beside predicted (as `bench predict` does with a saved run).
+    #[arg(long, value_name = "DEVICE")]
+    predict: Option<String>,
     /// Size of the app's code and resource files (MiB).
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=4096))]
     app_mib: u64,
+}
+
+#[derive(Args)]
+struct PredictArgs {
+    /// A saved `forefront bench run --format json`.
+    saved: PathBuf,
+    #[command(flatten)]
+    p: PredictOpts,
+}
+
+#[derive(Args)]
+struct PredictOpts {
+    /// The device to simulate: a `bench calibrate` file (or any device name or file).
+    #[arg(long = "device", value_name = "DEVICE")]
+    device: String,
+    /// Launches simulated per mode.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    launches: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Args)]
+struct CalibrateArgs {
+    /// The device file to write (TOML; `forefront sim run … --device FILE` loads it).
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// Overwrite --out if it exists.
+    #[arg(long)]
+    force: bool,
+    /// File system to measure: a work directory holding the scratch file is created inside
+    /// and removed afterwards.
+    #[arg(long, default_value = "/var/tmp")]
+    dir: PathBuf,
+    /// Measure on an ext4 image on a loop device instead of --dir (made and removed as by
+    /// `bench run --loop-image`).
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    loop_image: Option<PathBuf>,
+    /// Size of a new --loop-image (MiB).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..=1_048_576))]
+    loop_mib: u64,
+    /// Repetitions of every measurement (the spread reported is their range).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
+    reps: u32,
+    /// Size of the scratch file: the span of the random accesses (MiB).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(64..=65536))]
+    file_mib: u64,
+    /// 4 KiB random operations per measurement at depth 1 (four times as many at depth).
+    #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(20..=100_000))]
+    ops: u32,
+    /// Threads of the measurements at depth (default: the queue depth from sysfs, at most 32).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=32))]
+    depth: Option<u32>,
+    /// The device's name in the file (default: HOST-DISK).
+    #[arg(long)]
+    name: Option<String>,
+}
+
+fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
+    use forefront_bench::calibrate::{self, CalPlan, CalProgress};
+    // Refused now (exists without --force, not a file), not after minutes of measuring.
+    let mut out = crate::output::OutputFile::create(&a.out, a.force, &[])?;
+    forefront_bench::interrupt::install()?;
+    let loopfs = match &a.loop_image {
+        Some(img) => Some(forefront_bench::loopdev::LoopFs::create(img, a.loop_mib)?),
+        None => None,
+    };
+    let plan = CalPlan {
+        dir: loopfs.as_ref().map(|l| l.dir().to_path_buf()).unwrap_or(a.dir.clone()),
+        file_bytes: a.file_mib << 20,
+        reps: a.reps,
+        ops: a.ops as usize,
+        depth: a.depth.map(|d| d as usize),
+        name: a.name.clone(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::hidden();
+    if tty {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+    let result = calibrate::calibrate(&plan, &mut |p| match p {
+        CalProgress::Setup(what) => {
+            if tty {
+                bar.set_message(what.to_owned())
+            } else {
+                eprintln!("calibrate: {what}")
+            }
+        }
+        CalProgress::Start { total } => {
+            bar.set_length(total as u64);
+            bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+        }
+        CalProgress::Step { rep, step } => {
+            bar.inc(1);
+            let line = format!("rep {} {step}", rep + 1);
+            if tty {
+                bar.set_message(line)
+            } else {
+                eprintln!("calibrate: {line}")
+            }
+        }
+    });
+    bar.finish_and_clear();
+    drop(loopfs);
+    let cal = match result {
+        Ok(c) => c,
+        Err(runner::BenchError::Interrupted) => {
+            eprintln!("calibrate: interrupted: the scratch file and any loop image were removed");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    out.file().write_all(cal.to_toml().as_bytes()).with_context(|| format!("writing {}", a.out.display()))?;
+    out.commit()?;
+    let mut text = calibrate::table(&cal);
+    text.push_str(&format!("device file: {}\n", a.out.display()));
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -168,6 +312,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Run(a) => run_bench(a),
+        BenchCommand::Calibrate(a) => run_calibrate(a),
+        BenchCommand::Predict(a) => {
+            let text = std::fs::read_to_string(&a.saved).with_context(|| format!("reading {}", a.saved.display()))?;
+            let saved: serde_json::Value =
+                serde_json::from_str(&text).with_context(|| format!("{}: not JSON", a.saved.display()))?;
+            let out = predict_report(&a.saved.display().to_string(), &saved, &a.p)?;
+            std::io::stdout().lock().write_all(out.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -261,12 +414,172 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    let text = match a.format {
+    let mut text = match a.format {
         Format::Table => forefront_bench::render::table(&report),
         Format::Json => forefront_bench::render::json(&report) + "\n",
     };
+    if let Some(device) = &a.predict {
+        let saved = serde_json::to_value(&report)?;
+        let opts = PredictOpts { device: device.clone(), launches: 10, seed: 1, format: a.format };
+        let p = predict_report("this run", &saved, &opts)?;
+        match a.format {
+            Format::Table => text.push_str(&format!("\n{p}")),
+            // One JSON document: the report with the prediction beside it.
+            Format::Json => {
+                let mut v = saved;
+                v["prediction"] = serde_json::from_str(&p)?;
+                text = serde_json::to_string_pretty(&v)? + "\n";
+            }
+        }
+    }
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// This machine's kernel settings for the simulated twin (`disk`: the bench's block device).
+fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
+    use forefront_sysfs::{block, vm};
+    let root = std::path::Path::new("/");
+    let queue = root.join("sys/block").join(disk).join("queue");
+    let num = |name: &str| -> anyhow::Result<u64> {
+        let v = block::queue_attr(&queue, name)?;
+        v.parse().with_context(|| format!("{}/{name}: not a number: {v:?}", queue.display()))
+    };
+    let wb = vm::writeback(root)?;
+    let cache = vm::dirtyable_bytes(root)?;
+    let pct = |bytes: u64, ratio: u64| if bytes > 0 { 100.0 * bytes as f64 / cache.max(1) as f64 } else { ratio as f64 };
+    Ok(forefront_workload::bench::Host {
+        cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        page_cache_mib: (cache >> 20).max(64),
+        read_ahead_kib: num("read_ahead_kb")?,
+        nr_requests: num("nr_requests")? as usize,
+        max_request_kib: num("max_sectors_kb")?,
+        dirty_background_ratio: pct(wb.background_bytes, wb.background_ratio),
+        dirty_ratio: pct(wb.dirty_bytes, wb.dirty_ratio),
+        dirty_expire_s: wb.expire_centisecs as f64 / 100.0,
+        writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
+    })
+}
+
+/// One mode: its name, measured p50 and p90 (ms), measured background MB/s, the prediction.
+type Row = (&'static str, f64, f64, Option<f64>, forefront_sim::twin::Predicted);
+
+/// Measured (a saved bench report, as JSON) beside predicted, as a table or JSON.
+fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> anyhow::Result<String> {
+    use forefront_sim::twin::{predict, Predicted};
+    use forefront_workload::bench::{AppSpec, BenchWorkload, Bg, Fg};
+    let field =
+        |k: &str| saved.get(k).ok_or_else(|| anyhow::anyhow!("{what}: no `{k}` (not a `bench run --format json` report?)"));
+    let fg: Fg = serde_json::from_value(field("fg")?.clone()).with_context(|| format!("{what}: fg"))?;
+    let bg: Bg = serde_json::from_value(field("bg")?.clone()).with_context(|| format!("{what}: bg"))?;
+    let app: AppSpec = serde_json::from_value(field("app")?.clone()).with_context(|| format!("{what}: app"))?;
+    let num = |k: &str| field(k).and_then(|v| v.as_u64().ok_or_else(|| anyhow::anyhow!("{what}: `{k}` is not a whole number")));
+    // Reports from before `bg_file_bytes` was recorded ran with the 1 GiB default.
+    let bg_file_bytes = saved.get("bg_file_bytes").and_then(|v| v.as_u64()).unwrap_or(1 << 30);
+    let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
+    let disk = field("device")?.as_str().unwrap_or_default().to_owned();
+    let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
+    let host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    let device = forefront_workload::load_device(&o.device)?;
+    let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
+    let order = ["alone", "baseline", "agent", "bfq", "ionice-idle"];
+    let mut rows: Vec<Row> = vec![];
+    for m in order.iter().filter(|m| modes.contains_key(**m)) {
+        let meas = &modes[*m];
+        let mut samples: Vec<f64> =
+            meas["samples_ms"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+        samples.sort_by(|a, b| a.total_cmp(b));
+        if samples.is_empty() {
+            bail!("{what}: mode {m} has no samples_ms");
+        }
+        let q = |p: f64| forefront_bench::stats::quantile(&samples, p);
+        let pred = predict(&w, &host, &device, &stock, m, o.launches, o.seed);
+        rows.push((*m, q(0.5), q(0.9), meas["bg_window_mb_s"].as_f64(), pred));
+    }
+    let ratio = |p: f64, m: f64| if m > 0.0 { Some(p / m) } else { None };
+    if let Format::Json = o.format {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(m, p50, p90, bgw, pred)| {
+                let (pp50, pp90, pbg) = match pred {
+                    Predicted::Ran { fg_p50_ms, fg_p90_ms, bg_mb_s, .. } => (Some(*fg_p50_ms), Some(*fg_p90_ms), *bg_mb_s),
+                    Predicted::Unavailable { .. } => (None, None, None),
+                };
+                serde_json::json!({
+                    "mode": m,
+                    "measured": { "fg_p50_ms": p50, "fg_p90_ms": p90, "bg_window_mb_s": bgw },
+                    "predicted": pred,
+                    "ratio": {
+                        "fg_p50": pp50.and_then(|p| ratio(p, *p50)),
+                        "fg_p90": pp90.and_then(|p| ratio(p, *p90)),
+                        "bg_mb_s": pbg.zip(*bgw).and_then(|(p, m)| ratio(p, m)),
+                    },
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({ "device": device.name, "launches": o.launches, "seed": o.seed, "modes": v });
+        return Ok(serde_json::to_string_pretty(&doc)? + "\n");
+    }
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}) vs measured ({what}); ratio = predicted / measured",
+        device.name, o.launches, o.seed
+    );
+    let _ = writeln!(
+        s,
+        "{:<12} {:>9} {:>9} {:>6} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6}",
+        "mode", "p50 meas", "p50 pred", "ratio", "p90 meas", "p90 pred", "ratio", "bg meas", "bg pred", "ratio"
+    );
+    let f = |v: Option<f64>, d: usize| v.map(|x| format!("{x:.d$}")).unwrap_or_else(|| "-".into());
+    let mut notes = vec![];
+    for (m, p50, p90, bgw, pred) in &rows {
+        match pred {
+            Predicted::Ran { fg_p50_ms, fg_p90_ms, bg_mb_s, .. } => {
+                let _ = writeln!(
+                    s,
+                    "{m:<12} {p50:>9.1} {fg_p50_ms:>9.1} {:>6} {p90:>9.1} {fg_p90_ms:>9.1} {:>6} {:>8} {:>8} {:>6}",
+                    f(ratio(*fg_p50_ms, *p50), 2),
+                    f(ratio(*fg_p90_ms, *p90), 2),
+                    f(*bgw, 1),
+                    f(*bg_mb_s, 1),
+                    f(bg_mb_s.zip(*bgw).and_then(|(p, m)| ratio(p, m)), 2),
+                );
+            }
+            Predicted::Unavailable { reason } => {
+                let _ = writeln!(
+                    s,
+                    "{m:<12} {p50:>9.1} {:>9} {:>6} {p90:>9.1} {:>9} {:>6} {:>8} {:>8} {:>6}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    f(*bgw, 1),
+                    "-",
+                    "-"
+                );
+                notes.push(format!("{m}: {reason}"));
+            }
+        }
+    }
+    let rank = |key: &dyn Fn(&Row) -> Option<f64>| {
+        let mut v: Vec<(&str, f64)> = rows.iter().filter_map(|r| key(r).map(|k| (r.0, k))).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v.iter().map(|x| x.0).collect::<Vec<_>>().join(" < ")
+    };
+    let predicted = |r: &Row| match &r.4 {
+        Predicted::Ran { fg_p50_ms, .. } => Some(*fg_p50_ms),
+        Predicted::Unavailable { .. } => None,
+    };
+    let measured = |r: &Row| predicted(r).map(|_| r.1);
+    let _ = writeln!(s, "p50 order, measured:  {}", rank(&measured));
+    let _ = writeln!(s, "p50 order, predicted: {}", rank(&predicted));
+    let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
+    for n in notes {
+        let _ = writeln!(s, "{n}");
+    }
+    Ok(s)
 }
 
 /// The `--agent-config` file: checked now (a TOML error names the file, line and field), and

@@ -21,6 +21,7 @@
 
 mod program;
 pub mod replay;
+pub mod twin;
 pub mod world;
 
 use std::collections::BTreeMap;

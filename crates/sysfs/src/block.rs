@@ -46,6 +46,55 @@ pub fn set_scheduler(queue: &Path, name: &str) -> Result<()> {
     write_str(&queue.join("scheduler"), name)
 }
 
+fn read_u64(path: &Path) -> Result<u64> {
+    let text = read_to_string(path)?;
+    text.trim().parse().map_err(|e| Error::Parse { path: path.to_owned(), line: 1, message: format!("not a number: {e}") })
+}
+
+/// The device's command queue depth: the tags of its hardware queue (`mq/*/nr_tags`, the
+/// commands blk-mq lets the driver hold at once), else a SCSI disk's `device/queue_depth`, else
+/// the scheduler's `nr_requests`. Returns the depth and the file it came from.
+pub fn queue_depth(queue: &Path) -> Result<(u64, PathBuf)> {
+    let disk = queue.parent().unwrap_or(queue);
+    let mut best: Option<(u64, PathBuf)> = None;
+    if let Ok(rd) = std::fs::read_dir(disk.join("mq")) {
+        let mut dirs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        for d in dirs {
+            let p = d.join("nr_tags");
+            if let Ok(n) = read_u64(&p) {
+                if best.as_ref().is_none_or(|(b, _)| n > *b) {
+                    best = Some((n, p));
+                }
+            }
+        }
+    }
+    if let Some(b) = best {
+        return Ok(b);
+    }
+    let scsi = disk.join("device/queue_depth");
+    if let Ok(n) = read_u64(&scsi) {
+        return Ok((n, scsi));
+    }
+    let p = queue.join("nr_requests");
+    Ok((read_u64(&p)?, p))
+}
+
+/// The disk's size in bytes (`size`, in 512-byte sectors).
+pub fn capacity_bytes(queue: &Path) -> Result<u64> {
+    Ok(read_u64(&queue.parent().unwrap_or(queue).join("size"))? * 512)
+}
+
+/// The disk's name (`vda`, `nvme0n1`, `loop0`): the directory holding `queue/`.
+pub fn disk_name(queue: &Path) -> String {
+    queue.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// One `queue/` attribute as text (`write_cache`, `fua`, `discard_max_bytes`, `rotational`).
+pub fn queue_attr(queue: &Path, name: &str) -> Result<String> {
+    Ok(read_to_string(&queue.join(name))?.trim().to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +108,27 @@ mod tests {
         assert_eq!(all, ["none", "mq-deadline", "kyber", "bfq"]);
         std::fs::write(t.path().join("scheduler"), "none bfq\n").unwrap();
         assert!(scheduler(t.path()).unwrap_err().to_string().contains("no [active]"));
+    }
+
+    #[test]
+    fn queue_depth_prefers_the_hardware_tags() {
+        let t = tempfile::tempdir().unwrap();
+        let disk = t.path().join("vda");
+        std::fs::create_dir_all(disk.join("queue")).unwrap();
+        std::fs::write(disk.join("queue/nr_requests"), "256\n").unwrap();
+        std::fs::write(disk.join("size"), "1024\n").unwrap();
+        let q = disk.join("queue");
+        assert_eq!(queue_depth(&q).unwrap().0, 256);
+        for (i, n) in [(0, "64\n"), (1, "128\n")] {
+            std::fs::create_dir_all(disk.join(format!("mq/{i}"))).unwrap();
+            std::fs::write(disk.join(format!("mq/{i}/nr_tags")), n).unwrap();
+        }
+        let (n, from) = queue_depth(&q).unwrap();
+        assert_eq!((n, from), (128, disk.join("mq/1/nr_tags")));
+        assert_eq!(capacity_bytes(&q).unwrap(), 1024 * 512);
+        assert_eq!(disk_name(&q), "vda");
+        std::fs::write(disk.join("size"), "x\n").unwrap();
+        assert!(capacity_bytes(&q).unwrap_err().to_string().contains("size:1: not a number"));
     }
 
     #[test]

@@ -198,6 +198,12 @@ pub fn io(root: &Path, pid: i32) -> Result<IoCounters> {
     Ok(c)
 }
 
+/// This machine's host name and kernel release (`/proc/sys/kernel/hostname`, `osrelease`).
+pub fn uname(root: &Path) -> Result<(String, String)> {
+    let r = |f: &str| read_to_string(&root.join("proc/sys/kernel").join(f)).map(|s| s.trim().to_owned());
+    Ok((r("hostname")?, r("osrelease")?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

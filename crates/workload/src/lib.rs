@@ -15,6 +15,7 @@
 //! assert!(err.to_string().starts_with("x.toml:2:1"), "{err}");
 //! ```
 
+pub mod bench;
 pub mod cells;
 mod check;
 pub mod knobs;

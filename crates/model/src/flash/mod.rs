@@ -51,6 +51,9 @@ pub enum FlashKind {
     Sd,
     /// A RAM disk (`brd`): memory-speed service, nothing to program.
     Ram,
+    /// A host's block device measured by `forefront bench calibrate` (a virtio disk, an SSD):
+    /// the same timing model, its figures from the kernel rather than a data sheet.
+    Disk,
 }
 
 /// A device as described in `devices/*.toml`; every figure there cites its source.
@@ -106,10 +109,74 @@ pub struct FlashParams {
     /// The flash translation layer's geometry ([`ftl`]); none: the flat model above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ftl: Option<ftl::FtlParams>,
+    /// Where the figures come from when a machine measured them (`forefront bench calibrate`):
+    /// the host, kernel and date, and per field how it was measured with the spread of the
+    /// repetitions. Absent in the hand-written device files, whose comments cite their sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<DeviceProvenance>,
+}
+
+/// The `[provenance]` table of a calibrated device file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceProvenance {
+    /// The tool that wrote the file (`forefront bench calibrate VERSION`).
+    pub tool: String,
+    /// `uname -n`, `uname -r`, and the UTC date and time of the calibration (RFC 3339).
+    pub host: String,
+    pub kernel: String,
+    pub date: String,
+    /// What was measured: the block device, its I/O scheduler, the file system directory.
+    pub target: String,
+    /// Repetitions of every measurement.
+    pub reps: u32,
+    /// Per field of the device (and a few figures the model has no field for, such as latency
+    /// percentiles): how it was obtained.
+    #[serde(default)]
+    pub fields: std::collections::BTreeMap<String, Measured>,
+}
+
+/// One figure of a calibration: the median of its repetitions (the value the device uses) and
+/// their range.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Measured {
+    /// `measured` (read from the kernel or timed), `derived` (computed from measured figures by
+    /// the model's cost formula) or `assumed`.
+    pub source: String,
+    pub value: f64,
+    /// Smallest and largest value over the repetitions (equal to `value` when not repeated).
+    pub min: f64,
+    pub max: f64,
+    /// How: the operation, its size, queue depth and count.
+    pub how: String,
+}
+
+impl Measured {
+    /// The range of the repetitions (`max - min`): the calibration's own noise on this figure.
+    pub fn spread(&self) -> f64 {
+        self.max - self.min
+    }
 }
 
 impl FlashParams {
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(p) = &self.provenance {
+            for (name, m) in &p.fields {
+                if !(m.value.is_finite() && m.min.is_finite() && m.max.is_finite() && m.min <= m.max) {
+                    return Err(format!(
+                        "provenance.fields.{name}: value, min and max must be finite with min <= max, got {} [{}, {}]",
+                        m.value, m.min, m.max
+                    ));
+                }
+                if !["measured", "derived", "assumed"].contains(&m.source.as_str()) {
+                    return Err(format!(
+                        "provenance.fields.{name}.source must be measured, derived or assumed, got {:?}",
+                        m.source
+                    ));
+                }
+            }
+        }
         let positive = [
             ("read_seq_mb_s", self.read_seq_mb_s),
             ("read_rand_iops", self.read_rand_iops),
@@ -485,6 +552,7 @@ pub(crate) mod tests {
             write_streams: 0,
             service_cv: 0.0,
             ftl: None,
+            provenance: None,
         }
     }
 

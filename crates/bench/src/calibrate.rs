@@ -1,0 +1,749 @@
+//! `forefront bench calibrate`: measure this machine's disk through the kernel the way the
+//! simulator's device files describe one, and write a device file it loads.
+//!
+//! The fixture is the benchmark's: a work directory on the file system under test (or an ext4
+//! image on a loop device, [`crate::loopdev`]) holding one fully written scratch file; every
+//! access is `O_DIRECT` on that file, so the page cache is out of the path and each call is one
+//! or more commands of the disk behind it. Each repetition measures, in this order:
+//!
+//! | step | what | gives |
+//! |---|---|---|
+//! | `read-seq` | 4 KiB and 1 MiB sequential reads, queue depth 1 | `read_seq_mb_s`, `cmd_overhead_us` |
+//! | `read-rand` | 4 KiB random reads, depth 1 | `read_rand_iops`, `service_cv`, latency percentiles |
+//! | `read-depth` | 4 KiB random reads from `depth` threads | `channels` |
+//! | `write-seq` | 4 KiB and 1 MiB sequential writes, depth 1 | `write_seq_mb_s` |
+//! | `write-rand` | 4 KiB random writes, depth 1 and at depth | `write_rand_iops`, percentiles |
+//! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
+//! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
+//! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
+//!
+//! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
+//! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
+//! sequential medians give `read_seq` (their difference) and `overhead` (what the 4 KiB read
+//! costs beyond its transfer); a random 4 KiB read costs `overhead + 1 / read_rand_iops`; with
+//! `channels` commands served at once, the rate at depth is `channels / (overhead + access)`,
+//! so `channels` = the rate at depth × the median latency at depth 1. Writes the same way.
+//! `queue_depth` and `capacity_gib` are read from sysfs. The device file's `[provenance]`
+//! table holds every figure's median and range over the repetitions and how it was obtained
+//! (`measured`, `derived`, `assumed`), with the host, kernel and date.
+//!
+//! Simplifications (said again in the file): no write buffer (`write_buffer_kib = 0`: a
+//! write's measured completion time is its cost, whatever cache the host keeps behind it);
+//! `starvation_ms` is assumed at 1 µs, so the device serves commands in arrival order (a disk
+//! behind virtio or NVMe does not put reads before writes the way a phone's eMMC does).
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use forefront_model::flash::{DeviceProvenance, FlashKind, FlashParams, Measured};
+use forefront_sysfs::{block, procfs};
+
+use crate::fixture::Pattern;
+use crate::runner::BenchError;
+use crate::stats::quantile;
+
+const KIB4: usize = 4096;
+const MIB: usize = 1 << 20;
+
+/// What to measure and how much.
+#[derive(Clone, Debug)]
+pub struct CalPlan {
+    /// Parent of the work directory (created inside, removed afterwards).
+    pub dir: PathBuf,
+    /// Size of the scratch file (the span of the random accesses).
+    pub file_bytes: u64,
+    /// Repetitions of every measurement (the spread is their range).
+    pub reps: u32,
+    /// Operations per random-access measurement at depth 1 (four times as many at depth).
+    pub ops: usize,
+    /// Threads of the measurements at depth; `None`: the device's queue depth from sysfs, at
+    /// most [`MAX_DEPTH`].
+    pub depth: Option<usize>,
+    /// The device file's `name`.
+    pub name: Option<String>,
+}
+
+/// Threads at most for the measurements at depth (the VM has few cores; more threads measure
+/// the scheduler, not the disk).
+pub const MAX_DEPTH: usize = 32;
+
+/// The steps of one repetition, in order (for a progress bar).
+pub const STEPS: [&str; 8] = ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard"];
+
+pub enum CalProgress<'a> {
+    Setup(&'a str),
+    Start { total: usize },
+    Step { rep: u32, step: &'static str },
+}
+
+/// A calibration: the device file's content, and what it measured.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    pub device: FlashParams,
+    /// The block device and its scheduler (`vda (mq-deadline)`).
+    pub target: String,
+}
+
+impl Calibration {
+    /// The device file: a comment header, then the TOML the simulator loads.
+    pub fn to_toml(&self) -> String {
+        let p = self.device.provenance.as_ref().expect("a calibration has provenance");
+        let body = toml::to_string(&self.device).expect("a device serialises");
+        format!(
+            "# Measured by `{}` on {} (kernel {}), {}: {}.\n\
+             # Every figure is the median of {} repetitions; [provenance.fields] gives each one's range\n\
+             # and how it was obtained (crates/bench/src/calibrate.rs). Not measured: the write buffer\n\
+             # (0: a write's completion time is its cost) and starvation_ms (1 us: arrival order).\n{body}",
+            p.tool, p.host, p.kernel, p.date, p.target, p.reps
+        )
+    }
+}
+
+/// One repetition's figures by name (the model's fields and the extra percentiles).
+type Figures = Vec<(&'static str, f64)>;
+
+struct Scratch {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+/// A page-aligned buffer (O_DIRECT needs the memory aligned as well as the offsets).
+struct Aligned {
+    buf: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize, seed: u64) -> Aligned {
+        let mut buf = vec![0u8; len + KIB4];
+        let off = buf.as_ptr().align_offset(KIB4);
+        Pattern::new(seed).fill(&mut buf[off..off + len]);
+        Aligned { buf, off, len }
+    }
+    fn get(&mut self, n: usize) -> &mut [u8] {
+        assert!(n <= self.len);
+        &mut self.buf[self.off..self.off + n]
+    }
+}
+
+/// xorshift64*: the random offsets (deterministic per repetition and thread).
+struct Offsets(u64);
+impl Offsets {
+    fn next(&mut self, span: u64, align: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % (span / align)) * align
+    }
+}
+
+fn io<'a>(path: &'a Path, what: &str) -> impl Fn(std::io::Error) -> BenchError + 'a {
+    let what = what.to_owned();
+    move |e| BenchError::Step(format!("{}: {what}: {e}", path.display()))
+}
+
+fn check_interrupt() -> Result<(), BenchError> {
+    if crate::interrupt::requested() {
+        Err(BenchError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+fn us(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e6
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    quantile(&v, 0.5)
+}
+
+/// The coefficient of variation of a log-normal with this median and 90th percentile
+/// (`p90 / p50 = exp(1.2816 σ)`), at most 3 (the model's bound).
+fn lognormal_cv(p50: f64, p90: f64) -> f64 {
+    let sigma = (p90 / p50).max(1.0).ln() / 1.2816;
+    ((sigma * sigma).exp() - 1.0).sqrt().min(3.0)
+}
+
+fn percentiles(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (quantile(v, 0.5), quantile(v, 0.9), quantile(v, 0.99))
+}
+
+impl Scratch {
+    /// Timed `O_DIRECT` reads or writes of `size` bytes at the offsets `offs` (depth 1).
+    fn timed(&self, write: bool, size: usize, offs: &[u64], buf: &mut Aligned) -> Result<Vec<f64>, BenchError> {
+        let mut lat = Vec::with_capacity(offs.len());
+        for (i, &o) in offs.iter().enumerate() {
+            if i % 64 == 0 {
+                check_interrupt()?;
+            }
+            let b = buf.get(size);
+            let t = Instant::now();
+            if write {
+                self.file.write_all_at(b, o).map_err(io(&self.path, "O_DIRECT write"))?;
+            } else {
+                self.file.read_exact_at(b, o).map_err(io(&self.path, "O_DIRECT read"))?;
+            }
+            lat.push(us(t));
+        }
+        Ok(lat)
+    }
+
+    fn sequential(&self, size: usize, count: usize, start: u64) -> Vec<u64> {
+        let start = start.min(self.len - (size * count) as u64) / KIB4 as u64 * KIB4 as u64;
+        (0..count as u64).map(|i| start + i * size as u64).collect()
+    }
+
+    fn random(&self, count: usize, seed: u64) -> Vec<u64> {
+        let mut r = Offsets(seed | 1);
+        (0..count).map(|_| r.next(self.len, KIB4 as u64)).collect()
+    }
+
+    /// 4 KiB random accesses from `depth` threads at once: (operations per second, latencies).
+    fn at_depth(&self, write: bool, depth: usize, total: usize, seed: u64) -> Result<(f64, Vec<f64>), BenchError> {
+        let per = total.div_ceil(depth);
+        let t0 = Instant::now();
+        let results: Vec<Result<Vec<f64>, BenchError>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..depth)
+                .map(|k| {
+                    s.spawn(move || {
+                        let mut buf = Aligned::new(KIB4, seed + k as u64);
+                        self.timed(write, KIB4, &self.random(per, seed.wrapping_mul(31) + k as u64 * 7919), &mut buf)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(BenchError::Step("a calibration thread panicked".into()))))
+                .collect()
+        });
+        let wall = t0.elapsed().as_secs_f64();
+        let mut lat = vec![];
+        for r in results {
+            lat.extend(r?);
+        }
+        Ok((lat.len() as f64 / wall, lat))
+    }
+
+    fn fdatasync(&self) -> Result<(), BenchError> {
+        self.file.sync_data().map_err(io(&self.path, "fdatasync"))
+    }
+}
+
+/// `struct fstrim_range` and `FITRIM` (`_IOWR('X', 121, struct fstrim_range)`, linux/fs.h).
+#[repr(C)]
+struct FstrimRange {
+    start: u64,
+    len: u64,
+    minlen: u64,
+}
+const FITRIM: libc::c_ulong = 0xC018_5879;
+
+/// `struct fiemap` with room for [`FIEMAP_EXTENTS`] extents, and `FS_IOC_FIEMAP`
+/// (`_IOWR('f', 11, struct fiemap)`, linux/fs.h, linux/fiemap.h).
+#[repr(C)]
+struct Fiemap {
+    start: u64,
+    length: u64,
+    flags: u32,
+    mapped_extents: u32,
+    extent_count: u32,
+    reserved: u32,
+    extents: [FiemapExtent; FIEMAP_EXTENTS],
+}
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct FiemapExtent {
+    logical: u64,
+    physical: u64,
+    length: u64,
+    reserved64: [u64; 2],
+    flags: u32,
+    reserved: [u32; 3],
+}
+const FIEMAP_EXTENTS: usize = 64;
+const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
+const FIEMAP_FLAG_SYNC: u32 = 1;
+
+/// The physical byte ranges (on the file system's device) of `len` bytes of `file` at `off`.
+fn physical_ranges(s: &Scratch, off: u64, len: u64) -> Result<Vec<(u64, u64)>, BenchError> {
+    let mut m = Fiemap {
+        start: off,
+        length: len,
+        flags: FIEMAP_FLAG_SYNC,
+        mapped_extents: 0,
+        extent_count: FIEMAP_EXTENTS as u32,
+        reserved: 0,
+        extents: [FiemapExtent::default(); FIEMAP_EXTENTS],
+    };
+    // SAFETY: FS_IOC_FIEMAP reads and writes a `struct fiemap` followed by `extent_count`
+    // extents, which is exactly `Fiemap`'s layout.
+    let r = unsafe { libc::ioctl(s.file.as_raw_fd(), FS_IOC_FIEMAP as _, &mut m as *mut Fiemap) };
+    if r != 0 {
+        return Err(io(&s.path, "FIEMAP")(std::io::Error::last_os_error()));
+    }
+    let mut out = vec![];
+    for e in &m.extents[..(m.mapped_extents as usize).min(FIEMAP_EXTENTS)] {
+        // Clip each extent to the asked range.
+        let lo = e.logical.max(off);
+        let hi = (e.logical + e.length).min(off + len);
+        if hi > lo {
+            out.push((e.physical + (lo - e.logical), hi - lo));
+        }
+    }
+    Ok(out)
+}
+
+/// Discard cost: punch `len` bytes out of the file at `off` (freeing its blocks), then `FITRIM`
+/// exactly the blocks it had — the file system sends the device one discard per free extent
+/// there. Returns (µs, bytes trimmed), or `None` where the file system or device cannot trim.
+/// The hole is written again afterwards, so the file stays fully allocated.
+fn discard_once(s: &Scratch, fs_root: &File, off: u64, len: u64, buf: &mut Aligned) -> Result<Option<(f64, u64)>, BenchError> {
+    let ranges = physical_ranges(s, off, len)?;
+    // SAFETY: fallocate on an open fd with plain integers.
+    let r = unsafe {
+        libc::fallocate(
+            s.file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            off as libc::off_t,
+            len as libc::off_t,
+        )
+    };
+    if r != 0 {
+        return Err(io(&s.path, "punch hole")(std::io::Error::last_os_error()));
+    }
+    s.fdatasync()?;
+    // The freed blocks become free space when the journal commit that freed them is done.
+    // SAFETY: syncfs on an open fd.
+    unsafe { libc::syncfs(fs_root.as_raw_fd()) };
+    let mut total_us = 0.0;
+    let mut trimmed = 0u64;
+    let mut unsupported = false;
+    for (start, l) in ranges {
+        let mut range = FstrimRange { start, len: l, minlen: 0 };
+        let t = Instant::now();
+        // SAFETY: FITRIM reads and writes one `struct fstrim_range`.
+        let r = unsafe { libc::ioctl(fs_root.as_raw_fd(), FITRIM as _, &mut range as *mut FstrimRange) };
+        total_us += us(t);
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY)) {
+                unsupported = true;
+                break;
+            }
+            return Err(io(&s.path, "FITRIM")(e));
+        }
+        trimmed += range.len;
+    }
+    // Refill the hole (fully written again, as the fixture promises).
+    let mut o = off;
+    while o < off + len {
+        let n = ((off + len - o) as usize).min(MIB);
+        s.file.write_all_at(buf.get(n), o).map_err(io(&s.path, "refill"))?;
+        o += n as u64;
+    }
+    s.fdatasync()?;
+    Ok((!unsupported && trimmed > 0).then_some((total_us, trimmed)))
+}
+
+/// The work directory and scratch file, removed on drop (also on an interrupt).
+struct WorkDir(PathBuf);
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn one_rep(
+    s: &Scratch,
+    fs_root: &File,
+    plan: &CalPlan,
+    depth: usize,
+    rep: u32,
+    progress: &mut dyn FnMut(CalProgress),
+) -> Result<(Figures, bool), BenchError> {
+    let seed = 0x5eed_0000 + rep as u64 * 1_000_003;
+    let mut b4 = Aligned::new(KIB4, seed);
+    let mut b1m = Aligned::new(MIB, seed + 1);
+    let mut f: Figures = vec![];
+    let start = Offsets(seed).next(s.len, MIB as u64);
+    let step = |st: &'static str, p: &mut dyn FnMut(CalProgress)| p(CalProgress::Step { rep, step: st });
+
+    // Medians, not means: on a shared machine a few calls wait for something else entirely
+    // (a host flush, another guest), and one 5 ms outlier in 200 calls moves a mean by 25 µs.
+    step("read-seq", progress);
+    let r4 = median(s.timed(false, KIB4, &s.sequential(KIB4, 256, start), &mut b4)?);
+    let r1m = median(s.timed(false, MIB, &s.sequential(MIB, 64, start / 2), &mut b1m)?);
+    let read_seq = ((MIB - KIB4) as f64 / (r1m - r4)).max(1e-3); // bytes/µs = MB/s
+    let overhead = (r4 - KIB4 as f64 / read_seq).max(0.0);
+
+    step("read-rand", progress);
+    let mut rr = s.timed(false, KIB4, &s.random(plan.ops, seed + 2), &mut b4)?;
+    let rr_mean = mean(&rr);
+    let (p50, p90, p99) = percentiles(&mut rr);
+    // A random 4 KiB access costs at least its transfer at the sequential rate (a disk whose
+    // random reads are as fast as its sequential ones has no seek to pay).
+    let access = (p50 - overhead).max(KIB4 as f64 / read_seq);
+    let cv = lognormal_cv(p50, p90);
+
+    step("read-depth", progress);
+    let (iops_d, mut lat_d) = s.at_depth(false, depth, plan.ops * 4, seed + 3)?;
+    let channels = (iops_d * p50 / 1e6).round().clamp(1.0, 64.0);
+    let (dp50, _, dp99) = percentiles(&mut lat_d);
+
+    step("write-seq", progress);
+    let w4 = median(s.timed(true, KIB4, &s.sequential(KIB4, 256, start / 3), &mut b4)?);
+    let w1m = median(s.timed(true, MIB, &s.sequential(MIB, 64, start / 5), &mut b1m)?);
+    let write_seq = ((MIB - KIB4) as f64 / (w1m - w4)).max(1e-3);
+
+    step("write-rand", progress);
+    let mut rw = s.timed(true, KIB4, &s.random(plan.ops, seed + 4), &mut b4)?;
+    let rw_mean = mean(&rw);
+    let (wp50, wp90, wp99) = percentiles(&mut rw);
+    let waccess = (wp50 - overhead).max(KIB4 as f64 / write_seq);
+    let (wiops_d, _) = s.at_depth(true, depth, plan.ops * 4, seed + 5)?;
+
+    step("flush", progress);
+    let mut fl = vec![];
+    for o in s.random(30, seed + 6) {
+        check_interrupt()?;
+        s.file.write_all_at(b4.get(KIB4), o).map_err(io(&s.path, "write"))?;
+        let t = Instant::now();
+        s.fdatasync()?;
+        fl.push(us(t));
+    }
+
+    step("fua", progress);
+    let dsync = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT | libc::O_DSYNC)
+        .open(&s.path)
+        .map_err(io(&s.path, "open O_DIRECT|O_DSYNC"))?;
+    let mut fua = vec![];
+    for o in s.random(30, seed + 7) {
+        check_interrupt()?;
+        let t = Instant::now();
+        dsync.write_all_at(b4.get(KIB4), o).map_err(io(&s.path, "O_DSYNC write"))?;
+        fua.push(us(t));
+    }
+
+    step("discard", progress);
+    let mut d_us = 0.0;
+    let mut d_bytes = 0u64;
+    let mut trim_ok = true;
+    for k in 0..4u64 {
+        check_interrupt()?;
+        let off = Offsets(seed + 8 + k).next(s.len - 4 * MIB as u64, MIB as u64);
+        match discard_once(s, fs_root, off, 4 * MIB as u64, &mut b1m)? {
+            Some((t, b)) => {
+                d_us += t;
+                d_bytes += b;
+            }
+            None => {
+                trim_ok = false;
+                break;
+            }
+        }
+    }
+    let discard = if trim_ok { d_us / (d_bytes as f64 / MIB as f64) } else { 0.0 };
+
+    f.extend([
+        ("read_seq_mb_s", read_seq),
+        ("cmd_overhead_us", overhead),
+        ("read_rand_iops", 1e6 / access),
+        ("service_cv", cv),
+        ("channels", channels),
+        ("write_seq_mb_s", write_seq),
+        ("write_rand_iops", 1e6 / waccess),
+        ("flush_overhead_us", median(fl)),
+        ("discard_us_per_mib", discard),
+        ("read_4k_seq_qd1_p50_us", r4),
+        ("read_1m_seq_qd1_p50_us", r1m),
+        ("read_4k_rand_qd1_mean_us", rr_mean),
+        ("read_4k_rand_qd1_p50_us", p50),
+        ("read_4k_rand_qd1_p90_us", p90),
+        ("read_4k_rand_qd1_p99_us", p99),
+        ("read_4k_rand_depth_iops", iops_d),
+        ("read_4k_rand_depth_p50_us", dp50),
+        ("read_4k_rand_depth_p99_us", dp99),
+        ("write_4k_seq_qd1_p50_us", w4),
+        ("write_1m_seq_qd1_p50_us", w1m),
+        ("write_4k_rand_qd1_mean_us", rw_mean),
+        ("write_4k_rand_qd1_p50_us", wp50),
+        ("write_4k_rand_qd1_p90_us", wp90),
+        ("write_4k_rand_qd1_p99_us", wp99),
+        ("write_4k_rand_depth_iops", wiops_d),
+        ("fua_write_4k_p50_us", median(fua)),
+    ]);
+    Ok((f, trim_ok))
+}
+
+/// How each figure was obtained (the `how` of its provenance entry).
+fn how(name: &str, depth: usize, ops: usize) -> (&'static str, String) {
+    let d = |s: &str| ("derived", s.to_owned());
+    let m = |s: String| ("measured", s);
+    match name {
+        "read_seq_mb_s" => d("(1 MiB - 4 KiB) / (median 1 MiB - median 4 KiB sequential O_DIRECT read, depth 1)"),
+        "cmd_overhead_us" => d("median 4 KiB sequential read - 4 KiB / read_seq_mb_s"),
+        "read_rand_iops" => d("1 / (median 4 KiB random read at depth 1 - cmd_overhead_us), the access at least 4 KiB / read_seq_mb_s"),
+        "service_cv" => d("the log-normal whose p90/p50 is that of the 4 KiB random reads at depth 1 (whole latency, not the access part alone), at most 3"),
+        "channels" => d("4 KiB random reads per second at depth x median latency at depth 1, rounded, 1..=64"),
+        "write_seq_mb_s" => d("(1 MiB - 4 KiB) / (median 1 MiB - median 4 KiB sequential O_DIRECT write, depth 1)"),
+        "write_rand_iops" => d("1 / (median 4 KiB random write at depth 1 - cmd_overhead_us), the access at least 4 KiB / write_seq_mb_s"),
+        "flush_overhead_us" => m("median fdatasync after a 4 KiB O_DIRECT write to an allocated file (a cache flush), 30 per repetition".into()),
+        "discard_us_per_mib" => m("FITRIM of the blocks of a 4 MiB hole just punched in the file, 4 per repetition, us per MiB trimmed".into()),
+        n if n.contains("depth") => m(format!("{} 4 KiB random O_DIRECT {}s from {depth} threads", ops * 4, if n.starts_with("read") { "read" } else { "write" })),
+        n if n.starts_with("fua") => m("4 KiB O_DIRECT|O_DSYNC writes (FUA, or write + flush), 30 per repetition".into()),
+        n if n.contains("rand") => m(format!("{ops} 4 KiB random O_DIRECT {}s, depth 1", if n.starts_with("read") { "read" } else { "write" })),
+        n if n.contains("_1m_") => m("64 sequential 1 MiB O_DIRECT accesses, depth 1".into()),
+        _ => m("256 sequential 4 KiB O_DIRECT accesses, depth 1".into()),
+    }
+}
+
+/// The median, min and max of one figure over the repetitions.
+fn over_reps(reps: &[Figures], i: usize) -> (f64, f64, f64) {
+    let mut v: Vec<f64> = reps.iter().map(|f| f[i].1).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    (quantile(&v, 0.5), v[0], v[v.len() - 1])
+}
+
+/// A date as RFC 3339 UTC (civil-from-days, H. Hinnant's algorithm; no date crate for one line).
+pub fn rfc3339(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// Runs the calibration (root: `FITRIM` and a fair measurement need it).
+pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Result<Calibration, BenchError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(BenchError::Step("calibration needs root (FITRIM, the device's queue in sysfs)".into()));
+    }
+    if plan.reps < 2 {
+        return Err(BenchError::Step("--reps must be at least 2 (the spread is the range of the repetitions)".into()));
+    }
+    if plan.file_bytes < 64 * MIB as u64 {
+        return Err(BenchError::Step("the scratch file must be at least 64 MiB".into()));
+    }
+    let root = Path::new("/");
+    let work = WorkDir(plan.dir.join(format!("forefront-calibrate-{}", std::process::id())));
+    std::fs::create_dir_all(&work.0).map_err(io(&work.0, "create"))?;
+    let queue = block::queue_dir_for_path(root, &work.0)?;
+    let disk = block::disk_name(&queue);
+    let (sched, _) = block::scheduler(&queue)?;
+    let (qd, qd_from) = block::queue_depth(&queue)?;
+    let capacity = block::capacity_bytes(&queue)?;
+    let depth = plan.depth.unwrap_or(qd as usize).clamp(1, MAX_DEPTH);
+
+    progress(CalProgress::Setup("writing the scratch file"));
+    let path = work.0.join("scratch.dat");
+    crate::fixture::write_file(&path, plan.file_bytes, 7)?;
+    check_interrupt()?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .map_err(io(&path, "open O_DIRECT"))?;
+    let s = Scratch { file, path: path.clone(), len: plan.file_bytes / MIB as u64 * MIB as u64 };
+    let fs_root = File::open(&work.0).map_err(io(&work.0, "open"))?;
+
+    progress(CalProgress::Start { total: plan.reps as usize * STEPS.len() });
+    let mut reps = vec![];
+    let mut trim_ok = true;
+    for rep in 0..plan.reps {
+        let (f, ok) = one_rep(&s, &fs_root, plan, depth, rep, progress)?;
+        trim_ok &= ok;
+        reps.push(f);
+    }
+
+    let (host, kernel) = procfs::uname(root)?;
+    let mut fields = std::collections::BTreeMap::new();
+    let value = |name: &str| -> f64 {
+        let i = reps[0].iter().position(|(n, _)| *n == name).expect("a known figure");
+        over_reps(&reps, i).0
+    };
+    for (i, (name, _)) in reps[0].iter().enumerate() {
+        let (med, lo, hi) = over_reps(&reps, i);
+        let (source, how) = if *name == "discard_us_per_mib" && !trim_ok {
+            ("assumed", "FITRIM is not supported here (no discard on this file system or device): 0".to_owned())
+        } else {
+            let (s, h) = how(name, depth, plan.ops);
+            (s, h.to_owned())
+        };
+        fields.insert(name.to_string(), Measured { source: source.into(), value: med, min: lo, max: hi, how });
+    }
+    let fixed = |v: f64, how: String| Measured { source: "measured".into(), value: v, min: v, max: v, how };
+    fields.insert("queue_depth".into(), fixed(qd as f64, format!("{}", qd_from.display())));
+    fields.insert(
+        "capacity_gib".into(),
+        fixed((capacity >> 30).max(1) as f64, format!("{}/size", queue.parent().unwrap_or(&queue).display())),
+    );
+    fields.insert(
+        "starvation_ms".into(),
+        Measured {
+            source: "assumed".into(),
+            value: 0.001,
+            min: 0.001,
+            max: 0.001,
+            how: "1 us: commands served in arrival order (no reads-before-writes class order in a host's disk)".into(),
+        },
+    );
+    fields.insert(
+        "write_buffer_kib".into(),
+        Measured {
+            source: "assumed".into(),
+            value: 0.0,
+            min: 0.0,
+            max: 0.0,
+            how: "0: the measured write completion times are the costs, whatever cache is behind them".into(),
+        },
+    );
+    let target = format!(
+        "{disk} ({sched}; write_cache {}, fua {}), file system of {}",
+        block::queue_attr(&queue, "write_cache").unwrap_or_else(|_| "?".into()),
+        block::queue_attr(&queue, "fua").unwrap_or_else(|_| "?".into()),
+        plan.dir.display()
+    );
+    let read_seq = value("read_seq_mb_s");
+    let write_seq = value("write_seq_mb_s");
+    let device = FlashParams {
+        name: plan.name.clone().unwrap_or_else(|| format!("{host}-{disk}")),
+        kind: FlashKind::Disk,
+        description: format!("{disk} on {host}, measured by forefront bench calibrate"),
+        queue_depth: (qd as usize).clamp(1, 256),
+        channels: value("channels") as usize,
+        read_seq_mb_s: read_seq,
+        read_rand_iops: value("read_rand_iops"),
+        write_seq_mb_s: write_seq,
+        write_rand_iops: value("write_rand_iops"),
+        bus_mb_s: read_seq.max(write_seq),
+        cmd_overhead_us: value("cmd_overhead_us"),
+        write_buffer_kib: 0,
+        flush_overhead_us: value("flush_overhead_us"),
+        discard_us_per_mib: if trim_ok { value("discard_us_per_mib") } else { 0.0 },
+        capacity_gib: (capacity >> 30).max(1),
+        starvation_ms: 0.001,
+        nv_buffer_kib: 0,
+        nv_buffer_mb_s: 0.0,
+        write_streams: 0,
+        service_cv: value("service_cv"),
+        ftl: None,
+        provenance: Some(DeviceProvenance {
+            tool: format!("forefront bench calibrate {}", env!("CARGO_PKG_VERSION")),
+            host,
+            kernel,
+            date: rfc3339(std::time::SystemTime::now()),
+            target: target.clone(),
+            reps: plan.reps,
+            fields,
+        }),
+    };
+    device.validate().map_err(|e| BenchError::Step(format!("the calibrated device is not valid: {e}")))?;
+    Ok(Calibration { device, target })
+}
+
+/// The figures of a calibration with their spread, as a table.
+pub fn table(c: &Calibration) -> String {
+    use std::fmt::Write;
+    let p = c.device.provenance.as_ref().expect("provenance");
+    let mut s = format!("{} on {} (kernel {}), {}, {} repetitions\n", p.target, p.host, p.kernel, p.date, p.reps);
+    let _ = writeln!(s, "{:<28} {:>12} {:>12} {:>12} {:>8}  source", "figure", "median", "min", "max", "spread");
+    for (name, m) in &p.fields {
+        let rel = if m.value != 0.0 { format!("{:.1}%", 100.0 * m.spread() / m.value.abs()) } else { "-".into() };
+        let _ = writeln!(s, "{name:<28} {:>12.3} {:>12.3} {:>12.3} {rel:>8}  {}", m.value, m.min, m.max, m.source);
+    }
+    s
+}
+
+/// Whether two calibrations agree within their own noise: for every figure measured in both,
+/// the medians differ by at most the larger of the two ranges of repetitions. Returns the
+/// figures that do not.
+pub fn disagreements(a: &FlashParams, b: &FlashParams) -> Vec<String> {
+    let (Some(pa), Some(pb)) = (&a.provenance, &b.provenance) else { return vec!["no provenance".into()] };
+    let mut out = vec![];
+    for (name, ma) in &pa.fields {
+        let Some(mb) = pb.fields.get(name) else {
+            out.push(format!("{name}: missing in the second"));
+            continue;
+        };
+        let allowed = ma.spread().max(mb.spread());
+        let diff = (ma.value - mb.value).abs();
+        if diff > allowed {
+            out.push(format!("{name}: {} vs {} differ by {diff:.3} > spread {allowed:.3}", ma.value, mb.value));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prov(fields: &[(&str, f64, f64, f64)]) -> FlashParams {
+        let mut d = forefront_model::flash::FlashParams {
+            provenance: Some(DeviceProvenance::default()),
+            ..serde_json::from_value(serde_json::json!({
+                "name": "t", "kind": "disk", "description": "", "queue_depth": 1, "channels": 1,
+                "read_seq_mb_s": 1.0, "read_rand_iops": 1.0, "write_seq_mb_s": 1.0, "write_rand_iops": 1.0,
+                "bus_mb_s": 1.0, "cmd_overhead_us": 0.0, "write_buffer_kib": 0, "flush_overhead_us": 0.0,
+                "discard_us_per_mib": 0.0, "capacity_gib": 1
+            }))
+            .unwrap()
+        };
+        let p = d.provenance.as_mut().unwrap();
+        for (n, v, lo, hi) in fields {
+            p.fields
+                .insert(n.to_string(), Measured { source: "measured".into(), value: *v, min: *lo, max: *hi, how: String::new() });
+        }
+        d
+    }
+
+    #[test]
+    fn disagreement_is_a_difference_beyond_either_runs_spread() {
+        let a = prov(&[("x", 10.0, 9.0, 11.0), ("y", 5.0, 5.0, 5.0)]);
+        let b = prov(&[("x", 11.5, 11.0, 12.0), ("y", 5.0, 5.0, 5.0)]);
+        assert!(disagreements(&a, &b).is_empty(), "1.5 <= a's range 2");
+        let c = prov(&[("x", 12.5, 12.0, 13.0), ("y", 5.1, 5.0, 5.2)]);
+        let d = disagreements(&a, &c);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].starts_with("x: 10 vs 12.5"), "{d:?}");
+        assert_eq!(disagreements(&a, &prov(&[("x", 10.0, 9.0, 11.0)])), ["y: missing in the second"]);
+    }
+
+    #[test]
+    fn dates_are_rfc3339_utc() {
+        use std::time::{Duration, UNIX_EPOCH};
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_651_200 + 3_723)), "2026-11-26T01:02:03Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn random_offsets_stay_inside_and_aligned() {
+        let mut r = Offsets(12345);
+        for _ in 0..1000 {
+            let o = r.next(64 << 20, 4096);
+            assert!(o < 64 << 20 && o % 4096 == 0);
+        }
+    }
+}

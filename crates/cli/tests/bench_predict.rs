@@ -1,0 +1,64 @@
+//! `forefront bench predict`: a saved bench report (made up here, in the bench's JSON
+//! contract) predicted on a built-in device with this machine's settings. Skips where the
+//! machine has no block device with a `queue/` in sysfs.
+
+use std::process::Command;
+
+fn a_disk() -> Option<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir("/sys/block").ok()?.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+        .into_iter()
+        .find(|n| std::path::Path::new(&format!("/sys/block/{n}/queue/read_ahead_kb")).exists() && !n.starts_with("zram"))
+}
+
+#[test]
+fn predict_prints_measured_beside_predicted_and_says_what_it_cannot() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED predict_prints_measured_beside_predicted_and_says_what_it_cannot: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = t.path().join("run.json");
+    let mode = |ms: [f64; 3], bg: Option<f64>| serde_json::json!({ "median_ms": ms[1], "samples_ms": ms, "bg_window_mb_s": bg });
+    let report = serde_json::json!({
+        "fg": "launch", "bg": "update", "runs": 3, "device": disk, "scheduler": "mq-deadline",
+        "app": { "code_files": 8, "code_bytes": 8 << 20, "db_rows": 500, "row_bytes": 4096 },
+        "bg_procs": 2, "bg_file_bytes": 64 << 20, "ramp_ms": 500,
+        "modes": {
+            "alone": mode([40.0, 50.0, 60.0], None),
+            "baseline": mode([400.0, 500.0, 600.0], Some(100.0)),
+            "ionice-idle": mode([100.0, 120.0, 130.0], Some(90.0)),
+        }
+    });
+    std::fs::write(&saved, serde_json::to_string(&report).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .args(["--device", "galaxy-s6-ufs", "--launches", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+    let row = |m: &str| text.lines().find(|l| l.starts_with(m)).unwrap_or_else(|| panic!("no {m} row:\n{text}")).to_owned();
+    // Measured medians as given; predicted ones are numbers for the modes the simulator has.
+    let base_row = row("baseline");
+    let base: Vec<&str> = base_row.split_whitespace().collect();
+    assert_eq!(base[1], "500.0", "{text}");
+    assert!(base[2].parse::<f64>().is_ok_and(|v| v > 0.0), "{text}");
+    assert!(row("alone").split_whitespace().nth(2).unwrap().parse::<f64>().is_ok(), "{text}");
+    assert!(text.contains("ionice-idle: not yet in the simulator"), "{text}");
+
+    // A file that is not a bench report says which field is missing.
+    std::fs::write(&saved, "{\"fg\": \"launch\"}").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .args(["--device", "galaxy-s6-ufs"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no `bg`") && err.contains("run.json"), "{err}");
+}

@@ -1,0 +1,176 @@
+//! The simulator as this machine's twin: `forefront bench`'s workload
+//! ([`forefront_workload::bench`]) run on a calibrated device (`forefront bench calibrate`) in
+//! the bench's modes, for `bench run --predict` and `bench predict` (docs/twin.md).
+//!
+//! | bench mode | simulator |
+//! |---|---|
+//! | `alone` | no background, the disk's stock scheduler (the bench report's; mq-deadline is the simulator's `deadline`), policy `android` with stock Linux's equal weights |
+//! | `baseline` | the background workers, the same setup |
+//! | `bfq` | scheduler `bfq` — where the simulator has one (issue 29's BFQ model) |
+//! | `agent` | policy `agent` — where the simulator has one (issue 29's agent policy) |
+//! | `ionice-idle` | not expressed: the background's idle I/O class needs BFQ's idle class |
+//!
+//! A mode the simulator cannot run yet comes back as [`Predicted::Unavailable`] with the
+//! reason, never as a number.
+
+use forefront_model::flash::FlashParams;
+use forefront_policy::Policy;
+use forefront_workload::bench::{BenchWorkload, Host, SimSetup};
+
+use crate::RunConfig;
+
+/// One mode's prediction.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Predicted {
+    Ran {
+        fg_p50_ms: f64,
+        fg_p90_ms: f64,
+        /// Background `read`/`write` bytes per second over the run (MB/s), the simulator's
+        /// `bg_mb_per_s`: the whole run is ramps and launches, as the bench's window figure.
+        bg_mb_s: Option<f64>,
+        fg_samples_ms: Vec<f64>,
+        policy: String,
+        scheduler: String,
+    },
+    Unavailable {
+        reason: String,
+    },
+}
+
+/// The simulator's name of a kernel I/O scheduler (`queue/scheduler`): mq-deadline is
+/// `deadline`, none is `noop`; `bfq` and `kyber` keep theirs.
+pub fn sim_scheduler(kernel: &str) -> &str {
+    match kernel {
+        "mq-deadline" | "deadline" => "deadline",
+        "none" | "noop" => "noop",
+        k => k,
+    }
+}
+
+/// How the simulator expresses bench mode `mode` on a disk whose stock scheduler is `stock`
+/// (the simulator's name): (scheduler, background, policy), or why not.
+pub fn setup_of<'a>(mode: &str, stock: &'a str) -> Result<(&'a str, bool, &'static str), String> {
+    match mode {
+        "alone" => Ok((stock, false, "android")),
+        "baseline" => Ok((stock, true, "android")),
+        "bfq" => Ok(("bfq", true, "android")),
+        "agent" => Ok((stock, true, "agent")),
+        "ionice-idle" => {
+            Err("not yet in the simulator: the background's idle I/O class (BFQ's idle class on the tasks of a scenario)".into())
+        }
+        m => Err(format!("unknown bench mode `{m}`")),
+    }
+}
+
+/// Runs the bench's workload in bench mode `mode` on `device`, the disk's stock scheduler
+/// being `stock` (the kernel's name, from the bench report): `launches` launches, one seed.
+pub fn predict(
+    w: &BenchWorkload,
+    host: &Host,
+    device: &FlashParams,
+    stock: &str,
+    mode: &str,
+    launches: u32,
+    seed: u64,
+) -> Predicted {
+    let unavailable = |reason: String| Predicted::Unavailable { reason };
+    let (scheduler, background, policy) = match setup_of(mode, sim_scheduler(stock)) {
+        Ok(s) => s,
+        Err(r) => return unavailable(r),
+    };
+    let setup = SimSetup { scheduler: scheduler.into(), background, launches };
+    let scenario = match w.scenario(&device.name, host, &setup) {
+        Ok(s) => s,
+        // The scenario format refuses a scheduler kind it does not know: the model is absent.
+        Err(e) if e.contains("unknown variant") => {
+            return unavailable(format!("not yet in the simulator: I/O scheduler `{scheduler}` ({})", first_line(&e)))
+        }
+        Err(e) => return unavailable(e),
+    };
+    let policy = match Policy::by_name(policy) {
+        Ok(p) => p,
+        Err(e) => return unavailable(format!("not yet in the simulator: policy `{policy}` ({e})")),
+    };
+    let cfg = RunConfig { bg_apps: scenario.bg_apps, scenario, device: device.clone(), policy, seed };
+    match crate::try_run(&cfg) {
+        Ok(r) => Predicted::Ran {
+            fg_p50_ms: r.metrics.fg_p50_ms,
+            fg_p90_ms: r.metrics.fg_p90_ms,
+            bg_mb_s: (cfg.bg_apps > 0).then_some(r.metrics.bg_mb_per_s),
+            fg_samples_ms: r.metrics.fg_samples_ms,
+            policy: r.policy,
+            scheduler: r.scheduler,
+        },
+        Err(e) => unavailable(format!("the simulation failed: {e}")),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forefront_workload::bench::{AppSpec, Bg, Fg};
+
+    fn small(bg: Bg) -> BenchWorkload {
+        BenchWorkload {
+            fg: Fg::Launch,
+            bg,
+            bg_procs: 2,
+            bg_file_bytes: 64 << 20,
+            ramp_ms: 500,
+            app: AppSpec { code_files: 8, code_bytes: 8 << 20, db_rows: 500, row_bytes: 4096 },
+        }
+    }
+
+    #[test]
+    fn background_slows_the_launch_and_is_measured() {
+        let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
+        let host = Host::default();
+        let Predicted::Ran { fg_p50_ms: alone, bg_mb_s: None, .. } =
+            predict(&small(Bg::Update), &host, &dev, "mq-deadline", "alone", 3, 1)
+        else {
+            panic!("alone runs, with no background")
+        };
+        let Predicted::Ran { fg_p50_ms: base, bg_mb_s: Some(bg), fg_samples_ms, .. } =
+            predict(&small(Bg::Update), &host, &dev, "mq-deadline", "baseline", 3, 1)
+        else {
+            panic!("baseline runs")
+        };
+        assert_eq!(fg_samples_ms.len(), 3);
+        assert!(alone > 0.0 && base > alone, "alone {alone} ms, baseline {base} ms");
+        assert!(bg > 1.0, "{bg} MB/s");
+        // Uploads read their files from the device on every pass (each pass ends by dropping
+        // the worker's pages): no more than the device's sequential read rate.
+        let Predicted::Ran { bg_mb_s: Some(up), .. } = predict(&small(Bg::Upload), &host, &dev, "mq-deadline", "baseline", 3, 1)
+        else {
+            panic!("upload runs")
+        };
+        assert!(
+            up > 0.3 * dev.read_seq_mb_s && up <= dev.read_seq_mb_s * 1.01,
+            "{up} MB/s on a {} MB/s device",
+            dev.read_seq_mb_s
+        );
+    }
+
+    #[test]
+    fn modes_the_simulator_lacks_say_so() {
+        let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
+        match predict(&small(Bg::Update), &Host::default(), &dev, "mq-deadline", "ionice-idle", 1, 1) {
+            Predicted::Unavailable { reason } => assert!(reason.starts_with("not yet in the simulator"), "{reason}"),
+            p => panic!("{p:?}"),
+        }
+        assert_eq!(sim_scheduler("mq-deadline"), "deadline");
+        assert_eq!(sim_scheduler("none"), "noop");
+        // bfq and agent: a number where the model exists, the reason where it does not.
+        for mode in ["bfq", "agent"] {
+            match predict(&small(Bg::Update), &Host::default(), &dev, "mq-deadline", mode, 1, 1) {
+                Predicted::Unavailable { reason } => assert!(reason.starts_with("not yet in the simulator"), "{mode}: {reason}"),
+                Predicted::Ran { fg_p50_ms, .. } => assert!(fg_p50_ms > 0.0),
+            }
+        }
+    }
+}

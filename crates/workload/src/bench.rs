@@ -1,0 +1,370 @@
+//! `forefront bench`'s workload, defined once: the foreground app it launches and the
+//! background workers it runs. The benchmark (`forefront_bench::fixture`, `::ops`, `::runner`)
+//! builds real files and processes from these definitions; [`BenchWorkload::scenario`] builds
+//! the simulator scenario of the same workload, for `bench run --predict` and `bench predict`
+//! (docs/twin.md).
+//!
+//! What the scenario keeps and what it cannot:
+//! - the app's code and resource files ([`code_file_sizes`]) read whole in
+//!   [`LAUNCH_READ_BUF`]-sized `read()` calls, file by file in name order, as
+//!   `forefront_bench::ops::launch` does; its SQLite database's first queries as the page
+//!   reads they cause ([`db_page_reads`]: the index pages of `count(*)` and the range query,
+//!   then a B-tree leaf and an overflow page per point read), spread over the database file;
+//! - the background workers' sizes and calls: `update` overwrites its file in
+//!   [`BG_CHUNK`] writes with an `fdatasync` every [`UPDATE_FSYNC_EVERY`], wrapping around;
+//!   `copy` the same without `fdatasync`; `upload` reads its file in [`BG_CHUNK`] reads and
+//!   drops it from the page cache (the scenario drops a whole pass at its end, the bench each
+//!   chunk after reading it: with a page cache larger than the file the difference is only
+//!   which pages are cached while the pass runs, and none of them is read again in it);
+//!   `mixed` deals `update` to the even workers and `upload` to the odd ones;
+//! - what is not the bench's: the CPU time of SQLite and of the `read()` calls' copies is an
+//!   assumption ([`LAUNCH_COMPUTE_MS`]); the bench restarts its workers and drops every cache
+//!   before each sample, the scenario keeps its workers running and drops only the app's
+//!   pages before each launch.
+
+use std::fmt::Write;
+
+/// Sizes of the app. The defaults make a mid-sized mobile app: 40 MiB of code and resources in
+/// 32 files, a 16 MiB SQLite database of 4 000 rows.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AppSpec {
+    pub code_files: usize,
+    pub code_bytes: u64,
+    pub db_rows: usize,
+    pub row_bytes: usize,
+}
+
+impl Default for AppSpec {
+    fn default() -> Self {
+        AppSpec { code_files: 32, code_bytes: 40 << 20, db_rows: 4000, row_bytes: 4096 }
+    }
+}
+
+/// The launch's `read()` buffer (bytes).
+pub const LAUNCH_READ_BUF: u64 = 128 << 10;
+/// The launch's point reads of whole rows (`SELECT body FROM items WHERE id = ?`).
+pub const LAUNCH_POINT_READS: u32 = 100;
+/// Rows the launch's range query lists (`… WHERE name >= 'item-1' … LIMIT 200`).
+pub const LAUNCH_RANGE_ROWS: u32 = 200;
+/// Assumption: CPU time of the launch's SQLite work and its `read()` copies on this class of
+/// machine (ms at speed 1.0); not measured by the bench, not fitted to its result.
+pub const LAUNCH_COMPUTE_MS: f64 = 10.0;
+/// The background workers' call size.
+pub const BG_CHUNK: u64 = 1 << 20;
+/// `update`'s `fdatasync` period.
+pub const UPDATE_FSYNC_EVERY: u64 = 32 << 20;
+
+/// The size of each code or resource file and its name: a few large libraries, many small
+/// resources, the sizes summing to about `code_bytes` (each at least 4 KiB).
+pub fn code_file_sizes(spec: &AppSpec) -> Vec<(String, u64)> {
+    let n = spec.code_files.max(1) as u64;
+    let weights: Vec<u64> = (0..n).map(|i| 1 + (i % 8) * (i % 8)).collect();
+    let total: u64 = weights.iter().sum();
+    weights
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let ext = if i % 3 == 0 { "so" } else { "res" };
+            (format!("part{i:03}.{ext}"), (spec.code_bytes * w / total).max(4096))
+        })
+        .collect()
+}
+
+/// The database file's size: each row's body beyond what fits in a 4 KiB page goes to an
+/// overflow page, so a row of `row_bytes` ≥ 4 KiB takes a leaf share and one overflow page per
+/// 4 KiB (SQLite's default page size), plus the name index (about 1/16 of a page per row).
+pub fn db_bytes(spec: &AppSpec) -> u64 {
+    let pages_per_row = (spec.row_bytes as u64).div_ceil(4096) + 1;
+    let rows = spec.db_rows as u64;
+    ((rows * pages_per_row + rows / 16 + 2) * 4096).max(64 << 10)
+}
+
+/// Page reads of the launch's queries: `count(*)` and the range query walk the name index
+/// (about one page per 64 entries), each point read a leaf and its overflow pages.
+pub fn db_page_reads(spec: &AppSpec) -> u32 {
+    let index = (spec.db_rows as u32).div_ceil(64);
+    let per_row = (spec.row_bytes as u32).div_ceil(4096) + 1;
+    index + LAUNCH_RANGE_ROWS.div_ceil(64) + LAUNCH_POINT_READS * per_row
+}
+
+/// The foreground operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fg {
+    Launch,
+    Switch,
+}
+
+/// The background workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bg {
+    Update,
+    /// Writes with no fsync: write-back is the flusher's.
+    Copy,
+    Upload,
+    /// Half the background processes update (write), half upload (read): the S suite's
+    /// mixed readers + writers cell.
+    Mixed,
+    None,
+}
+
+/// One background worker's job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Worker {
+    Update,
+    Copy,
+    Upload,
+}
+
+impl Worker {
+    pub fn name(self) -> &'static str {
+        match self {
+            Worker::Update => "update",
+            Worker::Copy => "copy",
+            Worker::Upload => "upload",
+        }
+    }
+}
+
+impl Bg {
+    /// The job of worker `i` (`None` for [`Bg::None`]).
+    pub fn worker(self, i: usize) -> Option<Worker> {
+        match self {
+            Bg::Update => Some(Worker::Update),
+            Bg::Copy => Some(Worker::Copy),
+            Bg::Upload => Some(Worker::Upload),
+            Bg::Mixed if i % 2 == 0 => Some(Worker::Update),
+            Bg::Mixed => Some(Worker::Upload),
+            Bg::None => None,
+        }
+    }
+}
+
+/// This machine's kernel settings the scenario takes (from sysfs and /proc, by the caller).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Host {
+    /// CPUs (each at speed 1.0).
+    pub cpus: usize,
+    pub page_cache_mib: u64,
+    pub read_ahead_kib: u64,
+    pub nr_requests: usize,
+    pub max_request_kib: u64,
+    pub dirty_background_ratio: f64,
+    pub dirty_ratio: f64,
+    pub dirty_expire_s: f64,
+    pub writeback_interval_s: f64,
+}
+
+impl Default for Host {
+    /// Kernel defaults on a 2-CPU machine with 16 GiB of page cache.
+    fn default() -> Self {
+        Host {
+            cpus: 2,
+            page_cache_mib: 16 << 10,
+            read_ahead_kib: 128,
+            nr_requests: 256,
+            max_request_kib: 1280,
+            dirty_background_ratio: 10.0,
+            dirty_ratio: 20.0,
+            dirty_expire_s: 30.0,
+            writeback_interval_s: 5.0,
+        }
+    }
+}
+
+/// The bench's workload: what `bench run` measured (its report holds every field).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchWorkload {
+    pub fg: Fg,
+    pub bg: Bg,
+    pub bg_procs: usize,
+    pub bg_file_bytes: u64,
+    /// Time the background runs before each foreground operation starts.
+    pub ramp_ms: u64,
+    pub app: AppSpec,
+}
+
+/// How the simulated machine is set up: the I/O scheduler (`deadline`, this kernel's
+/// mq-deadline; or `bfq`, which the simulator models only where its `bfq` scheduler exists) and
+/// whether the background runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimSetup {
+    pub scheduler: String,
+    pub background: bool,
+    pub launches: u32,
+}
+
+impl BenchWorkload {
+    /// The scenario's TOML (the simulator's own format, so what it runs can be read and rerun
+    /// with `forefront sim run FILE --device DEV`).
+    pub fn scenario_toml(&self, device: &str, host: &Host, setup: &SimSetup) -> Result<String, String> {
+        if self.fg != Fg::Launch {
+            return Err(
+                "only `--fg launch` has a simulator scenario so far (switch's SQLite WAL writes are not expressed yet)".into()
+            );
+        }
+        let mut s = String::new();
+        let w = &mut s;
+        let launches = setup.launches.max(1);
+        let ramp = self.ramp_ms as f64;
+        // Generous: the run ends when the launches are done.
+        let duration = launches as f64 * (ramp / 1000.0 + 60.0) + 10.0;
+        let bg_apps = if setup.background && self.bg != Bg::None { self.bg_procs } else { 0 };
+        let _ =
+            writeln!(w, "# Generated by forefront (crates/workload/src/bench.rs): `forefront bench`'s workload as a scenario.");
+        let _ = writeln!(w, "name = \"bench-launch-{}\"", bg_name(self.bg));
+        let _ = writeln!(w, "description = \"forefront bench: launch under {} ({} workers)\"", bg_name(self.bg), self.bg_procs);
+        let _ = writeln!(w, "headline = \"launch\"\ndevice = {device:?}\nduration_s = {duration:.1}\nbg_apps = {bg_apps}");
+        let _ = writeln!(w, "\n[phone]");
+        let _ = writeln!(w, "page_cache_mib = {}", host.page_cache_mib);
+        // Stock Linux: no foreground/background groups, every task at the same weight.
+        let _ = writeln!(w, "fg_cpu_shares = 1024\nbg_cpu_shares = 1024\nbg_cores = []");
+        let _ = writeln!(w, "blkio_root_weight = 1000\nblkio_bg_weight = 1000");
+        let _ = writeln!(
+            w,
+            "dirty_background_ratio = {:?}\ndirty_ratio = {:?}\ndirty_expire_s = {:?}\nwriteback_interval_s = {:?}",
+            host.dirty_background_ratio, host.dirty_ratio, host.dirty_expire_s, host.writeback_interval_s
+        );
+        let _ = writeln!(
+            w,
+            "read_ahead_kib = {}\nnr_requests = {}\nmax_request_kib = {}",
+            host.read_ahead_kib, host.nr_requests, host.max_request_kib
+        );
+        let cores = vec!["1.0"; host.cpus.max(1)].join(", ");
+        let _ = writeln!(w, "\n[phone.cpu]\ncores = [{cores}]");
+        let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
+        let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");
+
+        for (name, size) in code_file_sizes(&self.app) {
+            let _ = writeln!(w, "\n[[file]]\npath = \"/app/code/{name}\"\nsize = {size}\nowner = \"app\"");
+        }
+        let db = db_bytes(&self.app);
+        let _ = writeln!(w, "\n[[file]]\npath = \"/app/data/app.db\"\nsize = {db}\nowner = \"app\"");
+
+        let _ = writeln!(w, "\n[[app]]\nname = \"shell\"\nrole = \"system\"\n[[app.thread]]\nname = \"main\"\nops = [{{ op = \"sleep\", ms = 1.0 }}]");
+        let _ = writeln!(w, "\n[[app]]\nname = \"app\"\nrole = \"fg\"\n[[app.thread]]\nname = \"main\"\nops = [");
+        let _ = writeln!(w, "  {{ op = \"repeat\", times = {launches}, ops = [");
+        let _ = writeln!(w, "    {{ op = \"sleep\", ms = {:?} }},", ramp.max(100.0));
+        let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\" }},");
+        let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
+        let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"launch\" }},");
+        for (name, size) in code_file_sizes(&self.app) {
+            let _ = writeln!(w, "    {{ op = \"read\", path = \"/app/code/{name}\", len = {size}, chunk = {LAUNCH_READ_BUF} }},");
+        }
+        let _ = writeln!(
+            w,
+            "    {{ op = \"read_random\", path = \"/app/data/app.db\", span = {db}, count = {}, size = 4096 }},",
+            db_page_reads(&self.app)
+        );
+        let _ = writeln!(w, "    {{ op = \"compute\", ms = {LAUNCH_COMPUTE_MS:?} }},");
+        let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"launch\" }},");
+        let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
+        let _ = writeln!(w, "  ] }},\n]");
+
+        // One background template per worker kind, in the order instances are dealt: `mixed`
+        // alternates update, upload as the bench's workers do.
+        let kinds: Vec<Worker> = match self.bg {
+            Bg::None => vec![],
+            Bg::Mixed => vec![Worker::Update, Worker::Upload],
+            b => vec![b.worker(0).expect("a worker")],
+        };
+        for k in kinds {
+            let n = k.name();
+            let _ = writeln!(w, "\n[[file]]\npath = \"/bg/{n}{{i}}.dat\"\nsize = {}\nowner = \"{n}\"", self.bg_file_bytes);
+            let _ = writeln!(w, "\n[[app]]\nname = \"{n}\"\nrole = \"bg\"\n[[app.thread]]\nname = \"{n}\"\nops = [");
+            let _ = writeln!(w, "  {{ op = \"repeat\", times = 0, ops = [");
+            let f = format!("/bg/{n}{{i}}.dat");
+            match k {
+                Worker::Upload => {
+                    let _ =
+                        writeln!(w, "    {{ op = \"read\", path = \"{f}\", len = {}, chunk = {BG_CHUNK} }},", self.bg_file_bytes);
+                    let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{n}{{i}}\" }},");
+                }
+                Worker::Update | Worker::Copy => {
+                    let step = UPDATE_FSYNC_EVERY.min(self.bg_file_bytes.max(BG_CHUNK));
+                    let mut off = 0;
+                    while off < self.bg_file_bytes {
+                        let len = step.min(self.bg_file_bytes - off);
+                        let _ = writeln!(
+                            w,
+                            "    {{ op = \"write\", path = \"{f}\", offset = {off}, len = {len}, chunk = {BG_CHUNK} }},"
+                        );
+                        if k == Worker::Update && len == step {
+                            let _ = writeln!(w, "    {{ op = \"fdatasync\", path = \"{f}\" }},");
+                        }
+                        off += len;
+                    }
+                }
+            }
+            let _ = writeln!(w, "  ] }},\n]");
+        }
+        Ok(s)
+    }
+
+    /// The scenario itself (parsed and checked like a scenario file).
+    pub fn scenario(&self, device: &str, host: &Host, setup: &SimSetup) -> Result<crate::Scenario, String> {
+        let text = self.scenario_toml(device, host, setup)?;
+        crate::Scenario::parse("<bench workload>", &text).map_err(|e| e.to_string())
+    }
+}
+
+fn bg_name(bg: Bg) -> &'static str {
+    match bg {
+        Bg::Update => "update",
+        Bg::Copy => "copy",
+        Bg::Upload => "upload",
+        Bg::Mixed => "mixed",
+        Bg::None => "none",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(bg: Bg) -> BenchWorkload {
+        BenchWorkload { fg: Fg::Launch, bg, bg_procs: 2, bg_file_bytes: 64 << 20, ramp_ms: 1500, app: AppSpec::default() }
+    }
+
+    #[test]
+    fn code_files_sum_to_the_app_size() {
+        let sizes = code_file_sizes(&AppSpec::default());
+        assert_eq!(sizes.len(), 32);
+        let total: u64 = sizes.iter().map(|s| s.1).sum();
+        assert!((total as f64 / (40u64 << 20) as f64 - 1.0).abs() < 0.01, "{total}");
+        assert_eq!(sizes[0].0, "part000.so");
+    }
+
+    #[test]
+    fn every_background_builds_a_valid_scenario() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
+        for bg in [Bg::Update, Bg::Copy, Bg::Upload, Bg::Mixed, Bg::None] {
+            let s = w(bg).scenario("galaxy-s6-ufs", &Host::default(), &setup).unwrap_or_else(|e| panic!("{bg:?}: {e}"));
+            assert_eq!(s.bg_apps, if bg == Bg::None { 0 } else { 2 });
+            assert_eq!(s.headline, "launch");
+        }
+        let text = w(Bg::Update).scenario_toml("x", &Host::default(), &setup).unwrap();
+        // 64 MiB in 32 MiB steps: two writes, each followed by its fdatasync.
+        assert_eq!(text.matches("op = \"fdatasync\"").count(), 2, "{text}");
+        let mixed = w(Bg::Mixed).scenario("x", &Host::default(), &setup).unwrap();
+        let names: Vec<_> = mixed.apps.iter().filter(|a| a.role == crate::Role::Bg).map(|a| a.threads[0].name.clone()).collect();
+        assert_eq!(names, ["update", "upload"]);
+        let alone = w(Bg::Update).scenario("x", &Host::default(), &SimSetup { background: false, ..setup.clone() }).unwrap();
+        assert_eq!(alone.bg_apps, 0);
+    }
+
+    #[test]
+    fn switch_is_refused_with_a_reason() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1 };
+        let e = BenchWorkload { fg: Fg::Switch, ..w(Bg::Update) }.scenario_toml("x", &Host::default(), &setup).unwrap_err();
+        assert!(e.contains("only `--fg launch`"), "{e}");
+    }
+
+    #[test]
+    fn mixed_deals_update_to_even_workers() {
+        assert_eq!(Bg::Mixed.worker(0), Some(Worker::Update));
+        assert_eq!(Bg::Mixed.worker(1), Some(Worker::Upload));
+        assert_eq!(Bg::None.worker(0), None);
+    }
+}
