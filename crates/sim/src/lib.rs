@@ -258,7 +258,7 @@ pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option
             l.full
         ));
     }
-    let net_share = out.bg_net_wait_ns as f64 / (out.bg_threads as f64 * out.sim_end.ns() as f64).max(1.0);
+    let net_share = out.bg_net_wait_ns as f64 / (out.bg_net_threads as f64 * out.sim_end.ns() as f64).max(1.0);
     // Starved background: mostly waiting for the shared link, and doing no more I/O than what
     // trickles in through it (e.g. `--bg-apps 50` downloads on one 10 MB/s link).
     let bg_io_mb_s = (out.bg_read + out.bg_written) as f64 / 1e6 / sim_s;

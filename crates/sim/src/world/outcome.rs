@@ -46,8 +46,10 @@ pub struct Outcome {
     pub fg_evicted_while_bg_clean: u64,
     /// Interactivity figures, when the scenario has input events.
     pub ui: Option<UiOutcome>,
-    /// Background apps' threads: how many, and their time blocked on the network (ns).
-    pub bg_threads: u64,
+    /// Background apps' threads that used the network: how many, and their time blocked on it
+    /// (ns). Threads that never touch the link (an update's compiler threads) are left out, so
+    /// a starved download shows as starved however many threads wait behind it.
+    pub bg_net_threads: u64,
     pub bg_net_wait_ns: u64,
     /// Per virtual phone (Cells), in creation order: fg, busy, idle.
     pub cells: Vec<CellOutcome>,
@@ -79,7 +81,9 @@ impl World {
         let ui = self.ui_outcome();
         let cells = self.cell_outcomes();
         let bg: Vec<&Task> = self.tasks.iter().filter(|t| self.role_now(t.app) == Role::Bg).collect();
-        let (bg_threads, bg_net_wait_ns) = (bg.len() as u64, bg.iter().map(|t| t.acc[Cat::Net as usize]).sum());
+        let net = |t: &&Task| t.acc[Cat::Net as usize];
+        let bg_net_threads = bg.iter().filter(|t| net(t) > 0).count() as u64;
+        let bg_net_wait_ns = bg.iter().map(net).sum();
         let mut inv = self.inv.clone();
         inv.requests_in_flight = self.reqs.live() as u64;
         inv.bytes_in_flight = self.reqs.iter().map(|r| r.bytes()).sum();
@@ -115,7 +119,7 @@ impl World {
             fg_pages_evicted: self.pc.evicted_fg,
             fg_evicted_while_bg_clean: self.pc.evicted_fg_while_bg_clean,
             ui,
-            bg_threads,
+            bg_net_threads,
             bg_net_wait_ns,
             cells,
             fg_threads_unfinished: if self.fg_done_at.is_some() { 0 } else { self.fg_tasks_left as u64 },
