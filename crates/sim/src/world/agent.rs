@@ -16,7 +16,7 @@
 //! | knob | the daemon | here |
 //! |---|---|---|
 //! | group | `fg`/`bg` groups in each hierarchy | the CPU and blkio groups `FG_GROUP`/`BG_GROUP` (interactive and unmanaged tasks keep stock Android's placement) |
-//! | I/O weight | `blkio.bfq.weight` / `io.bfq.weight` of the groups | the blkio weights of the block layer's groups, honoured by the scenario's scheduler where it has groups (CFQ; BFQ when the model exists) |
+//! | I/O weight | `blkio.bfq.weight` / `io.bfq.weight` of the groups | the blkio weights of the block layer's groups, honoured by the scenario's scheduler where it has groups (CFQ and BFQ, whose models both take the blkio groups' weights) |
 //! | idle I/O class | `ioprio_set(IOPRIO_CLASS_IDLE)` per thread | `ioprio_class = 3` on the requests the task submits (CFQ honours it; noop/deadline ignore it, as their kernel versions do) |
 //! | CPU weight, `cpu.idle` | `cpu.shares`/`cpu.weight`, `cpu.idle` | the CPU groups' weights; `cpu.idle` as the weight the kernel gives an idle group (3, `WEIGHT_IDLEPRIO`) |
 //! | pause | freezer of the `bg` group, bounded by [`PauseGate`] | a frozen task stops at its next op (its current op runs to its end) and is woken at the thaw |
