@@ -242,11 +242,7 @@ fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
         depth: a.depth.map(|d| d as usize),
         name: a.name.clone(),
     };
-    let tty = std::io::stderr().is_terminal();
-    let bar = indicatif::ProgressBar::hidden();
-    if tty {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    }
+    let (tty, bar) = progress_bar();
     let result = calibrate::calibrate(&plan, &mut |p| match p {
         CalProgress::Setup(what) => {
             if tty {
@@ -256,8 +252,7 @@ fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
             }
         }
         CalProgress::Start { total } => {
-            bar.set_length(total as u64);
-            bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+            start_bar(&bar, total);
         }
         CalProgress::Step { rep, step } => {
             bar.inc(1);
@@ -377,11 +372,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             Some(p) => agent_extra(p)?,
         },
     };
-    let tty = std::io::stderr().is_terminal();
-    let bar = indicatif::ProgressBar::hidden();
-    if tty {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-    }
+    let (tty, bar) = progress_bar();
     let result = runner::run(&plan, &mut |p| match p {
         Progress::Setup(what) => {
             if tty {
@@ -391,8 +382,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Progress::Start { total } => {
-            bar.set_length(total as u64);
-            bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
+            start_bar(&bar, total);
         }
         Progress::Sample { mode, rep, warmup, sample } => {
             bar.inc(1);
@@ -595,4 +585,21 @@ fn agent_extra(path: &std::path::Path) -> anyhow::Result<String> {
         );
     }
     Ok(text)
+}
+
+/// The progress bar of `bench run` and `bench calibrate`: drawn on a terminal, hidden otherwise
+/// (then the callers print one line per step). Returns whether stderr is a terminal.
+fn progress_bar() -> (bool, indicatif::ProgressBar) {
+    let tty = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::hidden();
+    if tty {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    }
+    (tty, bar)
+}
+
+/// Sets the bar's length once the number of steps is known.
+fn start_bar(bar: &indicatif::ProgressBar, total: usize) {
+    bar.set_length(total as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("valid template"));
 }

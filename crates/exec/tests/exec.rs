@@ -8,18 +8,24 @@ use std::process::Command;
 
 const EXE: &str = env!("CARGO_BIN_EXE_forefront-exec");
 
+/// A stand-in agent on `sock`: takes one connection, reads one request line, answers `reply`
+/// and returns the parsed request.
+fn stand_in_agent(sock: &std::path::Path, reply: &'static str) -> std::thread::JoinHandle<forefront_proto::Request> {
+    let l = UnixListener::bind(sock).unwrap();
+    std::thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&c).read_line(&mut line).unwrap();
+        (&c).write_all(format!("{reply}\n").as_bytes()).unwrap();
+        forefront_proto::parse(line.as_bytes()).unwrap()
+    })
+}
+
 #[test]
 fn names_its_own_pid_then_execs_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("agent.sock");
-    let l = UnixListener::bind(&sock).unwrap();
-    let agent = std::thread::spawn(move || {
-        let (c, _) = l.accept().unwrap();
-        let mut line = String::new();
-        BufReader::new(&c).read_line(&mut line).unwrap();
-        (&c).write_all(b"{\"ok\":true,\"message\":\"foreground\"}\n").unwrap();
-        forefront_proto::parse(line.as_bytes()).unwrap()
-    });
+    let agent = stand_in_agent(&sock, "{\"ok\":true,\"message\":\"foreground\"}");
     // The shell prints its own pid: the one the helper named, if the exec kept it.
     let out = Command::new(EXE).args(["--burst", "--socket"]).arg(&sock).args(["--", "sh", "-c", "echo $$"]).output().unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -42,13 +48,7 @@ fn runs_the_command_without_an_agent_and_keeps_its_status() {
 fn a_refusal_is_a_warning_and_the_command_still_runs() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("agent.sock");
-    let l = UnixListener::bind(&sock).unwrap();
-    let agent = std::thread::spawn(move || {
-        let (c, _) = l.accept().unwrap();
-        let mut line = String::new();
-        BufReader::new(&c).read_line(&mut line).unwrap();
-        (&c).write_all(b"{\"ok\":false,\"error\":\"peer not allowed\"}\n").unwrap();
-    });
+    let agent = stand_in_agent(&sock, "{\"ok\":false,\"error\":\"peer not allowed\"}");
     let out = Command::new(EXE).arg("--socket").arg(&sock).args(["true"]).output().unwrap();
     agent.join().unwrap();
     assert!(out.status.success());
@@ -73,14 +73,7 @@ fn missing_command_and_bad_options_exit_with_usage_codes() {
 fn pid_names_another_process_and_needs_no_command() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("agent.sock");
-    let l = UnixListener::bind(&sock).unwrap();
-    let agent = std::thread::spawn(move || {
-        let (c, _) = l.accept().unwrap();
-        let mut line = String::new();
-        BufReader::new(&c).read_line(&mut line).unwrap();
-        (&c).write_all(b"{\"ok\":true,\"message\":\"foreground\"}\n").unwrap();
-        forefront_proto::parse(line.as_bytes()).unwrap()
-    });
+    let agent = stand_in_agent(&sock, "{\"ok\":true,\"message\":\"foreground\"}");
     let out = Command::new(EXE).args(["--burst", "--pid", "4321", "--socket"]).arg(&sock).output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(agent.join().unwrap(), forefront_proto::Request::Fg { pid: Some(4321), uid: None, cgroup: None, burst: true });
