@@ -116,9 +116,10 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "vtcfs-journal-response",
         "45-49 % on the three sets (paper 77.4 %): with the background's threads as sourced (the \
-         MPEG encoder's 3 libavcodec slice threads on 2 cores, one antivirus and one PI thread: \
-         5) the stock tap is ~1.8x the policy's; the journal needs >= 4.4x. Over the plausible \
-         thread counts (3-7) 24-54 %; vtcfs.md, disagreement 1 (issue 26)",
+         MPEG encoder's 3 libavcodec slice threads on 2 cores, one PI thread as the era's PI apps \
+         run, one antivirus thread: 5) the stock tap is ~1.8x the policy's; the journal needs \
+         >= 4.4x. Over the plausible thread counts (3-7) 24-54 %; vtcfs.md, disagreement 1 \
+         (issue 26)",
     ),
     (
         "vtcfs-journal-preemption",
@@ -141,16 +142,17 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     ),
     (
         "rs-spread-without-kingston",
-        "with two open allocation units (the SD speed class's minimum; no source gives these cards' \
-         count) SQLite's, the journal's and the metadata's writes thrash every 2.6-IOPS card alike: \
-         10-11x, not ~3x; at 5 open AUs they fit and every card runs near the internal flash \
-         (1.1-1.5x); revisiting-storage.md, disagreement 1 (issue 26)",
+        "with two open allocation units (the SD speed class's minimum; no source in reach gives \
+         these cards' own count, measured 2011 cards keep 2-5) SQLite's, the journal's and the \
+         metadata's writes thrash every 2.6-IOPS card alike: 10.3-10.9x, not ~3x; over 2-5 open \
+         AUs 10.7x, 3.8x, 1.7x, 1.1x; revisiting-storage.md, disagreement 1 (issue 26)",
     ),
     (
         "rs-spread-without-kingston-usb",
         "13.7-14.8x on the three sets (paper ~3.2x): the same thrashing of the 2.6-IOPS cards with \
          two open allocation units, over a faster link that shortens only the fast cards' runs; \
-         revisiting-storage.md, disagreement 1 (issue 26)",
+         over the measured cards' 2-5 open AUs 14.4x, 5.0x, 2.0x, 1.2x; revisiting-storage.md, \
+         disagreement 1 (issue 26)",
     ),
 ];
 
