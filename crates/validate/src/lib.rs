@@ -116,10 +116,10 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "vtcfs-journal-response",
         "45-49 % on the three sets (paper 77.4 %): with the background's threads as sourced (the \
-         MPEG encoder's 3 libavcodec slice threads on 2 cores, one PI thread as the era's PI apps \
-         run, one antivirus thread: 5) the stock tap is ~1.8x the policy's; the journal needs \
-         >= 4.4x. Over the plausible thread counts (3-7) 24-54 %; vtcfs.md, disagreement 1 \
-         (issue 26)",
+         MPEG encoder's 3 libavcodec slice threads on 2 cores, one PI thread as the Android PI \
+         apps in reach run, one antivirus thread: 5) the stock tap is ~1.8x the policy's; the \
+         journal needs >= 4.4x. Over the plausible thread counts (3-7) 24-54 %; vtcfs.md, \
+         disagreement 1 (issue 26)",
     ),
     (
         "vtcfs-journal-preemption",
