@@ -168,8 +168,8 @@ pub struct AgentSection {
     /// mapped and locked for the agent's lifetime, so that a launch or switch never waits for
     /// the disk to exec it (after memory pressure or a cache drop, under background I/O). Costs
     /// the helper's size in locked memory (about 0.5 MB). A helper that cannot be found or
-    /// locked is logged and the agent runs without it. See "The switch, pinned" in
-    /// docs/agent.md.
+    /// locked is logged and the agent runs without it. Off: it did not shorten the S suite's
+    /// switch (docs/agent.md, "Pinning the helper, and the switch").
     #[serde(default)]
     pub pin_exec: bool,
     /// File-system root for /proc and /sys (tests point it at a fake tree).
@@ -260,8 +260,9 @@ pub struct PauseSection {
     pub idle_end_ms: u64,
     /// With `idle_end_ms`: end a pause at once when every foreground process has exited (a
     /// launched command that ran to its end), rather than `idle_end_ms` after its last I/O:
-    /// nothing is left to protect, and the background waited for nothing. On by default (see
-    /// "A pause that ends with its foreground" in docs/agent.md). A launcher whose named
+    /// nothing is left to protect, and the background waited for nothing. On by default
+    /// (docs/agent.md, "The background of xterm/5 + 5, and a pause that ends with its
+    /// foreground"). A launcher whose named
     /// process exits after starting the app elsewhere loses the rest of the pause, as it did
     /// already `idle_end_ms` later (the app's own I/O is not counted before it is placed).
     #[serde(default = "yes")]
