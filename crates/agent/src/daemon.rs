@@ -508,22 +508,36 @@ impl Agent {
         wait
     }
 
-    /// Block I/O bytes of every foreground process so far.
-    fn fg_io_bytes(&self) -> u64 {
+    /// Block I/O bytes of every foreground process so far; `None` when no foreground process
+    /// is alive any more (all exited, or zombies): a start-up that is over.
+    fn fg_io_bytes(&self) -> Option<u64> {
         // The named app counts before it is placed (a burst places it when the pause ends).
         let mut pids: BTreeSet<i32> =
             self.members.iter().filter(|(_, m)| m.class == Class::Foreground).map(|(p, _)| *p).collect();
         if let Foreground::Pids(p) = &self.fg {
             pids.extend(p);
         }
-        pids.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum()
+        // Alive by its stat (a kernel without I/O accounting has no `io` file, and that must
+        // not read as an exit).
+        let alive: Vec<i32> =
+            pids.into_iter().filter(|pid| procfs::stat(&self.root, *pid).is_ok_and(|s| s.state != 'Z')).collect();
+        (!alive.is_empty())
+            .then(|| alive.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum())
     }
 
     /// Periodic work: replace a dead watchdog, end an overdue pause, place new processes.
     pub fn tick(&mut self) {
         self.keep_watchdog();
         if let Some((last, since)) = self.fg_io {
-            let (now, bytes) = (self.now_ms(), self.fg_io_bytes());
+            let now = self.now_ms();
+            let bytes = self.fg_io_bytes();
+            let Some(bytes) = bytes.or((!self.cfg.pause.end_on_exit).then_some(0)) else {
+                // Every foreground process has exited: nothing is left to protect, so the
+                // background gets its time back now rather than idle_end_ms later.
+                (self.log)("foreground exited: resuming background");
+                self.thaw();
+                return self.tick_rest();
+            };
             if bytes != last {
                 self.fg_io = Some((bytes, now));
             } else if now.saturating_sub(since) >= self.cfg.pause.idle_end_ms {
@@ -531,6 +545,11 @@ impl Agent {
                 self.thaw();
             }
         }
+        self.tick_rest();
+    }
+
+    /// The part of [`Agent::tick`] after the foreground's I/O is looked at.
+    fn tick_rest(&mut self) {
         if self.gate.expired(self.now_ms()) {
             (self.log)("pause deadline reached: resuming background");
             self.thaw();
@@ -1162,7 +1181,7 @@ impl Agent {
         // background freezes, not after ([`Agent::after_reply`] waits, off the launcher's path).
         self.settling = Some((t0, groups));
         if self.cfg.pause.idle_end_ms > 0 {
-            self.fg_io = Some((self.fg_io_bytes(), now));
+            self.fg_io = Some((self.fg_io_bytes().unwrap_or(0), now));
         }
         Ok(t0.elapsed().as_secs_f64() * 1000.0)
     }
@@ -1457,6 +1476,29 @@ mod tests {
             a.tick();
         }
         assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
+    }
+
+    #[test]
+    fn a_pause_ends_at_once_when_the_foreground_exits() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.idle_end_ms = 10_000;
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let r = a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.ok && r.message.unwrap().contains("paused"));
+        a.tick();
+        assert!(a.gate.deadline().is_some(), "paused while the foreground lives");
+        // The start-up is over: the app (and its child) exit; a zombie counts as gone.
+        for (pid, ppid) in [(100, 1), (101, 100)] {
+            std::fs::write(
+                t.path().join(format!("proc/{pid}/stat")),
+                format!("{pid} (camera) Z {ppid} 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 {} 0 0\n", 1000 + pid),
+            )
+            .unwrap();
+        }
+        a.tick();
+        assert!(a.gate.deadline().is_none(), "the pause ended at the first tick after the exit, not idle_end_ms later");
         assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
         a.shutdown();
     }

@@ -20,6 +20,7 @@
 //!   which the agent uses (BFQ weights, idle I/O class, `io.weight`, `io.latency`).
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
+//! - [`pin`]: the launcher's helper kept in memory (`[agent] pin_exec`).
 //!
 //! ```no_run
 //! use forefront_agent::{config::Config, control, proto::Request};
@@ -40,6 +41,7 @@ pub mod dbus;
 pub mod focus;
 pub mod iosched;
 pub mod pause;
+pub mod pin;
 pub mod procevents;
 /// The control protocol (its own crate, so that clients need not link the agent).
 pub use forefront_proto as proto;
@@ -51,6 +53,29 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use daemon::{Agent, AgentError, Event};
+
+/// `[agent] pin_exec`: maps and locks `forefront-exec` beside the agent's executable.
+fn pin_helper(cfg: &config::Config, exe: Option<&Path>, log: fn(&str)) -> Option<pin::Pinned> {
+    if !cfg.agent.pin_exec {
+        return None;
+    }
+    let own = std::env::current_exe().ok();
+    let Some(exe) = exe.or(own.as_deref()) else {
+        log("pin_exec: the agent's own executable is unknown: helper not pinned");
+        return None;
+    };
+    let helper = pin::helper_beside(exe);
+    match pin::Pinned::new(&helper) {
+        Ok(p) => {
+            log(&format!("pin_exec: {} ({} bytes) locked in memory", p.path.display(), p.len()));
+            Some(p)
+        }
+        Err(e) => {
+            log(&format!("pin_exec: helper not pinned: {e}"));
+            None
+        }
+    }
+}
 
 /// Runs the agent until SIGTERM, SIGINT or SIGHUP, then restores every original value.
 /// `exe` is the `forefront` binary, run again as the watchdog.
@@ -75,6 +100,8 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         });
     }
     let mut agent = Agent::start(cfg.clone(), exe, log)?;
+    // Held for the loop's lifetime: the launcher's helper stays in memory.
+    let _pinned = pin_helper(&cfg, exe, log);
     let listener = match control::bind(&cfg.agent.socket) {
         Ok(l) => l,
         Err(e) => {

@@ -164,6 +164,14 @@ pub struct AgentSection {
     /// moves by themselves, but no gain measured on the S suite's switch cell (see "The switch"
     /// in docs/agent.md).
     pub expedite_moves: bool,
+    /// Keep the launcher's helper (`forefront-exec` beside the agent's executable) in memory:
+    /// mapped and locked for the agent's lifetime, so that a launch or switch never waits for
+    /// the disk to exec it (after memory pressure or a cache drop, under background I/O). Costs
+    /// the helper's size in locked memory (about 0.5 MB). A helper that cannot be found or
+    /// locked is logged and the agent runs without it. Off: it did not shorten the S suite's
+    /// switch (docs/agent.md, "Pinning the helper, and the switch").
+    #[serde(default)]
+    pub pin_exec: bool,
     /// File-system root for /proc and /sys (tests point it at a fake tree).
     pub root: PathBuf,
 }
@@ -250,6 +258,15 @@ pub struct PauseSection {
     /// `burst_end`) it doubled the background's throughput against a pause left to run its
     /// 3,000 ms, at the same start-up median (docs/agent.md, "The S suite: agent against BFQ").
     pub idle_end_ms: u64,
+    /// With `idle_end_ms`: end a pause at once when every foreground process has exited (a
+    /// launched command that ran to its end), rather than `idle_end_ms` after its last I/O:
+    /// nothing is left to protect, and the background waited for nothing. On by default
+    /// (docs/agent.md, "The background of xterm/5 + 5, and a pause that ends with its
+    /// foreground"). A launcher whose named
+    /// process exits after starting the app elsewhere loses the rest of the pause, as it did
+    /// already `idle_end_ms` later (the app's own I/O is not counted before it is placed).
+    #[serde(default = "yes")]
+    pub end_on_exit: bool,
     /// Hold buffered write-back for the pause: the flusher threads, which no v1 group reaches,
     /// do not start writing the background's dirty pages while it is frozen (raised
     /// `/proc/sys/vm` thresholds, journaled and restored; see `forefront_agent::writeback`). On by
@@ -278,6 +295,7 @@ impl Default for AgentSection {
             group: "forefront".into(),
             rescan_ms: 500,
             expedite_moves: false,
+            pin_exec: false,
             root: "/".into(),
         }
     }
@@ -289,6 +307,10 @@ impl Default for AgentSection {
 /// place such as `/dev/shm`, where any local user could make the directory first. `/run` is a
 /// tmpfs on most systems; where it is not, `agent check` warns (every change is fsynced there
 /// first).
+fn yes() -> bool {
+    true
+}
+
 pub fn default_state_path() -> PathBuf {
     "/run/forefront/state/state.json".into()
 }
@@ -307,7 +329,7 @@ impl Default for IoSection {
 
 impl Default for PauseSection {
     fn default() -> Self {
-        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, hold_writeback: true }
+        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, end_on_exit: true, hold_writeback: true }
     }
 }
 
