@@ -16,6 +16,7 @@
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
+//! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_page_us` (the simulator's `[phone.costs]`, for `bench predict`) |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
 //! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
@@ -71,7 +72,8 @@ pub struct CalPlan {
 pub const MAX_DEPTH: usize = 32;
 
 /// The steps of one repetition, in order (for a progress bar).
-pub const STEPS: [&str; 8] = ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard"];
+pub const STEPS: [&str; 9] =
+    ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard", "copy"];
 
 pub enum CalProgress<'a> {
     Setup(&'a str),
@@ -356,6 +358,52 @@ fn discard_once(s: &Scratch, fs_root: &File, off: u64, len: u64, buf: &mut Align
     Ok((!unsupported && trimmed > 0).then_some((total_us, trimmed)))
 }
 
+/// Size of the file whose page-cache copies `copy` times.
+const COPY_FILE_MIB: usize = 32;
+
+/// The CPU cost of `write()` and `read()` copies between user memory and the page cache on
+/// this machine, µs per 4 KiB page: the median over buffered 1 MiB writes over a file's cached
+/// pages (the bench's background call) and over 128 KiB reads of them (the launch's call). The
+/// file is written and synced first, so neither pass allocates pages or reads the disk; it is
+/// removed at the end (the work directory goes on an interrupt).
+fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
+    let path = s.path.with_file_name("copy.dat");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(io(&path, "create"))?;
+    let len = COPY_FILE_MIB * MIB;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(11).fill(&mut buf);
+    for o in (0..len).step_by(MIB) {
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+    }
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    let per_page = |t: f64, bytes: usize| t / (bytes / KIB4) as f64;
+    let mut w = vec![];
+    for o in (0..len).step_by(MIB) {
+        buf[0] = buf[0].wrapping_add(1);
+        let t = Instant::now();
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+        w.push(per_page(us(t), MIB));
+    }
+    check_interrupt()?;
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    let chunk = 128 << 10;
+    let mut r = vec![];
+    for o in (0..len).step_by(chunk) {
+        let t = Instant::now();
+        f.read_exact_at(&mut buf[..chunk], o as u64).map_err(io(&path, "read"))?;
+        r.push(per_page(us(t), chunk));
+    }
+    drop(f);
+    std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
+    Ok((median(w), median(r)))
+}
+
 /// The work directory and scratch file, removed on drop (also on an interrupt).
 struct WorkDir(PathBuf);
 impl Drop for WorkDir {
@@ -457,6 +505,9 @@ fn one_rep(
     }
     let discard = if trim_ok { d_us / (d_bytes as f64 / MIB as f64) } else { 0.0 };
 
+    step("copy", progress);
+    let (copy_w, copy_r) = page_copies(s)?;
+
     f.extend([
         ("read_seq_mb_s", read_seq),
         ("cmd_overhead_us", overhead),
@@ -484,6 +535,9 @@ fn one_rep(
         ("write_4k_rand_qd1_p99_us", wp99),
         ("write_4k_rand_depth_iops", wiops_d),
         ("fua_write_4k_p50_us", median(fua)),
+        ("copy_page_us", (copy_w + copy_r) / 2.0),
+        ("copy_write_page_us", copy_w),
+        ("copy_read_page_us", copy_r),
     ]);
     Ok((f, trim_ok))
 }
@@ -502,6 +556,9 @@ fn how(name: &str, depth: usize, ops: usize) -> (&'static str, String) {
         "write_rand_iops" => d("1 / (median 4 KiB random write at depth 1 - cmd_overhead_us), the access at least 4 KiB / write_seq_mb_s"),
         "flush_overhead_us" => m("median fdatasync after a 4 KiB O_DIRECT write to an allocated file (a cache flush), 30 per repetition".into()),
         "discard_us_per_mib" => m("FITRIM of the blocks of a 4 MiB hole just punched in the file, 4 per repetition, us per MiB trimmed".into()),
+        "copy_page_us" => d("mean of copy_write_page_us and copy_read_page_us (the simulator charges one copy cost per page either way)"),
+        "copy_write_page_us" => m(format!("median buffered 1 MiB write() over cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
+        "copy_read_page_us" => m(format!("median buffered 128 KiB read() of cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
         n if n.contains("depth") => m(format!("{} 4 KiB random O_DIRECT {}s from {depth} threads", ops * 4, if n.starts_with("read") { "read" } else { "write" })),
         n if n.starts_with("fua") => m("4 KiB O_DIRECT|O_DSYNC writes (FUA, or write + flush), 30 per repetition".into()),
         n if n.contains("rand") => m(format!("{ops} 4 KiB random O_DIRECT {}s, depth 1", if n.starts_with("read") { "read" } else { "write" })),

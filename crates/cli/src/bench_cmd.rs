@@ -448,6 +448,7 @@ fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
         dirty_ratio: pct(wb.dirty_bytes, wb.dirty_ratio),
         dirty_expire_s: wb.expire_centisecs as f64 / 100.0,
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
+        copy_page_us: None,
     })
 }
 
@@ -469,8 +470,10 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
-    let host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    let mut host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
+    // The CPU's page-copy cost where the calibration measured it (older files: the default).
+    host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     let order = ["alone", "baseline", "agent", "bfq", "ionice-idle"];
     let mut rows: Vec<Row> = vec![];
