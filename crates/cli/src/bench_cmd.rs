@@ -35,7 +35,9 @@ enum BenchCommand {
         forefront sim run launch-update --device this-vm.toml\n\n\
         Measures 4 KiB and 1 MiB sequential and 4 KiB random reads and writes at queue depth 1 and at \
         depth (the device's queue depth from sysfs, at most 32 threads), the cost of a cache flush \
-        (fdatasync), of a FUA write (O_DSYNC) and of a discard (FITRIM of a punched hole). The table \
+        (fdatasync), of a FUA write (O_DSYNC), of a discard (FITRIM of a punched hole) and the CPU's \
+        cost of a page-cache copy (buffered write()s and read()s of a cached file: copy_page_us, which \
+        `bench predict` uses). The table \
         printed gives each figure's median, min and max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a
