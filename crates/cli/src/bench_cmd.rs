@@ -512,15 +512,23 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 })
             })
             .collect();
-        let doc = serde_json::json!({ "device": device.name, "launches": o.launches, "seed": o.seed, "modes": v });
+        let doc = serde_json::json!({
+            "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us, "modes": v
+        });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}) vs measured ({what}); ratio = predicted / measured",
-        device.name, o.launches, o.seed
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}) vs measured ({what}); ratio = predicted / measured",
+        device.name,
+        o.launches,
+        o.seed,
+        match host.copy_page_us {
+            Some(c) => format!("page copy {c:.3} us measured"),
+            None => "page copy: the simulator's default".into(),
+        }
     );
     let _ = writeln!(
         s,
