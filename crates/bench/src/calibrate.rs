@@ -10,12 +10,13 @@
 //! |---|---|---|
 //! | `read-seq` | 4 KiB and 1 MiB sequential reads, queue depth 1 | `read_seq_mb_s`, `cmd_overhead_us` |
 //! | `read-rand` | 4 KiB random reads, depth 1 | `read_rand_iops`, `service_cv`, latency percentiles |
-//! | `read-depth` | 4 KiB random reads from `depth` threads | `channels` |
+//! | `read-depth` | 4 KiB random reads from `depth` threads; 1 MiB random reads from up to 8 | `channels`; `read_1m_depth_mb_s` (recorded only) |
 //! | `write-seq` | 4 KiB and 1 MiB sequential writes, depth 1 | `write_seq_mb_s` |
-//! | `write-rand` | 4 KiB random writes, depth 1 and at depth | `write_rand_iops`, percentiles |
+//! | `write-rand` | 4 KiB random writes, depth 1 and at depth; 1 MiB random writes from up to 8 threads | `write_rand_iops`, percentiles; `write_1m_depth_mb_s` (recorded only) |
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
+//! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_page_us` (the simulator's `[phone.costs]`, for `bench predict`) |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
 //! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
@@ -71,7 +72,8 @@ pub struct CalPlan {
 pub const MAX_DEPTH: usize = 32;
 
 /// The steps of one repetition, in order (for a progress bar).
-pub const STEPS: [&str; 8] = ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard"];
+pub const STEPS: [&str; 9] =
+    ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard", "copy"];
 
 pub enum CalProgress<'a> {
     Setup(&'a str),
@@ -206,20 +208,37 @@ impl Scratch {
     }
 
     fn random(&self, count: usize, seed: u64) -> Vec<u64> {
+        self.random_sized(KIB4, count, seed)
+    }
+
+    fn random_sized(&self, size: usize, count: usize, seed: u64) -> Vec<u64> {
         let mut r = Offsets(seed | 1);
-        (0..count).map(|_| r.next(self.len, KIB4 as u64)).collect()
+        (0..count).map(|_| r.next(self.len, size as u64)).collect()
     }
 
     /// 4 KiB random accesses from `depth` threads at once: (operations per second, latencies).
     fn at_depth(&self, write: bool, depth: usize, total: usize, seed: u64) -> Result<(f64, Vec<f64>), BenchError> {
+        self.sized_at_depth(write, KIB4, depth, total, seed)
+    }
+
+    /// `size`-byte random accesses (aligned to `size`) from `depth` threads at once.
+    fn sized_at_depth(
+        &self,
+        write: bool,
+        size: usize,
+        depth: usize,
+        total: usize,
+        seed: u64,
+    ) -> Result<(f64, Vec<f64>), BenchError> {
         let per = total.div_ceil(depth);
         let t0 = Instant::now();
         let results: Vec<Result<Vec<f64>, BenchError>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..depth)
                 .map(|k| {
                     s.spawn(move || {
-                        let mut buf = Aligned::new(KIB4, seed + k as u64);
-                        self.timed(write, KIB4, &self.random(per, seed.wrapping_mul(31) + k as u64 * 7919), &mut buf)
+                        let mut buf = Aligned::new(size, seed + k as u64);
+                        let offs = self.random_sized(size, per, seed.wrapping_mul(31) + k as u64 * 7919);
+                        self.timed(write, size, &offs, &mut buf)
                     })
                 })
                 .collect();
@@ -356,6 +375,56 @@ fn discard_once(s: &Scratch, fs_root: &File, off: u64, len: u64, buf: &mut Align
     Ok((!unsupported && trimmed > 0).then_some((total_us, trimmed)))
 }
 
+/// Threads, and 1 MiB accesses per thread, of the large-transfer measurements at depth.
+const BW_DEPTH: usize = 8;
+const BW_OPS: usize = 16;
+
+/// Size of the file whose page-cache copies `copy` times.
+const COPY_FILE_MIB: usize = 32;
+
+/// The CPU cost of `write()` and `read()` copies between user memory and the page cache on
+/// this machine, µs per 4 KiB page: the median over buffered 1 MiB writes over a file's cached
+/// pages (the bench's background call) and over 128 KiB reads of them (the launch's call). The
+/// file is written and synced first, so neither pass allocates pages or reads the disk; it is
+/// removed at the end (the work directory goes on an interrupt).
+fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
+    let path = s.path.with_file_name("copy.dat");
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(io(&path, "create"))?;
+    let len = COPY_FILE_MIB * MIB;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(11).fill(&mut buf);
+    for o in (0..len).step_by(MIB) {
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+    }
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    let per_page = |t: f64, bytes: usize| t / (bytes / KIB4) as f64;
+    let mut w = vec![];
+    for o in (0..len).step_by(MIB) {
+        buf[0] = buf[0].wrapping_add(1);
+        let t = Instant::now();
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+        w.push(per_page(us(t), MIB));
+    }
+    check_interrupt()?;
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    let chunk = 128 << 10;
+    let mut r = vec![];
+    for o in (0..len).step_by(chunk) {
+        let t = Instant::now();
+        f.read_exact_at(&mut buf[..chunk], o as u64).map_err(io(&path, "read"))?;
+        r.push(per_page(us(t), chunk));
+    }
+    drop(f);
+    std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
+    Ok((median(w), median(r)))
+}
+
 /// The work directory and scratch file, removed on drop (also on an interrupt).
 struct WorkDir(PathBuf);
 impl Drop for WorkDir {
@@ -400,6 +469,11 @@ fn one_rep(
     let (iops_d, mut lat_d) = s.at_depth(false, depth, plan.ops * 4, seed + 3)?;
     let channels = (iops_d * p50 / 1e6).round().clamp(1.0, 64.0);
     let (dp50, _, dp99) = percentiles(&mut lat_d);
+    // Large transfers at depth: whether the device's parallelism is bandwidth as well (recorded,
+    // not yet a field of the model: docs/twin.md, item 2).
+    let bw_depth = depth.min(BW_DEPTH);
+    let mb_s = |ops_per_s: f64| ops_per_s * MIB as f64 / 1e6;
+    let (r1m_d, _) = s.sized_at_depth(false, MIB, bw_depth, bw_depth * BW_OPS, seed + 9)?;
 
     step("write-seq", progress);
     let w4 = median(s.timed(true, KIB4, &s.sequential(KIB4, 256, start / 3), &mut b4)?);
@@ -412,6 +486,7 @@ fn one_rep(
     let (wp50, wp90, wp99) = percentiles(&mut rw);
     let waccess = (wp50 - overhead).max(KIB4 as f64 / write_seq);
     let (wiops_d, _) = s.at_depth(true, depth, plan.ops * 4, seed + 5)?;
+    let (w1m_d, _) = s.sized_at_depth(true, MIB, bw_depth, bw_depth * BW_OPS, seed + 10)?;
 
     step("flush", progress);
     let mut fl = vec![];
@@ -457,6 +532,9 @@ fn one_rep(
     }
     let discard = if trim_ok { d_us / (d_bytes as f64 / MIB as f64) } else { 0.0 };
 
+    step("copy", progress);
+    let (copy_w, copy_r) = page_copies(s)?;
+
     f.extend([
         ("read_seq_mb_s", read_seq),
         ("cmd_overhead_us", overhead),
@@ -484,6 +562,11 @@ fn one_rep(
         ("write_4k_rand_qd1_p99_us", wp99),
         ("write_4k_rand_depth_iops", wiops_d),
         ("fua_write_4k_p50_us", median(fua)),
+        ("read_1m_depth_mb_s", mb_s(r1m_d)),
+        ("write_1m_depth_mb_s", mb_s(w1m_d)),
+        ("copy_page_us", (copy_w + copy_r) / 2.0),
+        ("copy_write_page_us", copy_w),
+        ("copy_read_page_us", copy_r),
     ]);
     Ok((f, trim_ok))
 }
@@ -502,6 +585,15 @@ fn how(name: &str, depth: usize, ops: usize) -> (&'static str, String) {
         "write_rand_iops" => d("1 / (median 4 KiB random write at depth 1 - cmd_overhead_us), the access at least 4 KiB / write_seq_mb_s"),
         "flush_overhead_us" => m("median fdatasync after a 4 KiB O_DIRECT write to an allocated file (a cache flush), 30 per repetition".into()),
         "discard_us_per_mib" => m("FITRIM of the blocks of a 4 MiB hole just punched in the file, 4 per repetition, us per MiB trimmed".into()),
+        "copy_page_us" => d("mean of copy_write_page_us and copy_read_page_us (the simulator charges one copy cost per page either way)"),
+        "copy_write_page_us" => m(format!("median buffered 1 MiB write() over cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
+        "copy_read_page_us" => m(format!("median buffered 128 KiB read() of cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
+        n if n.starts_with("read_1m_depth") || n.starts_with("write_1m_depth") => m(format!(
+            "MB/s of {} random 1 MiB O_DIRECT {}s from {} threads",
+            depth.min(BW_DEPTH) * BW_OPS,
+            if n.starts_with("read") { "read" } else { "write" },
+            depth.min(BW_DEPTH)
+        )),
         n if n.contains("depth") => m(format!("{} 4 KiB random O_DIRECT {}s from {depth} threads", ops * 4, if n.starts_with("read") { "read" } else { "write" })),
         n if n.starts_with("fua") => m("4 KiB O_DIRECT|O_DSYNC writes (FUA, or write + flush), 30 per repetition".into()),
         n if n.contains("rand") => m(format!("{ops} 4 KiB random O_DIRECT {}s, depth 1", if n.starts_with("read") { "read" } else { "write" })),

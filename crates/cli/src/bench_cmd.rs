@@ -35,7 +35,9 @@ enum BenchCommand {
         forefront sim run launch-update --device this-vm.toml\n\n\
         Measures 4 KiB and 1 MiB sequential and 4 KiB random reads and writes at queue depth 1 and at \
         depth (the device's queue depth from sysfs, at most 32 threads), the cost of a cache flush \
-        (fdatasync), of a FUA write (O_DSYNC) and of a discard (FITRIM of a punched hole). The table \
+        (fdatasync), of a FUA write (O_DSYNC), of a discard (FITRIM of a punched hole) and the CPU's \
+        cost of a page-cache copy (buffered write()s and read()s of a cached file: copy_page_us, which \
+        `bench predict` uses). The table \
         printed gives each figure's median, min and max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a
@@ -448,6 +450,7 @@ fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
         dirty_ratio: pct(wb.dirty_bytes, wb.dirty_ratio),
         dirty_expire_s: wb.expire_centisecs as f64 / 100.0,
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
+        copy_page_us: None,
     })
 }
 
@@ -469,8 +472,10 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
-    let host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    let mut host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
+    // The CPU's page-copy cost where the calibration measured it (older files: the default).
+    host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     let order = ["alone", "baseline", "agent", "bfq", "ionice-idle"];
     let mut rows: Vec<Row> = vec![];
@@ -507,15 +512,23 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 })
             })
             .collect();
-        let doc = serde_json::json!({ "device": device.name, "launches": o.launches, "seed": o.seed, "modes": v });
+        let doc = serde_json::json!({
+            "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us, "modes": v
+        });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}) vs measured ({what}); ratio = predicted / measured",
-        device.name, o.launches, o.seed
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}) vs measured ({what}); ratio = predicted / measured",
+        device.name,
+        o.launches,
+        o.seed,
+        match host.copy_page_us {
+            Some(c) => format!("page copy {c:.3} us measured"),
+            None => "page copy: the simulator's default".into(),
+        }
     );
     let _ = writeln!(
         s,

@@ -154,6 +154,9 @@ pub struct Host {
     pub dirty_ratio: f64,
     pub dirty_expire_s: f64,
     pub writeback_interval_s: f64,
+    /// CPU µs per 4 KiB page copied by `read()`/`write()` on this machine (`bench calibrate`'s
+    /// `copy_page_us`), or `None` for the simulator's default `[phone.costs]`.
+    pub copy_page_us: Option<f64>,
 }
 
 impl Default for Host {
@@ -169,6 +172,7 @@ impl Default for Host {
             dirty_ratio: 20.0,
             dirty_expire_s: 30.0,
             writeback_interval_s: 5.0,
+            copy_page_us: None,
         }
     }
 }
@@ -235,6 +239,9 @@ impl BenchWorkload {
         let _ = writeln!(w, "\n[phone.cpu]\ncores = [{cores}]");
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
         let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");
+        if let Some(c) = host.copy_page_us {
+            let _ = writeln!(w, "\n[phone.costs]\ncopy_page_us = {c:?}");
+        }
 
         for (name, size) in code_file_sizes(&self.app) {
             let _ = writeln!(w, "\n[[file]]\npath = \"/app/code/{name}\"\nsize = {size}\nowner = \"app\"");
@@ -352,6 +359,17 @@ mod tests {
         assert_eq!(names, ["update", "upload"]);
         let alone = w(Bg::Update).scenario("x", &Host::default(), &SimSetup { background: false, ..setup.clone() }).unwrap();
         assert_eq!(alone.bg_apps, 0);
+    }
+
+    #[test]
+    fn a_measured_copy_cost_reaches_the_scenario() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1 };
+        let stock = w(Bg::Copy).scenario("x", &Host::default(), &setup).unwrap();
+        assert_eq!(stock.phone.costs, crate::Costs::default());
+        let host = Host { copy_page_us: Some(0.42), ..Host::default() };
+        let s = w(Bg::Copy).scenario("x", &host, &setup).unwrap();
+        assert_eq!(s.phone.costs.copy_page_us, 0.42);
+        assert_eq!(s.phone.costs.alloc_page_us, crate::Costs::default().alloc_page_us);
     }
 
     #[test]
