@@ -507,7 +507,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 })
             })
             .collect();
-        let doc = serde_json::json!({ "device": device.name, "launches": o.launches, "seed": o.seed, "modes": v });
+        let doc = serde_json::json!({ "device": device.name, "launches": o.launches, "seed": o.seed, "fg": w.fg, "bg": w.bg, "modes": v });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
     use std::fmt::Write as _;
