@@ -6,7 +6,10 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
-use forefront_workload::bench::{BG_CHUNK, LAUNCH_POINT_READS, LAUNCH_RANGE_ROWS, LAUNCH_READ_BUF, UPDATE_FSYNC_EVERY};
+use forefront_workload::bench::{
+    BG_CHUNK, LAUNCH_POINT_READS, LAUNCH_RANGE_ROWS, LAUNCH_READ_BUF, SWITCH_PHOTO_BYTES, SWITCH_ROW_BYTES, SWITCH_STATE_BYTES,
+    SWITCH_TRANSACTIONS, UPDATE_FSYNC_EVERY,
+};
 
 use crate::fixture::{App, FixtureError, Pattern};
 
@@ -57,7 +60,7 @@ pub fn launch(app: &App) -> Result<u64, FixtureError> {
 pub fn switch(app: &App, seq: u64) -> Result<u64, FixtureError> {
     let mut total = 0;
     let mut p = Pattern::new(seq + 77);
-    for (name, size) in [("state.bin", 256u64 << 10), ("photo.jpg", 4 << 20)] {
+    for (name, size) in [("state.bin", SWITCH_STATE_BYTES), ("photo.jpg", SWITCH_PHOTO_BYTES)] {
         let path = app.state_dir().join(name);
         let mut buf = vec![0u8; size as usize];
         p.fill(&mut buf);
@@ -70,14 +73,14 @@ pub fn switch(app: &App, seq: u64) -> Result<u64, FixtureError> {
     let sql = |source| FixtureError::Sql { path: db.clone(), source };
     let mut conn = Connection::open(&db).map_err(sql)?;
     conn.execute_batch("PRAGMA synchronous=FULL;").map_err(sql)?;
-    for i in 0..20 {
+    for i in 0..SWITCH_TRANSACTIONS {
         let tx = conn.transaction().map_err(sql)?;
-        let mut body = vec![0u8; 4096];
+        let mut body = vec![0u8; SWITCH_ROW_BYTES];
         p.fill(&mut body);
         tx.execute("INSERT INTO items(name, body) VALUES (?1, ?2)", rusqlite::params![format!("switch-{seq}-{i}"), body])
             .map_err(sql)?;
         tx.commit().map_err(sql)?;
-        total += 4096;
+        total += SWITCH_ROW_BYTES as u64;
     }
     Ok(total)
 }

@@ -513,7 +513,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             })
             .collect();
         let doc = serde_json::json!({
-            "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us, "modes": v
+            "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
+            "fg": w.fg, "bg": w.bg, "modes": v
         });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }

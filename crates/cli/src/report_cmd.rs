@@ -26,13 +26,15 @@ throughput over time with the headline phases shaded, and a per-layer breakdown.
 
 Accepted inputs: the `--format json` output of `sim run`, `sim replay` (one run per device),
 `sim` with no subcommand (its runs), `sim compare` (its table, and FG latency and delay
-reduction against the BG-app count), `sim cells` (its three tables) and `sim interactivity`,
-and the JSON Lines file of `sim sweep` / `sim merge` (one run per line). JSON of other commands
+reduction against the BG-app count), `sim cells` (its three tables), `sim interactivity` and
+`bench predict` (measured against predicted start-up p50–p90 and background MB/s per bench
+mode), and the JSON Lines file of `sim sweep` / `sim merge` (one run per line). JSON of other commands
 (`bench`, `trace stats`, `agent check`/`status`, `sim validate`) is refused with a message naming
 the command that wrote it.")]
 pub struct ReportArgs {
     /// Saved results, one per file (`-` reads one from stdin): `forefront sim run|replay|compare|
-    /// cells|interactivity --format json` output, or a `sim sweep` JSON Lines file.
+    /// cells|interactivity --format json` or `forefront bench predict --format json` output, or a
+    /// `sim sweep` JSON Lines file.
     #[arg(required = true, value_name = "RUN.json")]
     inputs: Vec<PathBuf>,
     /// The HTML file to write; `-` writes the page to stdout.

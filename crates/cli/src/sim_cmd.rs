@@ -62,7 +62,8 @@ enum SimCommand {
     ///
     /// SPEC.toml:
     ///
-    ///   scenario = "launch-update"            # built-in name or a scenario file
+    ///   scenario = "launch-update"            # built-in name, a scenario file, or the bench's
+    ///                                         # workload "bench:FG/BG" (needs `devices`)
     ///   policies = ["android", "fasttrack"]
     ///   bg_apps = [1, 2, 4]
     ///   devices = ["galaxy-s6-ufs"]           # optional (default: the scenario's)

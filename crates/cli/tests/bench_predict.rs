@@ -62,3 +62,41 @@ fn predict_prints_measured_beside_predicted_and_says_what_it_cannot() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no `bg`") && err.contains("run.json"), "{err}");
 }
+
+#[test]
+fn a_switch_is_predicted_and_the_report_charts_the_prediction() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED a_switch_is_predicted_and_the_report_charts_the_prediction: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = t.path().join("switch.json");
+    let mode = |ms: [f64; 3], bg: Option<f64>| serde_json::json!({ "median_ms": ms[1], "samples_ms": ms, "bg_window_mb_s": bg });
+    let report = serde_json::json!({
+        "fg": "switch", "bg": "update", "runs": 3, "device": disk, "scheduler": "mq-deadline",
+        "app": { "code_files": 8, "code_bytes": 8 << 20, "db_rows": 500, "row_bytes": 4096 },
+        "bg_procs": 2, "bg_file_bytes": 64 << 20, "ramp_ms": 500,
+        "modes": { "alone": mode([40.0, 50.0, 60.0], None), "baseline": mode([400.0, 500.0, 600.0], Some(100.0)) }
+    });
+    std::fs::write(&saved, serde_json::to_string(&report).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .args(["--device", "galaxy-s6-ufs", "--launches", "2", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((doc["fg"].as_str(), doc["bg"].as_str()), (Some("switch"), Some("update")), "{doc}");
+    for m in doc["modes"].as_array().unwrap() {
+        assert_eq!(m["predicted"]["status"], "ran", "the switch runs in the simulator: {m}");
+        assert!(m["predicted"]["fg_p50_ms"].as_f64().is_some_and(|v| v > 0.0), "{m}");
+    }
+    let predicted = t.path().join("predict.json");
+    std::fs::write(&predicted, &out.stdout).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront")).arg("report").arg(&predicted).args(["-o", "-"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.contains("Predicted vs measured: switch under update"), "{page}");
+    assert!(page.contains("baseline · measured: 500.0 – "), "the measured p50–p90 range: {page}");
+}

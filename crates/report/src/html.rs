@@ -40,14 +40,14 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         .flat_map(|n| match &n.value {
             Input::Run(r) => vec![(n.name.as_str(), r.as_ref())],
             Input::Runs(rs) => rs.iter().map(|r| (n.name.as_str(), r)).collect(),
-            Input::Compare(_) | Input::Interactivity(_) | Input::Cells(_) => vec![],
+            Input::Compare(_) | Input::Interactivity(_) | Input::Cells(_) | Input::Prediction(_) => vec![],
         })
         .collect();
     let compares: Vec<(&str, &CompareSummary)> = inputs
         .iter()
         .filter_map(|n| match &n.value {
             Input::Compare(c) => Some((n.name.as_str(), c)),
-            Input::Run(_) | Input::Runs(_) | Input::Interactivity(_) | Input::Cells(_) => None,
+            Input::Run(_) | Input::Runs(_) | Input::Interactivity(_) | Input::Cells(_) | Input::Prediction(_) => None,
         })
         .collect();
     let reports: Vec<&RunReport> = runs.iter().map(|r| r.1).collect();
@@ -62,6 +62,7 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         .chain(inputs.iter().filter_map(|n| match &n.value {
             Input::Interactivity(s) => Some(s.scenario.as_str()),
             Input::Cells(s) => Some(s.scenario.as_str()),
+            Input::Prediction(_) => Some("bench predict"),
             _ => None,
         }))
         .collect();
@@ -101,6 +102,7 @@ pub fn render(inputs: &[Named<Input>], opts: &Options) -> String {
         match &n.value {
             Input::Interactivity(s) => crate::interactivity::section(&mut h, &n.name, s),
             Input::Cells(s) => cells_section(&mut h, &n.name, s),
+            Input::Prediction(p) => crate::prediction::section(&mut h, &n.name, p),
             _ => {}
         }
     }

@@ -9,6 +9,7 @@
 //! | `sim interactivity` | `{…, tick_sweep: [...]}` | [`Input::Interactivity`] |
 //! | `sim cells` | `{…, overhead: [...], delay: [...], switch: [...]}` | [`Input::Cells`] |
 //! | `sim sweep` / `sim merge` | JSON Lines, one `{index, point, report}` per line | [`Input::Runs`] |
+//! | `bench predict` (`bench run --predict DEV`) | `{device, launches, seed, modes: [...]}` | [`Input::Prediction`] |
 //!
 //! The JSON of other commands — `bench`, `trace stats`, `agent check`, `agent status`, `sim
 //! validate` — is recognised and refused with a message naming the command that wrote it and
@@ -21,6 +22,8 @@ pub use forefront_record::compare::{CompareCell, CompareSummary};
 use forefront_record::run::{InteractivitySummary, RunReport};
 use serde::Deserialize;
 
+pub use crate::prediction::Prediction;
+
 /// One loaded input file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Input {
@@ -31,6 +34,8 @@ pub enum Input {
     /// `sim cells` output: Cells' overhead, delay and switch tables.
     Cells(CellsSummary),
     Interactivity(InteractivitySummary),
+    /// `bench predict` output: measured against predicted, per bench mode.
+    Prediction(Prediction),
 }
 
 /// An input with the name it was given on the command line (shown in the page).
@@ -57,6 +62,8 @@ pub enum LoadError {
     NotCells { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like `forefront sim interactivity --format json` output (has `tick_sweep`) but does not match it: {error}", path.display())]
     NotInteractivity { path: PathBuf, error: serde_json::Error },
+    #[error("{}: looks like `forefront bench predict --format json` output (has `modes` and `launches`) but does not match it: {error}", path.display())]
+    NotPrediction { path: PathBuf, error: serde_json::Error },
     #[error("{}: looks like the output of `forefront sim --format json` or `forefront sim replay --format json` (runs) but does not match it: {error}", path.display())]
     NotRuns { path: PathBuf, error: serde_json::Error },
     #[error("{}:{line}: not a `forefront sim sweep` line (`{{index, point, report}}` with a run report): {error}", path.display())]
@@ -73,7 +80,7 @@ pub enum LoadError {
 }
 
 /// The outputs `forefront report` reads (for error messages).
-pub const ACCEPTED: &str = "the `--format json` output of `forefront sim run`, `sim replay`, `sim` (no subcommand), `sim compare`, `sim cells` and `sim interactivity`, and the JSON Lines of `sim sweep` / `sim merge`";
+pub const ACCEPTED: &str = "the `--format json` output of `forefront sim run`, `sim replay`, `sim` (no subcommand), `sim compare`, `sim cells`, `sim interactivity` and `bench predict`, and the JSON Lines of `sim sweep` / `sim merge`";
 
 /// The command that wrote JSON `forefront report` does not render, recognised by its keys.
 fn other_command(value: &serde_json::Value) -> Option<&'static str> {
@@ -172,6 +179,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Input, LoadError> {
         serde_json::from_str::<CellsSummary>(text)
             .map(Input::Cells)
             .map_err(|error| LoadError::NotCells { path: path.to_path_buf(), error })
+    } else if value.get("modes").is_some_and(|m| m.is_array()) && value.get("launches").is_some() {
+        serde_json::from_str::<Prediction>(text)
+            .map(Input::Prediction)
+            .map_err(|error| LoadError::NotPrediction { path: path.to_path_buf(), error })
     } else if value.get("tick_sweep").is_some() {
         serde_json::from_str::<InteractivitySummary>(text)
             .map(Input::Interactivity)

@@ -13,7 +13,8 @@
 //! accepted too and shown as a table (with FG latency and delay reduction charted against the
 //! BG-app count per policy, as for runs at several counts), and `forefront sim interactivity --format json` output
 //! (FTC + VT-CFS) as its table, the headline latency against background apps and the VT-CFS
-//! tick sweep charts.
+//! tick sweep charts; `forefront bench predict --format json` as measured against predicted
+//! start-up (p50–p90 per mode) and background throughput ([`prediction`]).
 //!
 //! ```
 //! use forefront_report::{html, input};
@@ -40,6 +41,7 @@ pub mod html;
 pub mod input;
 pub mod interactivity;
 pub mod metrics;
+pub mod prediction;
 pub mod svg;
 pub mod table;
 

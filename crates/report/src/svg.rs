@@ -191,21 +191,21 @@ pub struct Frame {
 }
 
 impl Frame {
-    fn x0(&self) -> f64 {
+    pub(crate) fn x0(&self) -> f64 {
         self.left
     }
-    fn x1(&self) -> f64 {
+    pub(crate) fn x1(&self) -> f64 {
         self.width - self.right
     }
-    fn y0(&self) -> f64 {
+    pub(crate) fn y0(&self) -> f64 {
         self.height - self.bottom
     }
-    fn y1(&self) -> f64 {
+    pub(crate) fn y1(&self) -> f64 {
         self.top
     }
 }
 
-fn open_svg(out: &mut String, f: &Frame, title: &str, class: &str) {
+pub(crate) fn open_svg(out: &mut String, f: &Frame, title: &str, class: &str) {
     let _ = write!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="{class}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="sans-serif" font-size="12"><title>{t}</title>"#,
@@ -216,7 +216,7 @@ fn open_svg(out: &mut String, f: &Frame, title: &str, class: &str) {
 }
 
 /// Axes with ticks, grid lines, tick labels and the axis titles (with units).
-fn axes(out: &mut String, f: &Frame, x: &Scale, y: &Scale, x_title: &str, y_title: &str) {
+pub(crate) fn axes(out: &mut String, f: &Frame, x: &Scale, y: &Scale, x_title: &str, y_title: &str) {
     out.push_str(r##"<g class="grid" stroke="#e4e4e4" stroke-width="1">"##);
     for t in y.ticks() {
         let py = coord(y.map(t));
@@ -306,7 +306,7 @@ fn legend_line(out: &mut String, x: f64, y: f64, color: &str, dash: &str, label:
     );
 }
 
-fn legend_box(out: &mut String, x: f64, y: f64, color: &str, opacity: &str, label: &str) {
+pub(crate) fn legend_box(out: &mut String, x: f64, y: f64, color: &str, opacity: &str, label: &str) {
     let _ = write!(
         out,
         r#"<rect x="{}" y="{}" width="14" height="12" fill="{color}" fill-opacity="{opacity}"/><text x="{}" y="{}">{}</text>"#,
@@ -318,7 +318,7 @@ fn legend_box(out: &mut String, x: f64, y: f64, color: &str, opacity: &str, labe
     );
 }
 
-fn no_data(out: &mut String, f: &Frame, what: &str) {
+pub(crate) fn no_data(out: &mut String, f: &Frame, what: &str) {
     let _ = write!(
         out,
         r##"<text class="nodata" x="{}" y="{}" text-anchor="middle" fill="#999">{}</text>"##,

@@ -157,6 +157,22 @@ mod tests {
     }
 
     #[test]
+    fn the_switch_is_predicted_and_slowed_by_the_background() {
+        let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
+        let host = Host::default();
+        let w = BenchWorkload { fg: Fg::Switch, ..small(Bg::Update) };
+        let p = predict(&w, &host, &dev, "mq-deadline", "alone", 3, 1);
+        let Predicted::Ran { fg_p50_ms: alone, fg_samples_ms, .. } = p else { panic!("alone runs: {p:?}") };
+        assert_eq!(fg_samples_ms.len(), 3, "one sample per switch");
+        let p = predict(&w, &host, &dev, "mq-deadline", "baseline", 3, 1);
+        let Predicted::Ran { fg_p50_ms: base, bg_mb_s: Some(bg), .. } = p else { panic!("baseline runs: {p:?}") };
+        // 4.25 MiB written and synced, then 20 synced WAL appends: at least the flushes' cost.
+        assert!(alone > 21.0 * dev.flush_overhead_us / 1e3, "alone {alone} ms");
+        assert!(base > alone, "alone {alone} ms, baseline {base} ms");
+        assert!(bg > 1.0, "{bg} MB/s");
+    }
+
+    #[test]
     fn modes_the_simulator_lacks_say_so() {
         let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
         match predict(&small(Bg::Update), &Host::default(), &dev, "mq-deadline", "ionice-idle", 1, 1) {

@@ -53,7 +53,7 @@ mod ui;
 pub use agent::AgentView;
 use build::CostsNs;
 pub use cells::CellOutcome;
-pub use knobs::TaskKnobs;
+pub use knobs::{KernelKnobs, TaskKnobs};
 use ops::Chan;
 pub use outcome::{LfsOutcome, Outcome, Sample};
 use priority::Io;
@@ -211,9 +211,9 @@ impl World {
                     }
                 }
                 Ev::FlusherTimer => {
-                    // No periodic wake-up while write-back is held: by a `[[knob]]`, or by the
-                    // agent's hold during a pause.
-                    if !self.writeback_held() && !self.agent.as_ref().is_some_and(|a| a.wb_held) {
+                    // No periodic wake-up while write-back is held (a `[[knob]]`, or the
+                    // agent's hold during a pause).
+                    if !self.writeback_held() {
                         self.wake_flusher();
                     }
                     let t = now.after((self.phone.writeback_interval_s * 1e9) as u64);

@@ -144,7 +144,11 @@ fn the_write_back_hold_keeps_the_flusher_off_the_frozen_backgrounds_dirty_pages(
     assert!(!hooks.contains_key("agent.writeback_held"), "{hooks:?}");
     // Before the pause both write alike; during it (buckets 4–6) the flusher writes the
     // frozen background's dirty pages down to the background threshold only without the hold.
+    // (The freezer stops the writer before its next `write()` call, so ~0.7 MB is dirty when
+    // the pause begins; the op-boundary freezer the agent once had let the 1 MiB op finish,
+    // ~1.4 MB, whence this margin was 1.0 MB.)
     assert_eq!(held[..3], free[..3]);
     assert!(held[6] >= held[3] - 0.01, "held: the dirty data stays: {held:?}");
-    assert!(free[6] < held[6] - 1.0, "not held: written back during the pause: {free:?} vs {held:?}");
+    assert!(held[6] > 0.5, "held: {held:?}");
+    assert!(free[6] < held[6] - 0.5, "not held: written back during the pause: {free:?} vs {held:?}");
 }

@@ -4,7 +4,8 @@
 //! point, the JSON line of its result, merging shards and the summary across seeds.
 //!
 //! ```toml
-//! scenario = "launch-update"                 # built-in name or a scenario file
+//! scenario = "launch-update"                 # built-in name, a scenario file, or the
+//!                                            # bench's workload: "bench:launch/update"
 //! policies = ["android", "fasttrack"]
 //! bg_apps = [1, 2, 4]
 //! devices = ["galaxy-s6-ufs"]                # optional: default the scenario's device
@@ -21,6 +22,11 @@
 //! name = "usb"
 //! set = { "phone.net_mb_s" = 25.0 }
 //! ```
+//!
+//! `scenario = "bench:FG/BG"` is `forefront bench run --fg FG --bg BG`'s workload with the
+//! bench's defaults (`forefront_workload::bench::BenchWorkload::named_scenario`) on each of
+//! `devices` (required: a `forefront bench calibrate` output studies this machine's disk);
+//! `bg_apps` is its number of workers.
 //!
 //! The `agent` policy reads the agent's own TOML (`agent_config = "FILE"`, else its defaults);
 //! axes and variant fields with the `agent.` prefix set its fields (`"agent.pause.max_ms" =
@@ -51,6 +57,7 @@ use std::path::Path;
 use forefront_policy::Policy;
 use forefront_record::run::RunReport;
 use forefront_sim::RunConfig;
+use forefront_workload::bench::{BenchWorkload, NAMED_PREFIX};
 use serde::{Deserialize, Serialize};
 
 /// A sweep error: its text names the file (and line or field) it concerns.
@@ -339,6 +346,13 @@ impl Spec {
     pub fn points(&self) -> Result<Vec<Point>> {
         let spec = &self.body;
         let devices = if spec.devices.is_empty() {
+            if spec.scenario.starts_with(NAMED_PREFIX) {
+                return Err(fail!(
+                    "{}: scenario `{}` is the bench's workload, which has no device of its own: name one with `devices = [\"FILE\"]` (a `forefront bench calibrate` output, or a built-in device)",
+                    self.file,
+                    spec.scenario
+                ));
+            }
             let sc = forefront_workload::Scenario::load(&spec.scenario).map_err(|e| fail!("{e}"))?;
             vec![sc.device]
         } else {
@@ -419,7 +433,17 @@ impl Spec {
     /// name (`webbench/usb/ram-cache`), so reports tell its runs apart.
     pub fn config(&self, p: &Point) -> Result<RunConfig> {
         let file = &self.file;
-        let mut cfg = RunConfig::builtin(&self.body.scenario, &p.policy, Some(p.bg_apps), p.seed).map_err(|e| fail!("{e}"))?;
+        let mut cfg = match self.body.scenario.strip_prefix(NAMED_PREFIX) {
+            // The bench's workload (`bench:FG/BG`), built for the point's device.
+            Some(name) => RunConfig {
+                scenario: BenchWorkload::named_scenario(name, &p.device).map_err(|e| fail!("{file}: scenario: {e}"))?,
+                device: forefront_workload::load_device(&p.device).map_err(|e| fail!("{e}"))?,
+                policy: Policy::by_name(&p.policy).map_err(|e| fail!("{file}: policies: {e}"))?,
+                bg_apps: p.bg_apps,
+                seed: p.seed,
+            },
+            None => RunConfig::builtin(&self.body.scenario, &p.policy, Some(p.bg_apps), p.seed).map_err(|e| fail!("{e}"))?,
+        };
         cfg.device = forefront_workload::load_device(&p.device).map_err(|e| fail!("{e}"))?;
         let json = |e: serde_json::Error| fail!("{e}");
         let (mut sc, mut dev) =
@@ -905,6 +929,30 @@ mod tests {
         let p = typo.points().unwrap().into_iter().find(|p| p.policy == "agent").unwrap();
         let e = typo.config(&p).unwrap_err().0;
         assert!(e.contains("agent.pause.max_mss") && e.contains("no field `max_mss`"), "{e}");
+    }
+
+    #[test]
+    fn the_benchs_workload_is_a_scenario_on_the_named_device() {
+        let text = "scenario = \"bench:launch/update\"\npolicies = [\"android\", \"agent\"]\nbg_apps = [2]\nseeds = 1\n\
+                    devices = [\"galaxy-s6-ufs\"]\n[axes]\n\"phone.scheduler\" = [{ kind = \"bfq\" }]\n\"agent.pause.max_ms\" = [250]\n";
+        let spec = Spec::parse("b.toml", text).unwrap();
+        let pts = spec.points().unwrap();
+        assert_eq!(pts.len(), 2);
+        let c = spec.config(&pts[1]).unwrap();
+        assert_eq!((c.scenario.name.as_str(), c.scenario.headline.as_str(), c.bg_apps), ("bench-launch-update", "launch", 2));
+        assert_eq!(c.scenario.device, "galaxy-s6-ufs");
+        assert_eq!(serde_json::to_value(&c.scenario.phone.scheduler).unwrap()["kind"], "bfq");
+        assert_eq!(c.policy.agent.as_ref().map(|a| a.pause.max_ms), Some(250));
+        // The points run, ten launches each.
+        let line = spec.run_point(1).unwrap();
+        let r = line.report.unwrap_or_else(|| panic!("{:?}", line.error));
+        assert_eq!(r["metrics"]["fg_samples_ms"].as_array().map(Vec::len), Some(10), "{}", r["metrics"]);
+        // Without a device: said so, as is a name that is not FG/BG.
+        let e = Spec::parse("b.toml", &text.replace("devices = [\"galaxy-s6-ufs\"]\n", "")).unwrap().points().unwrap_err().0;
+        assert!(e.contains("no device of its own") && e.contains("devices = "), "{e}");
+        let bad = Spec::parse("b.toml", &text.replace("launch/update", "launch/download")).unwrap();
+        let e = bad.config(&bad.points().unwrap()[0]).unwrap_err().0;
+        assert!(e.starts_with("b.toml: scenario: ") && e.contains("`download`"), "{e}");
     }
 
     #[test]

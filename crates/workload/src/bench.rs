@@ -17,10 +17,20 @@
 //!   chunk after reading it: with a page cache larger than the file the difference is only
 //!   which pages are cached while the pass runs, and none of them is read again in it);
 //!   `mixed` deals `update` to the even workers and `upload` to the odd ones;
+//! - the switch ([`Fg::Switch`], `forefront_bench::ops::switch`): the app's state and a photo
+//!   each created, written in one `write()` and `fsync`ed ([`SWITCH_STATE_BYTES`],
+//!   [`SWITCH_PHOTO_BYTES`]); the database opened (its header and the B-tree paths to the
+//!   rightmost table and index leaves read cold, [`SWITCH_OPEN_PAGE_READS`]); then
+//!   [`SWITCH_TRANSACTIONS`] WAL transactions with `synchronous=FULL`, each appending its
+//!   dirty pages' frames to `app.db-wal` and `fsync`ing it ([`switch_tx_pages`]); and at the
+//!   close of the last connection SQLite's checkpoint: the WAL `fsync`ed, the pages written
+//!   into the database ([`switch_checkpoint_pages`]), the database `fsync`ed and the WAL
+//!   deleted;
 //! - what is not the bench's: the CPU time of SQLite and of the `read()` calls' copies is an
-//!   assumption ([`LAUNCH_COMPUTE_MS`]); the bench restarts its workers and drops every cache
-//!   before each sample, the scenario keeps its workers running and drops only the app's
-//!   pages before each launch.
+//!   assumption ([`LAUNCH_COMPUTE_MS`], [`SWITCH_COMPUTE_MS`]); the bench restarts its
+//!   workers and drops every cache before each sample, the scenario keeps its workers running
+//!   and drops only the app's pages before each sample; a switch's database grows by its new
+//!   rows in the bench, while the scenario's checkpoint rewrites the same pages each time.
 
 use std::fmt::Write;
 
@@ -49,6 +59,23 @@ pub const LAUNCH_RANGE_ROWS: u32 = 200;
 /// Assumption: CPU time of the launch's SQLite work and its `read()` copies on this class of
 /// machine (ms at speed 1.0); not measured by the bench, not fitted to its result.
 pub const LAUNCH_COMPUTE_MS: f64 = 10.0;
+/// The switch's saved state (`state.bin`), written in one call and `fsync`ed.
+pub const SWITCH_STATE_BYTES: u64 = 256 << 10;
+/// The switch's photo (`photo.jpg`), written in one call and `fsync`ed.
+pub const SWITCH_PHOTO_BYTES: u64 = 4 << 20;
+/// The switch's SQLite transactions (one `INSERT` of a [`SWITCH_ROW_BYTES`] row each).
+pub const SWITCH_TRANSACTIONS: u32 = 20;
+/// The body of each row the switch inserts.
+pub const SWITCH_ROW_BYTES: usize = 4096;
+/// Page reads of opening the database cold for the switch: page 1 (header and schema), and the
+/// interior and leaf pages on the way to the rightmost leaf of the table and of the name
+/// index, where the new rows go (a 2-level B-tree each at the default 4 000 rows).
+pub const SWITCH_OPEN_PAGE_READS: u32 = 5;
+/// A WAL frame: a 24-byte frame header and the page (SQLite's WAL format).
+pub const WAL_FRAME_BYTES: u64 = 4096 + 24;
+/// Assumption: CPU time of the switch's SQLite work (20 transactions) and its copies (ms at
+/// speed 1.0); not measured by the bench, not fitted to its result.
+pub const SWITCH_COMPUTE_MS: f64 = 5.0;
 /// The background workers' call size.
 pub const BG_CHUNK: u64 = 1 << 20;
 /// `update`'s `fdatasync` period.
@@ -85,6 +112,25 @@ pub fn db_page_reads(spec: &AppSpec) -> u32 {
     let index = (spec.db_rows as u32).div_ceil(64);
     let per_row = (spec.row_bytes as u32).div_ceil(4096) + 1;
     index + LAUNCH_RANGE_ROWS.div_ceil(64) + LAUNCH_POINT_READS * per_row
+}
+
+/// Pages one switch transaction dirties (frames appended to the WAL): a
+/// [`SWITCH_ROW_BYTES`] body exceeds a 4 KiB table leaf's local payload (`U − 35` = 4 061
+/// bytes), so SQLite keeps its minimum local part (489 bytes) in the table's rightmost leaf and
+/// the rest in overflow pages; plus the name index's leaf, and page 1, whose in-header database
+/// size changes as the overflow pages are allocated.
+pub fn switch_tx_pages() -> u64 {
+    let overflow = (SWITCH_ROW_BYTES as u64 + 32 - 489).div_ceil(4092);
+    1 + overflow + 1 + 1
+}
+
+/// Distinct pages the switch's checkpoint writes into the database: page 1, the index leaf,
+/// every row's overflow pages and the table leaves the new rows fill (about 8 rows of 489
+/// local bytes and their cell headers per 4 KiB leaf).
+pub fn switch_checkpoint_pages() -> u64 {
+    let n = u64::from(SWITCH_TRANSACTIONS);
+    let overflow = (switch_tx_pages() - 3) * n;
+    1 + 1 + overflow + n.div_ceil(8)
 }
 
 /// The foreground operation.
@@ -189,6 +235,12 @@ pub struct BenchWorkload {
     pub app: AppSpec,
 }
 
+/// The prefix of a bench workload's name where a scenario is named (`sim sweep`'s
+/// `scenario = "bench:launch/update"`).
+pub const NAMED_PREFIX: &str = "bench:";
+/// Foreground operations of a named bench scenario: `bench predict`'s default.
+pub const NAMED_LAUNCHES: u32 = 10;
+
 /// How the simulated machine is set up: the I/O scheduler (`deadline`, this kernel's
 /// mq-deadline; or `bfq`, which the simulator models only where its `bfq` scheduler exists) and
 /// whether the background runs.
@@ -200,14 +252,39 @@ pub struct SimSetup {
 }
 
 impl BenchWorkload {
+    /// The workload `bench run --fg FG --bg BG` runs with its other options at their defaults
+    /// (2 workers, 1 GiB files, a 1.5 s ramp, the default app), from `FG/BG` (`launch/update`).
+    pub fn named(name: &str) -> Result<BenchWorkload, String> {
+        let (fg, bg) = name.split_once('/').ok_or_else(|| format!("`{name}` is not FG/BG (e.g. launch/update)"))?;
+        let fg = match fg {
+            "launch" => Fg::Launch,
+            "switch" => Fg::Switch,
+            f => return Err(format!("`{f}` is not a bench foreground (launch, switch)")),
+        };
+        let bg = match bg {
+            "update" => Bg::Update,
+            "copy" => Bg::Copy,
+            "upload" => Bg::Upload,
+            "mixed" => Bg::Mixed,
+            "none" => Bg::None,
+            b => return Err(format!("`{b}` is not a bench background (update, copy, upload, mixed, none)")),
+        };
+        Ok(BenchWorkload { fg, bg, bg_procs: 2, bg_file_bytes: 1 << 30, ramp_ms: 1500, app: AppSpec::default() })
+    }
+
+    /// The scenario a sweep names `bench:FG/BG` ([`NAMED_PREFIX`]) on `device`: [`Self::named`]'s
+    /// workload, with its background, [`NAMED_LAUNCHES`] operations, the kernel's defaults for
+    /// the machine ([`Host::default`]: a sweep's result must not depend on where it runs; its
+    /// axes set `phone.*` to another machine's) and mq-deadline (`phone.scheduler` to change).
+    pub fn named_scenario(name: &str, device: &str) -> Result<crate::Scenario, String> {
+        let w = BenchWorkload::named(name)?;
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: NAMED_LAUNCHES };
+        w.scenario(device, &Host::default(), &setup)
+    }
+
     /// The scenario's TOML (the simulator's own format, so what it runs can be read and rerun
     /// with `forefront sim run FILE --device DEV`).
     pub fn scenario_toml(&self, device: &str, host: &Host, setup: &SimSetup) -> Result<String, String> {
-        if self.fg != Fg::Launch {
-            return Err(
-                "only `--fg launch` has a simulator scenario so far (switch's SQLite WAL writes are not expressed yet)".into()
-            );
-        }
         let mut s = String::new();
         let w = &mut s;
         let launches = setup.launches.max(1);
@@ -217,9 +294,10 @@ impl BenchWorkload {
         let bg_apps = if setup.background && self.bg != Bg::None { self.bg_procs } else { 0 };
         let _ =
             writeln!(w, "# Generated by forefront (crates/workload/src/bench.rs): `forefront bench`'s workload as a scenario.");
-        let _ = writeln!(w, "name = \"bench-launch-{}\"", bg_name(self.bg));
-        let _ = writeln!(w, "description = \"forefront bench: launch under {} ({} workers)\"", bg_name(self.bg), self.bg_procs);
-        let _ = writeln!(w, "headline = \"launch\"\ndevice = {device:?}\nduration_s = {duration:.1}\nbg_apps = {bg_apps}");
+        let fg = fg_name(self.fg);
+        let _ = writeln!(w, "name = \"bench-{fg}-{}\"", bg_name(self.bg));
+        let _ = writeln!(w, "description = \"forefront bench: {fg} under {} ({} workers)\"", bg_name(self.bg), self.bg_procs);
+        let _ = writeln!(w, "headline = \"{fg}\"\ndevice = {device:?}\nduration_s = {duration:.1}\nbg_apps = {bg_apps}");
         let _ = writeln!(w, "\n[phone]");
         let _ = writeln!(w, "page_cache_mib = {}", host.page_cache_mib);
         // Stock Linux: no foreground/background groups, every task at the same weight.
@@ -248,6 +326,12 @@ impl BenchWorkload {
         }
         let db = db_bytes(&self.app);
         let _ = writeln!(w, "\n[[file]]\npath = \"/app/data/app.db\"\nsize = {db}\nowner = \"app\"");
+        if self.fg == Fg::Switch {
+            // Written by the switch: created (truncated) by each one.
+            for (name, size) in [("state.bin", SWITCH_STATE_BYTES), ("photo.jpg", SWITCH_PHOTO_BYTES)] {
+                let _ = writeln!(w, "\n[[file]]\npath = \"/app/state/{name}\"\nsize = {size}\nowner = \"app\"");
+            }
+        }
 
         let _ = writeln!(w, "\n[[app]]\nname = \"shell\"\nrole = \"system\"\n[[app.thread]]\nname = \"main\"\nops = [{{ op = \"sleep\", ms = 1.0 }}]");
         let _ = writeln!(w, "\n[[app]]\nname = \"app\"\nrole = \"fg\"\n[[app.thread]]\nname = \"main\"\nops = [");
@@ -255,17 +339,12 @@ impl BenchWorkload {
         let _ = writeln!(w, "    {{ op = \"sleep\", ms = {:?} }},", ramp.max(100.0));
         let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
-        let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"launch\" }},");
-        for (name, size) in code_file_sizes(&self.app) {
-            let _ = writeln!(w, "    {{ op = \"read\", path = \"/app/code/{name}\", len = {size}, chunk = {LAUNCH_READ_BUF} }},");
+        let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
+        match self.fg {
+            Fg::Launch => self.launch_ops(w),
+            Fg::Switch => self.switch_ops(w),
         }
-        let _ = writeln!(
-            w,
-            "    {{ op = \"read_random\", path = \"/app/data/app.db\", span = {db}, count = {}, size = 4096 }},",
-            db_page_reads(&self.app)
-        );
-        let _ = writeln!(w, "    {{ op = \"compute\", ms = {LAUNCH_COMPUTE_MS:?} }},");
-        let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"launch\" }},");
+        let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
         let _ = writeln!(w, "  ] }},\n]");
 
@@ -309,10 +388,65 @@ impl BenchWorkload {
         Ok(s)
     }
 
+    /// The launch's ops (`forefront_bench::ops::launch`).
+    fn launch_ops(&self, w: &mut String) {
+        let db = db_bytes(&self.app);
+        for (name, size) in code_file_sizes(&self.app) {
+            let _ = writeln!(w, "    {{ op = \"read\", path = \"/app/code/{name}\", len = {size}, chunk = {LAUNCH_READ_BUF} }},");
+        }
+        let _ = writeln!(
+            w,
+            "    {{ op = \"read_random\", path = \"/app/data/app.db\", span = {db}, count = {}, size = 4096 }},",
+            db_page_reads(&self.app)
+        );
+        let _ = writeln!(w, "    {{ op = \"compute\", ms = {LAUNCH_COMPUTE_MS:?} }},");
+    }
+
+    /// The switch's ops (`forefront_bench::ops::switch`; see the module doc).
+    fn switch_ops(&self, w: &mut String) {
+        for (name, size) in [("state.bin", SWITCH_STATE_BYTES), ("photo.jpg", SWITCH_PHOTO_BYTES)] {
+            let f = format!("/app/state/{name}");
+            let _ = writeln!(w, "    {{ op = \"creat\", path = \"{f}\" }},");
+            let _ = writeln!(w, "    {{ op = \"write\", path = \"{f}\", offset = 0, len = {size}, chunk = {size} }},");
+            let _ = writeln!(w, "    {{ op = \"fsync\", path = \"{f}\" }},");
+        }
+        let db = db_bytes(&self.app);
+        let wal = "/app/data/app.db-wal";
+        let _ = writeln!(
+            w,
+            "    {{ op = \"read_random\", path = \"/app/data/app.db\", span = {db}, count = {SWITCH_OPEN_PAGE_READS}, size = 4096 }},"
+        );
+        let _ = writeln!(w, "    {{ op = \"creat\", path = \"{wal}\" }},");
+        let frames = switch_tx_pages() * WAL_FRAME_BYTES;
+        let _ = writeln!(w, "    {{ op = \"repeat\", times = {SWITCH_TRANSACTIONS}, ops = [");
+        let _ = writeln!(w, "      {{ op = \"write\", path = \"{wal}\", len = {frames}, chunk = {WAL_FRAME_BYTES} }},");
+        let _ = writeln!(w, "      {{ op = \"fsync\", path = \"{wal}\" }},");
+        let _ = writeln!(w, "    ] }},");
+        let _ = writeln!(w, "    {{ op = \"compute\", ms = {SWITCH_COMPUTE_MS:?} }},");
+        // The checkpoint at close: the new pages go after the database's end (page 1 and the
+        // leaves in place are a few pages more), then the database is synced and the WAL goes.
+        let pages = switch_checkpoint_pages();
+        let _ = writeln!(w, "    {{ op = \"write\", path = \"/app/data/app.db\", offset = 0, len = 4096, chunk = 4096 }},");
+        let _ = writeln!(
+            w,
+            "    {{ op = \"write\", path = \"/app/data/app.db\", offset = {db}, len = {}, chunk = 4096 }},",
+            (pages - 1) * 4096
+        );
+        let _ = writeln!(w, "    {{ op = \"fsync\", path = \"/app/data/app.db\" }},");
+        let _ = writeln!(w, "    {{ op = \"unlink\", path = \"{wal}\" }},");
+    }
+
     /// The scenario itself (parsed and checked like a scenario file).
     pub fn scenario(&self, device: &str, host: &Host, setup: &SimSetup) -> Result<crate::Scenario, String> {
         let text = self.scenario_toml(device, host, setup)?;
         crate::Scenario::parse("<bench workload>", &text).map_err(|e| e.to_string())
+    }
+}
+
+fn fg_name(fg: Fg) -> &'static str {
+    match fg {
+        Fg::Launch => "launch",
+        Fg::Switch => "switch",
     }
 }
 
@@ -373,10 +507,31 @@ mod tests {
     }
 
     #[test]
-    fn switch_is_refused_with_a_reason() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1 };
-        let e = BenchWorkload { fg: Fg::Switch, ..w(Bg::Update) }.scenario_toml("x", &Host::default(), &setup).unwrap_err();
-        assert!(e.contains("only `--fg launch`"), "{e}");
+    fn switch_writes_its_files_and_its_wal() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2 };
+        let sw = BenchWorkload { fg: Fg::Switch, ..w(Bg::Update) };
+        let s = sw.scenario("x", &Host::default(), &setup).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.headline, "switch");
+        let text = sw.scenario_toml("x", &Host::default(), &setup).unwrap();
+        assert!(!text.contains("op = \"read\", path = \"/app/code/"), "no launch reads in a switch");
+        // Two fsync'ed files, one fsync per transaction, the checkpoint's database fsync.
+        assert_eq!(text.matches("op = \"fsync\"").count(), 2 + 1 + 1, "{text}");
+        assert!(text.contains(&format!("times = {SWITCH_TRANSACTIONS}")), "{text}");
+        // A 4 KiB row: leaf, one overflow page, index leaf, page 1.
+        assert_eq!(switch_tx_pages(), 4);
+        assert_eq!(switch_checkpoint_pages(), 2 + 20 + 3);
+    }
+
+    #[test]
+    fn named_workloads_are_the_bench_defaults() {
+        let w = BenchWorkload::named("switch/mixed").unwrap();
+        assert_eq!((w.fg, w.bg, w.bg_procs, w.bg_file_bytes, w.ramp_ms), (Fg::Switch, Bg::Mixed, 2, 1 << 30, 1500));
+        let s = BenchWorkload::named_scenario("launch/update", "galaxy-s6-ufs").unwrap();
+        assert_eq!((s.headline.as_str(), s.bg_apps, s.device.as_str()), ("launch", 2, "galaxy-s6-ufs"));
+        for (bad, culprit) in [("launch", "FG/BG"), ("boot/update", "`boot`"), ("launch/download", "`download`")] {
+            let e = BenchWorkload::named(bad).unwrap_err();
+            assert!(e.contains(culprit), "{bad}: {e}");
+        }
     }
 
     #[test]

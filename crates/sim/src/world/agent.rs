@@ -11,16 +11,18 @@
 //! never classified, as the daemon skips them. The foreground is pushed as a launcher pushes it: the app the framework made
 //! foreground (the `foreground` op; before one, the scenario's foreground app), by pid.
 //!
-//! **What it sets** ([`forefront_policy::agent::knobs`] per class), through [`AgentKnobs`]:
+//! **What it sets** ([`forefront_policy::agent::knobs`] per class), through the kernel's knobs
+//! ([`KernelKnobs`], the one interface a `[[knob]]` of a scenario also uses — there is no
+//! freezer or write-back hold of the agent's own):
 //!
 //! | knob | the daemon | here |
 //! |---|---|---|
 //! | group | `fg`/`bg` groups in each hierarchy | the CPU and blkio groups `FG_GROUP`/`BG_GROUP` (interactive and unmanaged tasks keep stock Android's placement) |
-//! | I/O weight | `blkio.bfq.weight` / `io.bfq.weight` of the groups | the blkio weights of the block layer's groups, honoured by the scenario's scheduler where it has groups (CFQ and BFQ, whose models both take the blkio groups' weights) |
-//! | idle I/O class | `ioprio_set(IOPRIO_CLASS_IDLE)` per thread | `ioprio_class = 3` on the requests the task submits (CFQ honours it; noop/deadline ignore it, as their kernel versions do) |
-//! | CPU weight, `cpu.idle` | `cpu.shares`/`cpu.weight`, `cpu.idle` | the CPU groups' weights; `cpu.idle` as the weight the kernel gives an idle group (3, `WEIGHT_IDLEPRIO`) |
-//! | pause | freezer of the `bg` group, bounded by [`PauseGate`] | a frozen task stops at its next op (its current op runs to its end) and is woken at the thaw |
-//! | write-back hold | `/proc/sys/vm` thresholds raised (`forefront_agent::writeback`) | the flusher's background threshold raised to the throttling limit and its periodic wake-ups skipped |
+//! | I/O weight | `blkio.bfq.weight` / `io.bfq.weight` of the groups | the blkio weights of the block layer's groups (CFQ and BFQ take them), and the task's `io_weight` on each request it submits (BFQ's group weight) |
+//! | idle I/O class | `ioprio_set(IOPRIO_CLASS_IDLE)` per thread | the task's ioprio (`IDLE`, level 4) on each request it submits (BFQ, mq-deadline and CFQ honour it; noop/deadline ignore it, as their kernel versions do) |
+//! | CPU weight, `cpu.idle` | `cpu.shares`/`cpu.weight`, `cpu.idle` | the CPU groups' weights and the CPU model's `cpu.idle` (the idle weight, 3, and the wake-up preemption rule) |
+//! | pause | freezer of the `bg` group, bounded by [`PauseGate`] | the task's `frozen` knob: it stops before its next system call (its next op, or the next `read()`/`write()` call of a chunked op) and goes on at the thaw |
+//! | write-back hold | `/proc/sys/vm` thresholds raised (`forefront_agent::writeback`) | the kernel knobs' hold: the flusher's background threshold raised to the throttling limit, its periodic wake-ups skipped, the expiry extended by `max_ms` |
 //!
 //! **When it pauses.** At the start of every foreground headline phase (`fg PID --burst`, as
 //! `forefront bench` sends it before each launch); the pause ends at the phase's end
@@ -34,30 +36,28 @@
 //!
 //! - Classification is instant at every foreground change (the daemon places a burst's app at
 //!   the thaw and new processes at its next scan, `rescan_ms`); apps are single processes.
-//! - The freezer stops a task at an op boundary, not at the kernel's next freezable point (a
-//!   task inside a long write or read finishes that op first). Its frozen time is charged to
-//!   `sleep`.
-//! - `cpu.idle` is only its weight: the kernel also lets a non-idle task preempt an idle
-//!   group's at wake-up (`check_preempt_wakeup_fair`); the CPU model has no such rule yet.
+//! - The freezer's simplifications are the kernel knobs' (`super::knobs`): a call in progress
+//!   finishes first; frozen time is charged to `sleep`.
 //! - Where the scenario's I/O scheduler has no groups or classes (noop, deadline) the weights and
-//!   the idle class change nothing, as on a kernel without BFQ; the BFQ and mq-deadline models
-//!   (issue 29, another branch) honour them through the same request fields.
+//!   the idle class change nothing, as on a kernel without BFQ.
 //! - `memory`, `focus`, `dbus`, `rules` (exec-triggered foregrounds) and `cells` are not
 //!   simulated: the foreground is the scenario's; `io.fg_latency_us` (v2 `io.latency`) is not.
 //!
 //! Invariants: a pause never lasts longer than `max_ms` and two pauses are at least
-//! `min_gap_ms` apart (the gate's); every task frozen by a pause is woken by its end; only
-//! tasks of background class are frozen; nothing here runs for policies other than `agent`.
+//! `min_gap_ms` apart (the gate's); every task frozen by a pause is thawed by its end; only
+//! tasks of a pausable (background) class are frozen; the agent changes only the knob fields
+//! it set itself (a scenario's `[[knob]]` keeps the others); nothing here runs for policies
+//! other than `agent`.
 
 use forefront_engine::SimTime;
+use forefront_model::block::Request;
 use forefront_model::cpu::GroupId;
 use forefront_model::prov::Tid;
-use forefront_model::wait::Blocker;
 use forefront_policy::Hook;
 use forefront_workload::Role;
 
+use super::knobs::{KernelKnobs, TaskKnobs as Set};
 use super::{Ev, Kind, World, BG_GROUP, FG_GROUP};
-use crate::Cat;
 use forefront_policy::agent::config::{Config, ScopeSection};
 use forefront_policy::agent::pause::{PauseGate, Refusal};
 use forefront_policy::agent::{self as decide, TaskKnobs};
@@ -67,25 +67,11 @@ use forefront_policy::classify::{self, Class, Foreground, Process};
 pub const SIM_PID_BASE: i32 = 1000;
 /// How often the daemon looks at the foreground's I/O during a pause (`Agent::next_wake`).
 pub const IDLE_POLL_MS: u64 = 20;
-/// The weight the kernel gives a group in the idle CPU class: `sched_group_set_idle`
-/// (kernel/sched/fair.c, Linux ≥ 5.15, "idle groups have minimum weight") sets its shares to
-/// `WEIGHT_IDLEPRIO` (3).
-pub const IDLE_GROUP_SHARES: u32 = 3;
 /// `IOPRIO_CLASS_IDLE` (include/uapi/linux/ioprio.h), as requests carry it.
 pub const IOPRIO_CLASS_IDLE: u8 = 3;
-
-/// The knobs the agent acts through, one call per decision (the world implements it over its
-/// models). The per-task ones are applied where the task's work meets the model: its CPU and
-/// blkio group in `group_for` ([`World::agent_group`]), its I/O class on each request it
-/// submits ([`World::agent_ioprio_class`]).
-pub(super) trait AgentKnobs {
-    /// The CPU weight of a group (`cpu.shares` units).
-    fn set_cpu_weight(&mut self, group: GroupId, shares: u32);
-    /// Stop (`true`) or resume task `tid` (the freezer).
-    fn set_frozen(&mut self, tid: Tid, frozen: bool);
-    /// Hold (`true`) or release buffered write-back.
-    fn agent_hold_writeback(&mut self, held: bool);
-}
+/// The level `ionice -c3` leaves (the kernel's default, `IOPRIO_NORM`); the idle class has no
+/// levels.
+const IOPRIO_NORM: u8 = 4;
 
 /// One app as the agent's classifier sees it.
 #[derive(Clone, Debug)]
@@ -110,15 +96,14 @@ pub(super) struct Agent {
     exclude: std::collections::BTreeSet<i32>,
     /// Class per app (index), from the last classification.
     classes: Vec<Option<Class>>,
-    /// Tasks the pause in progress stopped (frozen at their next op), in stop order.
-    frozen: Vec<Tid>,
+    /// Per task, the knobs the agent last set (what it changes when its decisions change).
+    applied: Vec<Set>,
     /// During a pause with `idle_end_ms`: (foreground I/O bytes when last changed, since).
     fg_io: Option<(u64, SimTime)>,
     /// Block read bytes submitted plus syscall bytes written, per app (`/proc/PID/io`).
     io_bytes: Vec<u64>,
     /// Generation of the idle-end poll (a stale tick is ignored).
     pub(super) tick_gen: u64,
-    pub(super) wb_held: bool,
     /// Counted decisions, for the run's `hooks`.
     pub(super) pauses: u64,
     pub(super) refused: u64,
@@ -142,11 +127,10 @@ impl Agent {
             runtime,
             exclude: apps.iter().enumerate().filter(|(_, a)| a.kernel).map(|(i, _)| pid_of(i)).collect(),
             classes: vec![None; apps.len()],
-            frozen: Vec::new(),
+            applied: Vec::new(),
             fg_io: None,
             io_bytes: vec![0; apps.len()],
             tick_gen: 0,
-            wb_held: false,
             pauses: 0,
             refused: 0,
             idle_ends: 0,
@@ -187,14 +171,15 @@ impl Agent {
         self.gate.deadline().is_some()
     }
 
-    /// Whether a task of app `app` stops at its next op now.
-    pub fn stops(&self, app: usize) -> bool {
-        self.paused() && self.knobs(app).pausable
-    }
-
-    pub fn note_frozen(&mut self, tid: Tid) {
-        self.froze += 1;
-        self.frozen.push(tid);
+    /// The kernel knobs the agent wants on a task of app `app` now: its class's I/O class and
+    /// weight, frozen while a pause holds a pausable class.
+    pub fn wanted(&self, app: usize) -> Set {
+        let k = self.knobs(app);
+        Set {
+            ioprio: k.ioprio_idle.then_some((IOPRIO_CLASS_IDLE, IOPRIO_NORM)),
+            io_weight: k.io_weight.map(|w| w.clamp(1, 1000) as u16),
+            frozen: self.paused() && k.pausable,
+        }
     }
 
     pub fn count_io(&mut self, app: usize, bytes: u64) {
@@ -249,14 +234,11 @@ impl Agent {
         false
     }
 
-    /// End the pause in progress (`--burst-end`, idle, deadline): the tasks to wake.
-    pub fn end(&mut self, now: SimTime) -> Vec<Tid> {
+    /// End the pause in progress (`--burst-end`, idle, deadline): whether one was in progress.
+    pub fn end(&mut self, now: SimTime) -> bool {
         self.fg_io = None;
         self.tick_gen += 1;
-        if !self.gate.end(now.ns() / 1_000_000) {
-            return Vec::new();
-        }
-        std::mem::take(&mut self.frozen)
+        self.gate.end(now.ns() / 1_000_000)
     }
 
     /// The next time the daemon looks (a pause in progress): the earlier of its I/O poll and
@@ -303,7 +285,51 @@ impl World {
             .collect();
         let mut agent = Agent::new(cfg, &apps, headline);
         agent.classify(&self.agent_fg());
+        let bg = agent.knobs_of(Class::Background);
         self.agent = Some(agent);
+        if bg.cpu_idle && !bg.cpu_pause_only {
+            self.set_group_cpu(BG_GROUP, None, Some(true));
+        }
+        self.agent_apply();
+    }
+
+    /// Carry the agent's decisions to the kernel knobs of every user task, changing only the
+    /// fields whose decision changed since it last set them (a `[[knob]]` keeps the others).
+    fn agent_apply(&mut self) {
+        let Some(a) = &mut self.agent else { return };
+        let mut applied = std::mem::take(&mut a.applied);
+        applied.resize(self.tasks.len(), Set::default());
+        let mut froze = 0;
+        for tid in 0..self.tasks.len() as Tid {
+            let t = &self.tasks[tid as usize];
+            if t.kind != Kind::User {
+                continue;
+            }
+            let want = self.agent.as_ref().expect("agent").wanted(t.app);
+            let was = applied[tid as usize];
+            if want == was {
+                continue;
+            }
+            let mut k = self.task_knobs(tid);
+            if want.ioprio != was.ioprio {
+                k.ioprio = want.ioprio;
+            }
+            if want.io_weight != was.io_weight {
+                k.io_weight = want.io_weight;
+            }
+            if want.frozen != was.frozen {
+                k.frozen = want.frozen;
+                if want.frozen {
+                    froze += 1;
+                    self.prio.hook(Hook::AgentFrozen);
+                }
+            }
+            self.set_task_knobs(tid, k);
+            applied[tid as usize] = want;
+        }
+        let a = self.agent.as_mut().expect("agent");
+        a.applied = applied;
+        a.froze += froze;
     }
 
     /// The foreground apps as pushed to the agent: those of the framework's foreground UID, or
@@ -321,7 +347,9 @@ impl World {
     pub(super) fn agent_foreground(&mut self) {
         let fg = self.agent_fg();
         if let Some(a) = &mut self.agent {
-            a.classify(&fg);
+            if a.classify(&fg) {
+                self.agent_apply();
+            }
         }
     }
 
@@ -336,22 +364,20 @@ impl World {
         }
     }
 
-    /// The I/O priority class of a request task `tid` submits: idle for the agent's background
-    /// tasks when `io.bg_ioprio_idle` (`None`: the request's own).
-    pub(super) fn agent_ioprio_class(&mut self, tid: Tid, bytes: u64, read: bool) -> Option<u8> {
-        let a = self.agent.as_mut()?;
-        let t = &self.tasks[tid as usize];
+    /// A request a task submits (stamped with its knobs): its read bytes count to the agent's
+    /// view of `/proc/PID/io`, and one in the idle class the agent set is counted.
+    pub(super) fn agent_saw_request(&mut self, req: &Request) {
+        let Some(a) = self.agent.as_mut() else { return };
+        let t = &self.tasks[req.prov.tid as usize];
         if t.kind != Kind::User {
-            return None;
+            return;
         }
-        if read {
-            a.count_io(t.app, bytes);
+        if req.op.is_read() {
+            a.count_io(t.app, req.bytes());
         }
-        if a.knobs(t.app).ioprio_idle {
+        if req.ioprio_class == IOPRIO_CLASS_IDLE && a.knobs(t.app).ioprio_idle {
             self.prio.hook(Hook::AgentIoprioIdle);
-            return Some(IOPRIO_CLASS_IDLE);
         }
-        None
     }
 
     /// Bytes written by a syscall of task `tid` (the agent's view of `write_bytes`).
@@ -380,14 +406,17 @@ impl World {
                 self.prio.hook(Hook::AgentPause);
                 if a.config().pause.hold_writeback {
                     self.prio.hook(Hook::AgentWritebackHeld);
-                    self.agent_hold_writeback(true);
+                    // The daemon extends `dirty_expire_centisecs` by the pause's length.
+                    let extend = a.config().pause.max_ms * 1_000_000;
+                    self.hold_writeback(Some(Some(extend)));
                 }
-                let cpu = (self.phone.fg_cpu_shares, self.phone.bg_cpu_shares);
                 let a = self.agent.as_ref().expect("agent");
-                if a.knobs_of(Class::Background).cpu_pause_only {
-                    let (_, bg) = cpu_weights(a.config(), cpu, true);
-                    self.set_cpu_weight(BG_GROUP, bg);
+                let bg = a.knobs_of(Class::Background);
+                if bg.cpu_pause_only {
+                    let (_, shares) = cpu_weights(a.config(), (self.phone.fg_cpu_shares, self.phone.bg_cpu_shares), true);
+                    self.set_group_cpu(BG_GROUP, Some(shares), Some(bg.cpu_idle));
                 }
+                self.agent_apply();
                 self.agent_arm(now);
             }
             None if a.refused > refused => self.prio.hook(Hook::AgentPauseRefused),
@@ -428,76 +457,19 @@ impl World {
     fn agent_thaw(&mut self) {
         let now = self.now();
         let Some(a) = &mut self.agent else { return };
-        let was = a.paused();
-        let woken = a.end(now);
-        if !was {
+        if !a.paused() || !a.end(now) {
             return;
         }
         let pause_only = a.knobs_of(Class::Background).cpu_pause_only;
+        let held = a.config().pause.hold_writeback;
         let (_, bg) = cpu_weights(a.config(), (self.phone.fg_cpu_shares, self.phone.bg_cpu_shares), false);
         if pause_only {
-            self.set_cpu_weight(BG_GROUP, bg);
+            self.set_group_cpu(BG_GROUP, Some(bg), Some(false));
         }
-        if self.agent.as_ref().is_some_and(|a| a.wb_held) {
-            self.agent_hold_writeback(false);
+        if held {
+            self.hold_writeback(None);
         }
-        for tid in woken {
-            self.set_frozen(tid, false);
-        }
-    }
-
-    /// The flusher's background threshold (pages) and expiry (ns): while write-back is held,
-    /// the throttling limit less one page and the expiry plus the pause's length, as the
-    /// daemon sets `dirty_background_bytes` and `dirty_expire_centisecs`
-    /// (`forefront_agent::writeback::plan`).
-    pub(super) fn agent_writeback(&self, background_pages: u64, expire_ns: u64) -> (u64, u64) {
-        match &self.agent {
-            Some(a) if a.wb_held => (
-                background_pages.max(self.wb.thresholds.limit_pages.saturating_sub(1)),
-                expire_ns.saturating_add(a.config().pause.max_ms * 1_000_000),
-            ),
-            _ => (background_pages, expire_ns),
-        }
-    }
-
-    /// At the fetch of its next op: whether user task `tid` stops there (frozen by a pause).
-    pub(super) fn agent_stops(&mut self, tid: Tid) -> bool {
-        let t = &self.tasks[tid as usize];
-        if t.kind != Kind::User || !self.agent.as_ref().is_some_and(|a| a.stops(t.app)) {
-            return false;
-        }
-        self.set_frozen(tid, true);
-        true
-    }
-}
-
-impl AgentKnobs for World {
-    fn set_cpu_weight(&mut self, group: GroupId, shares: u32) {
-        let now = self.now();
-        self.cpu.set_group_weight(group, shares, now);
-    }
-
-    fn set_frozen(&mut self, tid: Tid, frozen: bool) {
-        if frozen {
-            // Stopped at an op boundary: it waits on nothing but the thaw, which wakes it.
-            self.block_on(tid, Blocker::Timer, Cat::Sleep);
-            self.prio.hook(Hook::AgentFrozen);
-            if let Some(a) = &mut self.agent {
-                a.note_frozen(tid);
-            }
-        } else if self.wg.is_blocked_on(tid, Blocker::Timer) {
-            self.wake(tid);
-        }
-    }
-
-    fn agent_hold_writeback(&mut self, held: bool) {
-        if let Some(a) = &mut self.agent {
-            a.wb_held = held;
-        }
-        if !held {
-            // Released: the flusher sees the thresholds in force again.
-            self.wake_flusher();
-        }
+        self.agent_apply();
     }
 }
 
@@ -509,14 +481,14 @@ pub fn blkio_weights(cfg: &Config, stock: [u32; 3]) -> [u32; 3] {
     [stock[0], fg, bg]
 }
 
-/// The CPU weights of the foreground and background groups under `cfg`, outside a pause or
-/// during one (`paused`); the scenario's (`stock`) where the agent sets none.
+/// The CPU weights (`cpu.shares` units) of the foreground and background groups under `cfg`,
+/// outside a pause or during one (`paused`); the scenario's (`stock`) where the agent sets
+/// none. `cpu.idle` is apart ([`KernelKnobs::set_group_cpu`]): this is the weight it keeps.
 pub fn cpu_weights(cfg: &Config, stock: (u32, u32), paused: bool) -> (u32, u32) {
     let fg = decide::knobs(cfg, Some(Class::Foreground)).cpu_shares.unwrap_or(stock.0);
     let k = decide::knobs(cfg, Some(Class::Background));
     let bg = match k.cpu_shares {
         Some(_) if k.cpu_pause_only && !paused => stock.1,
-        Some(_) if k.cpu_idle => IDLE_GROUP_SHARES,
         Some(s) => s,
         None => stock.1,
     };
@@ -588,13 +560,13 @@ mod tests {
         a.classify(&[1]);
         let t = SimTime::from_ms;
         assert_eq!(a.burst(t(0)), Some(t(500)));
-        assert!(a.stops(2) && !a.stops(1));
         a.count_io(1, 4096);
         assert!(!a.tick(t(60)), "the foreground did I/O");
         assert!(!a.tick(t(120)));
         assert!(a.tick(t(160)), "idle for 100 ms since 60");
-        a.note_frozen(7);
-        assert_eq!(a.end(t(160)), vec![7]);
+        assert!(a.wanted(2).frozen && !a.wanted(1).frozen, "the background is frozen, not the foreground");
+        assert!(a.end(t(160)));
+        assert!(!a.wanted(2).frozen, "thawed");
         assert_eq!(a.burst(t(900)), None, "within min_gap_ms");
         assert_eq!(a.refused, 1);
         assert_eq!(a.burst(t(1200)), Some(t(1700)));
@@ -605,14 +577,15 @@ mod tests {
     }
 
     #[test]
-    fn no_pause_without_background_and_cpu_idle_is_the_minimum_weight() {
+    fn no_pause_without_background_and_cpu_idle_keeps_the_weight() {
         let mut cfg = Config::default();
         cfg.scope.interactive = vec!["updater".into()];
         cfg.cpu.enabled = true;
         let mut a = Agent::new(cfg, &apps(), "launch");
         a.classify(&[1]);
         assert_eq!(a.burst(SimTime::from_ms(0)), None);
-        assert_eq!(cpu_weights(a.config(), (1024, 110), false), (1024, IDLE_GROUP_SHARES));
+        assert_eq!(cpu_weights(a.config(), (1024, 110), false), (1024, 110));
+        assert!(a.knobs_of(Class::Background).cpu_idle, "set apart, as `cpu.idle`");
         assert_eq!(comm_of("a-very-long-app-name"), "a-very-long-app");
     }
 }

@@ -34,7 +34,7 @@ impl World {
             submit_request: self.ns.submit_request,
             read_ahead_kib: self.phone.read_ahead_kib,
             max_sectors: self.max_sectors,
-            dirty_background_pages: self.agent_writeback(self.wb.thresholds.background_pages, 0).0,
+            dirty_background_pages: self.wb.thresholds.background_pages,
             dirty_limit_pages: self.wb.thresholds.limit_pages,
             throttle: self.phone.dirty_throttle,
             reclaim: self.reclaim_costs(),
@@ -94,9 +94,7 @@ impl World {
         let now = self.now();
         self.knobs.stamp(&mut req);
         if self.agent.is_some() {
-            if let Some(class) = self.agent_ioprio_class(req.prov.tid, req.bytes(), req.op.is_read()) {
-                req.ioprio_class = class;
-            }
+            self.agent_saw_request(&req);
         }
         self.inv.requests_submitted += 1;
         self.inv.bytes_submitted += req.bytes();

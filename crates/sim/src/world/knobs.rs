@@ -1,9 +1,10 @@
 //! The kernel knobs a desktop agent turns, on the simulated phone: per task its ioprio class
 //! and level and its cgroup's BFQ weight (carried on every request it submits), the cgroup
-//! freezer; for the background CPU group its cgroup v2 `cpu.weight` and `cpu.idle`; and the
-//! write-back hold. A policy sets them at run time through [`World::set_task_knobs`],
-//! [`World::set_bg_cpu`] and [`World::hold_writeback`]; a scenario sets them by time with
-//! `[[knob]]` ([`forefront_workload::knobs`]).
+//! freezer; for a CPU group its weight and `cpu.idle`; and the write-back hold. They are one
+//! trait, [`KernelKnobs`], which [`World`] implements over its models: the simulator's side of
+//! the daemon's cgroupfs, `ioprio_set` and `/proc/sys/vm` writes. The agent policy
+//! (`super::agent`) turns them through it at run time, and a scenario by time with `[[knob]]`
+//! ([`forefront_workload::knobs`]); there is no other freezer or write-back hold.
 //!
 //! What each does here (the models that honour them):
 //!
@@ -18,21 +19,24 @@
 //!   finishes: the kernel freezes a task at a signal-delivery point, the return to user space
 //!   (simplification: a call's interruptible sleeps, e.g. a throttling pause, are not freezing
 //!   points here). Thawing wakes it there. Time frozen is charged as sleep.
-//! - **`bg_cpu_weight`, `bg_cpu_idle`**: the background group's weight
-//!   (`cpu.weight × 1024 / 100`, cgroup v2's mapping to shares) and `cpu.idle`
-//!   ([`forefront_model::cpu::CpuSched::set_group_idle`]).
+//! - **group CPU weight, `cpu.idle`** ([`KernelKnobs::set_group_cpu`]): the group's weight in
+//!   `cpu.shares` units (`[[knob]] bg_cpu_weight` is cgroup v2's `cpu.weight`, mapped as the
+//!   kernel maps it, `× 1024 / 100`) and `cpu.idle`
+//!   ([`forefront_model::cpu::CpuSched::set_group_idle`]: the idle weight and the wake-up
+//!   preemption rule).
 //! - **write-back hold** (`forefront_agent`'s `writeback` module): `dirty_background_bytes` =
 //!   the throttling limit less one page (background write-back waits until dirty data reaches
-//!   the limit), periodic write-back off, and nothing expires while held (the agent extends
-//!   `dirty_expire_centisecs` by the pause's length; a hold here has no length, so expiry is
-//!   off until release). Release restores the thresholds and wakes the flusher (the kernel
-//!   wakes it when `dirty_writeback_centisecs` is written back).
+//!   the limit), periodic write-back off, and the dirty pages' expiry extended by the hold's
+//!   length (the agent adds its pause's `max_ms` to `dirty_expire_centisecs`; a `[[knob]]` hold
+//!   has no length, so nothing expires until release). Release restores the thresholds and
+//!   wakes the flusher (the kernel wakes it when `dirty_writeback_centisecs` is written back).
 //!
 //! Invariants: a task blocked by the freezer waits on `Blocker::Idle` with its knob `frozen`
 //! set, and only there; `saved` holds the thresholds exactly while write-back is held.
 
 use forefront_engine::SimTime;
 use forefront_model::block::Request;
+use forefront_model::cpu::GroupId;
 use forefront_model::kernel::After;
 use forefront_model::mm::writeback::Thresholds;
 use forefront_model::prov::Tid;
@@ -62,6 +66,8 @@ pub(super) struct Knobs {
     tasks: Vec<TaskKnobs>,
     /// The dirty thresholds before the write-back hold, while it holds.
     saved: Option<Thresholds>,
+    /// How much the hold in force extends the dirty pages' expiry (ns; `None`: no expiry).
+    extend_expire_ns: Option<u64>,
     /// Frozen tasks inside a chunked read or write op whose next step starts a new call.
     at_call: Vec<Tid>,
 }
@@ -97,15 +103,29 @@ impl Knobs {
     }
 }
 
-impl World {
+/// The kernel's knobs as a policy turns them at run time: one call per write the daemon makes
+/// to cgroupfs, `ioprio_set` or `/proc/sys/vm`.
+pub trait KernelKnobs {
     /// Task `tid`'s knobs.
-    pub fn task_knobs(&self, tid: Tid) -> TaskKnobs {
+    fn task_knobs(&self, tid: Tid) -> TaskKnobs;
+    /// Set task `tid`'s knobs: ioprio and I/O weight apply to its next requests; freezing stops
+    /// it before its next system call, thawing lets a task the freezer stopped go on now.
+    /// Kernel threads' knobs are not a policy's to set (ignored).
+    fn set_task_knobs(&mut self, tid: Tid, k: TaskKnobs);
+    /// CPU group `group`'s weight (`cpu.shares` units, ≥ 2) and `cpu.idle`; `None` leaves one
+    /// as it is. The weight set while `cpu.idle` holds is the one cleared `cpu.idle` restores.
+    fn set_group_cpu(&mut self, group: GroupId, shares: Option<u32>, idle: Option<bool>);
+    /// Hold buffered write-back (`Some(extend)`: the dirty pages' expiry extended by `extend`
+    /// ns, `None` within it for no expiry while held) or release it (`None`).
+    fn hold_writeback(&mut self, hold: Option<Option<u64>>);
+}
+
+impl KernelKnobs for World {
+    fn task_knobs(&self, tid: Tid) -> TaskKnobs {
         self.knobs.of(tid).copied().unwrap_or_default()
     }
 
-    /// Set task `tid`'s knobs: ioprio and I/O weight apply to its next requests; freezing stops
-    /// it before its next op, thawing lets a task the freezer stopped go on now.
-    pub fn set_task_knobs(&mut self, tid: Tid, k: TaskKnobs) {
+    fn set_task_knobs(&mut self, tid: Tid, k: TaskKnobs) {
         if self.tasks[tid as usize].kind != Kind::User {
             return; // the freezer and ioprio of kernel threads are not the agent's to set
         }
@@ -119,26 +139,25 @@ impl World {
         }
     }
 
-    /// The background group's cgroup v2 `cpu.weight` (1..=10000) and `cpu.idle`.
-    pub fn set_bg_cpu(&mut self, weight: Option<u32>, idle: Option<bool>) {
+    fn set_group_cpu(&mut self, group: GroupId, shares: Option<u32>, idle: Option<bool>) {
         let now = self.now();
-        if let Some(w) = weight {
-            self.cpu.set_group_shares(BG_GROUP, (w.clamp(1, 10_000) * 1024 / 100).max(2), now);
+        if let Some(s) = shares {
+            self.cpu.set_group_shares(group, s.max(2), now);
         }
         if let Some(idle) = idle {
-            self.cpu.set_group_idle(BG_GROUP, idle, now);
+            self.cpu.set_group_idle(group, idle, now);
         }
     }
 
-    /// Hold buffered write-back (see the module doc) or release it.
-    pub fn hold_writeback(&mut self, on: bool) {
-        match (on, self.knobs.saved) {
-            (true, None) => {
+    fn hold_writeback(&mut self, hold: Option<Option<u64>>) {
+        match (hold, self.knobs.saved) {
+            (Some(extend), None) => {
                 let t = self.wb.thresholds;
                 self.knobs.saved = Some(t);
+                self.knobs.extend_expire_ns = extend;
                 self.wb.thresholds.background_pages = t.limit_pages.saturating_sub(1).max(t.background_pages);
             }
-            (false, Some(t)) => {
+            (None, Some(t)) => {
                 self.knobs.saved = None;
                 self.wb.thresholds = t;
                 self.wake_flusher();
@@ -146,10 +165,23 @@ impl World {
             _ => {}
         }
     }
+}
 
-    /// Whether periodic write-back wake-ups are off now (held, or `periodic_writeback = false`).
+impl World {
+    /// Whether write-back is held now (no periodic wake-ups of the flusher).
     pub(super) fn writeback_held(&self) -> bool {
         self.knobs.held()
+    }
+
+    /// The dirty pages' expiry (ns) the flusher uses now: the scenario's, extended by the hold
+    /// in force (see the module doc).
+    pub(super) fn dirty_expire_ns(&self) -> u64 {
+        let expire = (self.phone.dirty_expire_s * 1e9) as u64;
+        match (self.knobs.held(), self.knobs.extend_expire_ns) {
+            (false, _) => expire,
+            (true, Some(e)) => expire.saturating_add(e),
+            (true, None) => u64::MAX,
+        }
     }
 
     /// The freezer's check before task `tid` starts its next op: true if it is frozen (it is
@@ -220,10 +252,12 @@ impl World {
             }
         }
         if spec.bg_cpu_weight.is_some() || spec.bg_cpu_idle.is_some() {
-            self.set_bg_cpu(spec.bg_cpu_weight, spec.bg_cpu_idle);
+            // cgroup v2 `cpu.weight` (1..=10000) to shares, as the kernel maps it.
+            let shares = spec.bg_cpu_weight.map(|w| w.clamp(1, 10_000) * 1024 / 100);
+            self.set_group_cpu(BG_GROUP, shares, spec.bg_cpu_idle);
         }
         if let Some(h) = spec.hold_writeback {
-            self.hold_writeback(h);
+            self.hold_writeback(h.then_some(None));
         }
     }
 

@@ -41,12 +41,10 @@ impl World {
     pub(super) fn step(&mut self, tid: Tid) -> (u64, After) {
         match self.tasks[tid as usize].kind {
             Kind::Flusher => {
-                let (background_pages, expire_ns) =
-                    self.agent_writeback(self.wb.thresholds.background_pages, (self.phone.dirty_expire_s * 1e9) as u64);
                 let p = WritebackParams {
-                    // Nothing expires while write-back is held (see `knobs`).
-                    expire_ns: if self.writeback_held() { u64::MAX } else { expire_ns },
-                    background_pages,
+                    // Extended while write-back is held (see `knobs`).
+                    expire_ns: self.dirty_expire_ns(),
+                    background_pages: self.wb.thresholds.background_pages,
                     nr_requests: self.phone.nr_requests,
                     submit_ns: self.ns.submit_request,
                 };
@@ -76,9 +74,9 @@ impl World {
         if self.rec.is_some() {
             self.rec_span_end(tid);
         }
-        // The cgroup freezer stops a task here, between ops (a scenario's `[[knob]]`), and so
-        // does the agent's pause (the `agent` policy's own freezer, see `agent`).
-        if self.frozen_before_op(tid) || (self.agent.is_some() && self.agent_stops(tid)) {
+        // The cgroup freezer stops a task here, between ops (a scenario's `[[knob]]` or the
+        // agent's pause).
+        if self.frozen_before_op(tid) {
             return (0, After::Block);
         }
         let t = &mut self.tasks[tid as usize];
