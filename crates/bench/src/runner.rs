@@ -535,7 +535,8 @@ fn one_sample(
     let mut helpers = vec![];
     if plan.bg.sync_loop() && mode != Mode::Alone {
         let mut c = Command::new(&plan.exe);
-        c.args(["bench", "worker", "--bg", "sync-loop", "--file", "-"]).stdin(Stdio::null());
+        // `--file` is not used: it names the work directory so the process can be told as the run's.
+        c.args(["bench", "worker", "--bg", "sync-loop", "--file"]).arg(work.join("sync-loop")).stdin(Stdio::null());
         if mode == Mode::IoniceIdle {
             c.arg("--ioprio-idle");
         }
