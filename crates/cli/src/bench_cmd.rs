@@ -21,11 +21,18 @@ pub struct BenchArgs {
 enum BenchCommand {
     /// Time the foreground operation in each mode, interleaved, after one discarded warm-up
     /// pass; caches are dropped before every operation. Needs root.
-    #[command(after_help = "Example (the table in docs/agent.md):\n  \
-        forefront bench run --fg launch --bg update --runs 15\n\n\
+    #[command(after_help = "Examples (docs/agent.md):\n  \
+        forefront bench run --fg launch --bg update --runs 15\n  \
+        forefront bench run --fg replay --trace S/comm_startup_lat/xterm.trace --bg fio-rw --bg-procs 5 \\\n      \
+        --bg-file-mib 500 --ramp-ms 3000 --runs 10 --mode bfq --mode agent-bfq\n\n\
+        The second is the S suite's comm_startup_lat method (BFQ's authors' benchmark): the xterm start-up's \
+        I/O replayed under 5 fio-style sequential readers and 5 writers on the same file system.\n\n\
         Modes: alone (no background), baseline (background, stock settings), agent (the real \
         `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
-        `forefront agent fg PID --burst` / `--burst-end` — around the operation), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).")]
+        `forefront agent fg PID --burst` / `--burst-end` — around the operation), agent-bfq (the same with BFQ on \
+        the disk), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).\n\n\
+        Each mode's median comes with its distribution-free 95 % interval (order statistics; from 6 runs up), \
+        the workers' own MB/s and the disk's (/sys/block/DEV/stat, as iostat).")]
     Run(RunArgs),
     /// Measure this machine's disk through the kernel (O_DIRECT on a scratch file of the file
     /// system under test) and write a device file the simulator loads, every figure with its
