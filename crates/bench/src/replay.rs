@@ -293,7 +293,11 @@ impl Lane {
         }
         for ev in &events {
             if ev.res < 0 {
-                return Err(format!("{}: asynchronous read: {}", self.path.display(), std::io::Error::from_raw_os_error(-ev.res as i32)));
+                return Err(format!(
+                    "{}: asynchronous read: {}",
+                    self.path.display(),
+                    std::io::Error::from_raw_os_error(-ev.res as i32)
+                ));
             }
         }
         self.pending.clear();
@@ -372,7 +376,10 @@ pub fn replay(trace: &Trace, dir: &Path, how: &Replay) -> Result<u64, String> {
         rng: Rng,
         failed: Option<String>,
     }
-    let turn = Arc::new((Mutex::new(Turn { next: 0, rng: Rng(how.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), failed: None }), Condvar::new()));
+    let turn = Arc::new((
+        Mutex::new(Turn { next: 0, rng: Rng(how.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), failed: None }),
+        Condvar::new(),
+    ));
     let reqs: Arc<Vec<Request>> = Arc::new(trace.requests.clone());
     let think = how.think;
     let mut handles = vec![];
@@ -469,10 +476,7 @@ helper-2 0 64 5032 Seq 0 32 RA 1.5 C
         let t = parse(Path::new("small.trace"), SMALL).unwrap();
         assert_eq!(t.procs, ["app-1", "helper-2"]);
         assert_eq!(t.requests.len(), 6);
-        assert_eq!(
-            t.requests[1],
-            Request { thread: 0, delta_s: 0.0001, sectors: 8, kind: Kind::Seq, read_ahead: true }
-        );
+        assert_eq!(t.requests[1], Request { thread: 0, delta_s: 0.0001, sectors: 8, kind: Kind::Seq, read_ahead: true });
         assert_eq!(t.requests[3].thread, 1);
         assert_eq!(t.requests[3].kind, Kind::Rand);
         assert!(!t.requests[3].read_ahead);

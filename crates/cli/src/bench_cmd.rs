@@ -376,7 +376,9 @@ fn fg_of(fg: FgArg) -> Fg {
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     match (a.fg, &a.trace) {
-        (FgArg::Replay, None) => bail!("--fg replay needs --trace FILE (an S-suite start-up trace, e.g. comm_startup_lat/xterm.trace)"),
+        (FgArg::Replay, None) => {
+            bail!("--fg replay needs --trace FILE (an S-suite start-up trace, e.g. comm_startup_lat/xterm.trace)")
+        }
         (FgArg::Replay, Some(t)) => {
             // Checked now, before any setup: a bad line is named with its file, line and field.
             forefront_bench::replay::load(t)?;
