@@ -8,11 +8,14 @@ pub fn table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fg {} under bg {}: {} runs per mode (+1 warm-up discarded), {} bg process(es), device {} ({}), dir {}",
+        "fg {} under bg {}: {} runs per mode (+1 warm-up discarded), {}, device {} ({}), dir {}",
         json_name(&r.fg),
         json_name(&r.bg),
         r.runs,
-        r.bg_procs,
+        match r.bg {
+            crate::runner::Bg::FioRw => format!("{n} readers + {n} writers", n = r.bg_procs),
+            _ => format!("{} bg process(es)", r.bg_procs),
+        },
         r.device,
         r.scheduler,
         r.dir.display()
