@@ -23,7 +23,7 @@
 //!     dir: "/var/tmp".into(), keep: false, bg_procs: 2, bg_file_bytes: 1 << 30,
 //!     ramp: std::time::Duration::from_millis(1500), app: Default::default(),
 //!     exe: std::env::current_exe().unwrap(), launcher: forefront_bench::runner::Launcher::Socket,
-//!     agent_extra: String::new(), trace: None, replay_think: false,
+//!     agent_extra: String::new(), trace: None, replay_think: false, fio_overwrite: false,
 //! };
 //! let report = run(&plan, &mut |_| {})?;
 //! print!("{}", forefront_bench::render::table(&report));

@@ -160,9 +160,14 @@ pub fn seq_read_forever(path: &Path) -> Result<(), FixtureError> {
 /// The S suite's writer (fio `readwrite=write`, `size` = the file size, the file removed
 /// before the cell so the first pass allocates it): the file created empty, then `len` bytes
 /// in 4 KiB buffered `write()`s, no fsync, pass after pass over the same file. Never returns.
-pub fn seq_write_forever(path: &Path, len: u64) -> Result<(), FixtureError> {
-    let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new().create(true).truncate(true).write(true).open(path).map_err(io_err(path))?;
+///
+/// `overwrite`: keep the file (written whole beforehand) and overwrite it from the first pass on —
+/// the suite's steady state, once its writers' first pass is done.
+pub fn seq_write_forever(path: &Path, len: u64, overwrite: bool) -> Result<(), FixtureError> {
+    if !overwrite {
+        let _ = std::fs::remove_file(path);
+    }
+    let mut f = std::fs::OpenOptions::new().create(true).truncate(!overwrite).write(true).open(path).map_err(io_err(path))?;
     let mut buf = vec![0u8; FIO_BS as usize];
     let mut p = Pattern::new(len ^ 0xf10);
     let len = len.max(FIO_BS);

@@ -91,6 +91,9 @@ pub struct Plan {
     pub trace: Option<PathBuf>,
     /// `--fg replay`: sleep the trace's think times (the suite's replayer does not).
     pub replay_think: bool,
+    /// fio-style writers overwrite files written beforehand instead of creating theirs at
+    /// each sample's start (the S suite's steady state after its writers' first pass).
+    pub fio_overwrite: bool,
 }
 
 /// How a launcher talks to the agent in `agent` mode.
@@ -190,6 +193,9 @@ pub struct Report {
     /// `--fg replay`: whether its think times were slept.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub replay_think: bool,
+    /// Whether the fio-style writers overwrote files written beforehand.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fio_overwrite: bool,
     pub modes: BTreeMap<&'static str, ModeResult>,
 }
 
@@ -320,7 +326,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         for i in 0..plan.bg.workers(plan.bg_procs) {
             let f = work.path.join(format!("bg{i}.dat"));
             // The S suite's writers make their files as they go; every other worker's is written now.
-            if plan.bg.worker(i) != Some(forefront_workload::bench::Worker::SeqWrite) {
+            if plan.fio_overwrite || plan.bg.worker(i) != Some(forefront_workload::bench::Worker::SeqWrite) {
                 crate::fixture::write_file(&f, plan.bg_file_bytes, 1000 + i as u64)?;
             }
             bg_files.push(f);
@@ -393,6 +399,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         agent_extra: plan.agent_extra.clone(),
         trace: plan.trace.clone(),
         replay_think: plan.replay_think,
+        fio_overwrite: plan.fio_overwrite,
         modes,
     })
 }
@@ -527,6 +534,9 @@ fn one_sample(
             c.args(["bench", "worker", "--bg", kind, "--file"]).arg(f).stdin(Stdio::null());
             if kind == "seq-write" {
                 c.args(["--len", &plan.bg_file_bytes.to_string()]);
+                if plan.fio_overwrite {
+                    c.arg("--overwrite");
+                }
             }
             if mode == Mode::IoniceIdle {
                 c.arg("--ioprio-idle");

@@ -78,6 +78,9 @@ enum BenchCommand {
         /// seq-write: the bytes of each pass.
         #[arg(long, default_value_t = 1 << 30)]
         len: u64,
+        /// seq-write: overwrite the existing file instead of creating it.
+        #[arg(long)]
+        overwrite: bool,
         #[arg(long)]
         ioprio_idle: bool,
     },
@@ -167,6 +170,11 @@ struct RunArgs {
     /// does not).
     #[arg(long)]
     think: bool,
+    /// --bg fio-write / fio-rw: the writers overwrite files the bench writes beforehand instead
+    /// of creating theirs at each start-up's start (the S suite's steady state once its writers'
+    /// first pass is done; the suite itself creates them once per run).
+    #[arg(long)]
+    fio_overwrite: bool,
     /// Measured repetitions per mode (≥ 15 for a table you report; ≥ 6 for a 95 % interval of
     /// the median).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -338,7 +346,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             runner::op_child(fg_of(fg), &dir, seq, trace.as_deref(), think)?;
             Ok(ExitCode::SUCCESS)
         }
-        BenchCommand::Worker { bg, file, len, ioprio_idle } => {
+        BenchCommand::Worker { bg, file, len, overwrite, ioprio_idle } => {
             forefront_bench::interrupt::die_with_parent()?;
             if ioprio_idle {
                 forefront_sysfs::ioprio::set(0, forefront_sysfs::ioprio::IoPrio::IDLE)?;
@@ -348,7 +356,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 WorkerArg::Copy => forefront_bench::ops::copy_forever(&file)?,
                 WorkerArg::Upload => forefront_bench::ops::upload_forever(&file)?,
                 WorkerArg::SeqRead => forefront_bench::ops::seq_read_forever(&file)?,
-                WorkerArg::SeqWrite => forefront_bench::ops::seq_write_forever(&file, len)?,
+                WorkerArg::SeqWrite => forefront_bench::ops::seq_write_forever(&file, len, overwrite)?,
                 WorkerArg::SyncLoop => forefront_bench::ops::sync_loop_forever(),
             }
             Ok(ExitCode::SUCCESS)
@@ -440,6 +448,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         },
         trace: a.trace.clone(),
         replay_think: a.think,
+        fio_overwrite: a.fio_overwrite,
     };
     let (tty, bar) = progress_bar();
     let result = runner::run(&plan, &mut |p| match p {
