@@ -4,13 +4,16 @@
 //! - [`fixture`]: the app (code and resource files, a real SQLite database) and background
 //!   files, all fully written ([`fixture::App`], [`fixture::AppSpec`]).
 //! - [`ops`]: the foreground operations ([`ops::launch`], [`ops::switch`]) and the background
-//!   workloads ([`ops::update_forever`], [`ops::upload_forever`]).
+//!   workloads ([`ops::update_forever`], [`ops::upload_forever`]; the S suite's fio-style
+//!   [`ops::seq_read_forever`], [`ops::seq_write_forever`] and its [`ops::sync_loop_forever`]).
+//! - [`replay`]: a real application's start-up I/O replayed from a trace in the S suite's
+//!   format (`--fg replay --trace FILE`), as the suite's `replay-startup-io` does.
 //! - [`runner`]: modes ([`runner::Mode`]), interleaved repetitions after a discarded warm-up,
 //!   caches dropped before each operation ([`runner::run`] → [`runner::Report`]).
 //! - [`calibrate`]: `bench calibrate`, the disk measured through the kernel as a device file
 //!   of the simulator ([`calibrate::calibrate`] → [`calibrate::Calibration`]).
 //! - [`loopdev`]: an ext4 image on a loop device, for an isolated run.
-//! - [`stats`]: median, IQR, min, max.
+//! - [`stats`]: median with its distribution-free 95 % interval, IQR, min, max.
 //! - [`render`]: the table and the JSON contract.
 //!
 //! ```no_run
@@ -20,7 +23,7 @@
 //!     dir: "/var/tmp".into(), keep: false, bg_procs: 2, bg_file_bytes: 1 << 30,
 //!     ramp: std::time::Duration::from_millis(1500), app: Default::default(),
 //!     exe: std::env::current_exe().unwrap(), launcher: forefront_bench::runner::Launcher::Socket,
-//!     agent_extra: String::new(),
+//!     agent_extra: String::new(), trace: None, replay_think: false, fio_overwrite: false,
 //! };
 //! let report = run(&plan, &mut |_| {})?;
 //! print!("{}", forefront_bench::render::table(&report));
@@ -33,5 +36,6 @@ pub mod interrupt;
 pub mod loopdev;
 pub mod ops;
 pub mod render;
+pub mod replay;
 pub mod runner;
 pub mod stats;

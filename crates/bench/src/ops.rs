@@ -7,8 +7,8 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags};
 
 use forefront_workload::bench::{
-    BG_CHUNK, LAUNCH_POINT_READS, LAUNCH_RANGE_ROWS, LAUNCH_READ_BUF, SWITCH_PHOTO_BYTES, SWITCH_ROW_BYTES, SWITCH_STATE_BYTES,
-    SWITCH_TRANSACTIONS, UPDATE_FSYNC_EVERY,
+    BG_CHUNK, FIO_BS, LAUNCH_POINT_READS, LAUNCH_RANGE_ROWS, LAUNCH_READ_BUF, SWITCH_PHOTO_BYTES, SWITCH_ROW_BYTES,
+    SWITCH_STATE_BYTES, SWITCH_TRANSACTIONS, SYNC_LOOP_MS, UPDATE_FSYNC_EVERY,
 };
 
 use crate::fixture::{App, FixtureError, Pattern};
@@ -136,6 +136,64 @@ pub fn upload_forever(path: &Path) -> Result<(), FixtureError> {
         // SAFETY: as above.
         unsafe { libc::posix_fadvise(f.as_raw_fd(), off, n as i64, libc::POSIX_FADV_DONTNEED) };
         off += n as i64;
+    }
+}
+
+/// Drops a file's pages from the page cache (fio's `invalidate=1`).
+fn invalidate(f: &std::fs::File) {
+    // SAFETY: fadvise on an open fd with plain integers.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+/// The S suite's reader (its fio job `readwrite=read`, defaults otherwise: the `psync` engine,
+/// `bs` 4 KiB, buffered, `invalidate=1`, `--loops=10000`): the whole file in 4 KiB `read()`s,
+/// pass after pass, its cached pages dropped at the start of each pass. Never returns.
+pub fn seq_read_forever(path: &Path) -> Result<(), FixtureError> {
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    let mut buf = vec![0u8; FIO_BS as usize];
+    loop {
+        invalidate(&f);
+        f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+        while f.read(&mut buf).map_err(io_err(path))? > 0 {}
+    }
+}
+
+/// The S suite's writer (fio `readwrite=write`, `size` = the file size, the file removed
+/// before the cell so the first pass allocates it): the file created empty, then `len` bytes
+/// in 4 KiB buffered `write()`s, no fsync, pass after pass over the same file. Never returns.
+///
+/// `overwrite`: keep the file (written whole beforehand) and overwrite it from the first pass on —
+/// the suite's steady state, once its writers' first pass is done.
+pub fn seq_write_forever(path: &Path, len: u64, overwrite: bool) -> Result<(), FixtureError> {
+    if !overwrite {
+        let _ = std::fs::remove_file(path);
+    }
+    let mut f = std::fs::OpenOptions::new().create(true).truncate(!overwrite).write(true).open(path).map_err(io_err(path))?;
+    let mut buf = vec![0u8; FIO_BS as usize];
+    let mut p = Pattern::new(len ^ 0xf10);
+    let len = len.max(FIO_BS);
+    loop {
+        invalidate(&f);
+        f.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+        let mut off = 0;
+        while off < len {
+            p.fill(&mut buf[..8]); // fresh bytes per block
+            f.write_all(&buf).map_err(io_err(path))?;
+            off += FIO_BS;
+        }
+    }
+}
+
+/// The S suite's `sync` loop beside its writers (`while true; do sync & sleep 2; done`): a
+/// `sync()` every [`SYNC_LOOP_MS`], each on a thread of its own so a slow one does not hold
+/// back the next. Never returns.
+pub fn sync_loop_forever() -> ! {
+    loop {
+        let _ = std::thread::Builder::new().name("sync".into()).spawn(|| {
+            // SAFETY: sync(2) takes no arguments.
+            unsafe { libc::sync() }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(SYNC_LOOP_MS));
     }
 }
 

@@ -8,37 +8,55 @@ pub fn table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fg {} under bg {}: {} runs per mode (+1 warm-up discarded), {} bg process(es), device {} ({}), dir {}",
+        "fg {} under bg {}: {} runs per mode (+1 warm-up discarded), {}, device {} ({}), dir {}",
         json_name(&r.fg),
         json_name(&r.bg),
         r.runs,
-        r.bg_procs,
+        match r.bg {
+            crate::runner::Bg::FioRw => format!("{n} readers + {n} writers", n = r.bg_procs),
+            _ => format!("{} bg process(es)", r.bg_procs),
+        },
         r.device,
         r.scheduler,
         r.dir.display()
     )
     .map(|_| ());
-    let _ = writeln!(
-        s,
-        "{:<12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>10}",
-        "mode", "median ms", "min", "max", "IQR", "x alone", "bg MB/s", "bg MB/s w"
-    );
-    for m in Mode::ALL {
-        let Some(x) = r.modes.get(m.name()) else { continue };
-        let ratio = x.ratio_to_alone.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
-        let bg = x.bg_mb_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
-        let bgw = x.bg_window_mb_s.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+    if let Some(t) = &r.trace {
         let _ = writeln!(
             s,
-            "{:<12} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>9} {:>10}",
+            "replayed trace {} (think times {})",
+            t.display(),
+            if r.replay_think { "slept" } else { "not slept, as the S suite's replayer" }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "{:<12} {:>10} {:>19} {:>9} {:>9} {:>9} {:>8} {:>9} {:>10} {:>11}",
+        "mode", "median ms", "95% CI of median", "min", "max", "IQR", "x alone", "bg MB/s", "bg MB/s w", "disk MB/s w"
+    );
+    let f1 = |v: Option<f64>| v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+    for m in Mode::EVERY {
+        let Some(x) = r.modes.get(m.name()) else { continue };
+        let ratio = x.ratio_to_alone.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+        let ci = x
+            .summary
+            .median_ci95
+            .as_ref()
+            .map(|c| format!("{:.1}-{:.1}", c.lo_ms, c.hi_ms))
+            .unwrap_or_else(|| "- (n < 6)".into());
+        let _ = writeln!(
+            s,
+            "{:<12} {:>10.1} {:>19} {:>9.1} {:>9.1} {:>9.1} {:>8} {:>9} {:>10} {:>11}",
             m.name(),
             x.summary.median_ms,
+            ci,
             x.summary.min_ms,
             x.summary.max_ms,
             x.summary.iqr_ms,
             ratio,
-            bg,
-            bgw
+            f1(x.bg_mb_s),
+            f1(x.bg_window_mb_s),
+            f1(x.disk_window_mb_s),
         );
     }
     if let Some(b) = r.modes.get("agent").and_then(|a| a.burst_call_ms) {
@@ -46,8 +64,10 @@ pub fn table(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "bg MB/s: background read/write throughput while the FG operation ran; w: over the {} ms ramp + the operation",
-        r.ramp_ms
+        "bg MB/s: the workers' read()/write() bytes (/proc/PID/io) while the FG operation ran; w: over the {} ms ramp + the operation; \
+         disk MB/s w: the disk's reads + writes (/sys/block/{}/stat, what iostat reports: write-back included, the FG's own I/O too) over the same window; \
+         95% CI: order statistics, distribution-free",
+        r.ramp_ms, r.device
     );
     s
 }

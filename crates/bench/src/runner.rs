@@ -1,6 +1,8 @@
 //! One benchmark run: build the app, then for each repetition and each mode (interleaved,
 //! after one discarded warm-up pass) drop caches, start the background workload, apply the
-//! mode, and time the foreground operation.
+//! mode, and time the foreground operation. With `--fg replay` or a fio-style background the
+//! caches are dropped once more as the S suite drops them: after the ramp, the background
+//! running, [`SUITE_DROP_PAUSE`] before the timed start-up.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -33,10 +35,15 @@ pub enum Mode {
     Bfq,
     /// Background work started with `ionice -c3`, BFQ on the disk.
     IoniceIdle,
+    /// `agent` with BFQ on the disk (the S suite's agent mode: the agent on BFQ).
+    AgentBfq,
 }
 
 impl Mode {
+    /// The default modes.
     pub const ALL: [Mode; 5] = [Mode::Alone, Mode::Baseline, Mode::Agent, Mode::Bfq, Mode::IoniceIdle];
+    /// Every mode, in the order tables list them.
+    pub const EVERY: [Mode; 6] = [Mode::Alone, Mode::Baseline, Mode::Agent, Mode::AgentBfq, Mode::Bfq, Mode::IoniceIdle];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -45,10 +52,15 @@ impl Mode {
             Mode::Agent => "agent",
             Mode::Bfq => "bfq",
             Mode::IoniceIdle => "ionice-idle",
+            Mode::AgentBfq => "agent-bfq",
         }
     }
     fn wants_bfq(self) -> bool {
-        matches!(self, Mode::Bfq | Mode::IoniceIdle)
+        matches!(self, Mode::Bfq | Mode::IoniceIdle | Mode::AgentBfq)
+    }
+    /// The agent runs (on the disk's own scheduler or on BFQ).
+    pub fn is_agent(self) -> bool {
+        matches!(self, Mode::Agent | Mode::AgentBfq)
     }
 }
 
@@ -75,6 +87,13 @@ pub struct Plan {
     /// TOML appended to the agent's configuration in `agent` mode (any section but `[agent]`
     /// and `[scope]`, which the bench writes): the knob under test.
     pub agent_extra: String,
+    /// `--fg replay`: the S-suite start-up trace to replay (`crate::replay`).
+    pub trace: Option<PathBuf>,
+    /// `--fg replay`: sleep the trace's think times (the suite's replayer does not).
+    pub replay_think: bool,
+    /// fio-style writers overwrite files written beforehand instead of creating theirs at
+    /// each sample's start (the S suite's steady state after its writers' first pass).
+    pub fio_overwrite: bool,
 }
 
 /// How a launcher talks to the agent in `agent` mode.
@@ -140,6 +159,11 @@ pub struct ModeResult {
     pub bg_mb_s: Option<f64>,
     /// The same over the ramp and the operation together (what BG gets over a longer window).
     pub bg_window_mb_s: Option<f64>,
+    /// The disk's throughput (all its reads and writes, from /sys/block/DEV/stat: what
+    /// `iostat` reports) while the foreground operation ran (MB/s); includes the operation's own.
+    pub disk_mb_s: Option<f64>,
+    /// The same over the ramp and the operation together.
+    pub disk_window_mb_s: Option<f64>,
     /// `agent` mode: median time of the burst call (included in the operation's time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst_call_ms: Option<f64>,
@@ -163,6 +187,15 @@ pub struct Report {
     /// What `--agent-config` added to the agent's default configuration (empty: nothing).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub agent_extra: String,
+    /// `--fg replay`: the trace replayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<PathBuf>,
+    /// `--fg replay`: whether its think times were slept.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replay_think: bool,
+    /// Whether the fio-style writers overwrote files written beforehand.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fio_overwrite: bool,
     pub modes: BTreeMap<&'static str, ModeResult>,
 }
 
@@ -249,6 +282,10 @@ pub struct Sample {
     pub bg_window_bytes_per_s: Option<f64>,
     /// `agent` mode: how long telling the agent that the burst begins took.
     pub burst_call_ms: Option<f64>,
+    /// The disk's throughput (reads + writes, /sys/block/DEV/stat) during the operation.
+    pub disk_bytes_per_s: Option<f64>,
+    /// The same from the start of the ramp to the end of the operation.
+    pub disk_window_bytes_per_s: Option<f64>,
 }
 
 /// Progress events for the caller (a progress bar on a TTY, nothing otherwise).
@@ -272,15 +309,26 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
     }
     let device = queue.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
 
-    progress(Progress::Setup("building the app (files + SQLite database)"));
-    let app = App::build(&work.path, &plan.app)?;
+    let app = if plan.fg == Fg::Replay {
+        let path = plan.trace.as_deref().ok_or_else(|| BenchError::Step("--fg replay needs --trace FILE".into()))?;
+        let trace = crate::replay::load(path).map_err(|e| BenchError::Step(e.to_string()))?;
+        progress(Progress::Setup("writing the replay files (one per traced process)"));
+        crate::replay::prepare_files(&work.path, &trace)?;
+        App { dir: work.path.clone() }
+    } else {
+        progress(Progress::Setup("building the app (files + SQLite database)"));
+        App::build(&work.path, &plan.app)?
+    };
     check_interrupt()?;
     let mut bg_files = vec![];
     if plan.bg != Bg::None {
         progress(Progress::Setup("writing the background files"));
-        for i in 0..plan.bg_procs {
+        for i in 0..plan.bg.workers(plan.bg_procs) {
             let f = work.path.join(format!("bg{i}.dat"));
-            crate::fixture::write_file(&f, plan.bg_file_bytes, 1000 + i as u64)?;
+            // The S suite's writers make their files as they go; every other worker's is written now.
+            if plan.fio_overwrite || plan.bg.worker(i) != Some(forefront_workload::bench::Worker::SeqWrite) {
+                crate::fixture::write_file(&f, plan.bg_file_bytes, 1000 + i as u64)?;
+            }
             bg_files.push(f);
             check_interrupt()?;
         }
@@ -303,7 +351,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             } else {
                 None
             };
-            let s = one_sample(plan, &app, &bg_files, mode, seq, &work.path)?;
+            let s = one_sample(plan, &app, &bg_files, mode, seq, &work.path, &device)?;
             progress(Progress::Sample { mode, rep, warmup: rep == 0, sample: s });
             if rep > 0 {
                 samples.entry(mode).or_default().push(s);
@@ -322,6 +370,12 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             m.name(),
             ModeResult {
                 ratio_to_alone: alone.as_ref().map(|a| summary.median_ms / a.median_ms),
+                disk_mb_s: summarize(&s.iter().filter_map(|x| x.disk_bytes_per_s).map(|b| b / 1e6).collect::<Vec<_>>())
+                    .map(|b| b.median_ms),
+                disk_window_mb_s: summarize(
+                    &s.iter().filter_map(|x| x.disk_window_bytes_per_s).map(|b| b / 1e6).collect::<Vec<_>>(),
+                )
+                .map(|b| b.median_ms),
                 bg_mb_s: summarize(&bg).map(|b| b.median_ms),
                 bg_window_mb_s: summarize(&bgw).map(|b| b.median_ms),
                 burst_call_ms: summarize(&s.iter().filter_map(|x| x.burst_call_ms).collect::<Vec<_>>()).map(|b| b.median_ms),
@@ -343,6 +397,9 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         ramp_ms: plan.ramp.as_millis() as u64,
         launcher: plan.launcher,
         agent_extra: plan.agent_extra.clone(),
+        trace: plan.trace.clone(),
+        replay_think: plan.replay_think,
+        fio_overwrite: plan.fio_overwrite,
         modes,
     })
 }
@@ -365,20 +422,40 @@ fn bg_bytes(pids: &[i32], bg: Bg) -> u64 {
         .filter_map(|p| procfs::io(Path::new("/"), *p).ok())
         .map(|c| match bg {
             Bg::Update | Bg::Copy => c.wchar,
-            Bg::Mixed => c.wchar + c.rchar,
+            Bg::Mixed | Bg::FioRw => c.wchar + c.rchar,
+            Bg::FioWrite => c.wchar,
             _ => c.rchar,
         })
         .sum()
 }
 
-fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64, work: &Path) -> Result<Sample, BenchError> {
+/// `--fg replay` and the fio-style backgrounds: the pause between the S suite's cache drop
+/// (with the background running) and the timed start-up.
+pub const SUITE_DROP_PAUSE: Duration = Duration::from_millis(200);
+
+/// Bytes the disk read and wrote since boot (/sys/block/DEV/stat, fields 3 and 7 in sectors).
+fn disk_bytes(dev: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(Path::new("/sys/block").join(dev).join("stat")).ok()?;
+    let f: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    Some((f.get(2)? + f.get(6)?) * 512)
+}
+
+fn one_sample(
+    plan: &Plan,
+    app: &App,
+    bg_files: &[PathBuf],
+    mode: Mode,
+    seq: u64,
+    work: &Path,
+    device: &str,
+) -> Result<Sample, BenchError> {
     // `agent` mode: the agent is resident, as on a real machine — started and warmed up (one
     // foreground change) before the cache drop, so its code is in memory when the launch
     // calls it; the workers join its scope at run time (`scope` requests) once they exist.
     let mut agent = AgentChild(None, work.join("agent.log"));
     let socket = work.join("agent.sock");
     let mut warm = Kids::default();
-    if mode == Mode::Agent {
+    if mode.is_agent() {
         let cfg = work.join("agent.toml");
         let text = format!(
             "# written by forefront bench: the default configuration; the workers join its scope at run time\n\
@@ -425,16 +502,21 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
     let fg_name = match plan.fg {
         Fg::Launch => "launch",
         Fg::Switch => "switch",
+        Fg::Replay => "replay",
     };
-    let mut op = spawn(
-        Command::new(&plan.exe)
-            .args(["bench", "op", "--fg", fg_name, "--dir"])
-            .arg(&app.dir)
-            .args(["--seq", &seq.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped()),
-        "foreground operation",
-    )?;
+    let mut cmd = Command::new(&plan.exe);
+    cmd.args(["bench", "op", "--fg", fg_name, "--dir"])
+        .arg(&app.dir)
+        .args(["--seq", &seq.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    if let Some(t) = &plan.trace {
+        cmd.arg("--trace").arg(t);
+        if plan.replay_think {
+            cmd.arg("--think");
+        }
+    }
+    let mut op = spawn(&mut cmd, "foreground operation")?;
     let fg_pid = op.id() as i32;
     let mut go: ChildStdin = op.stdin.take().expect("piped");
     let mut out = BufReader::new(op.stdout.take().expect("piped"));
@@ -450,6 +532,12 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
             let kind = plan.bg.worker(i).expect("a background workload has workers").name();
             let mut c = Command::new(&plan.exe);
             c.args(["bench", "worker", "--bg", kind, "--file"]).arg(f).stdin(Stdio::null());
+            if kind == "seq-write" {
+                c.args(["--len", &plan.bg_file_bytes.to_string()]);
+                if plan.fio_overwrite {
+                    c.arg("--overwrite");
+                }
+            }
             if mode == Mode::IoniceIdle {
                 c.arg("--ioprio-idle");
             }
@@ -458,11 +546,25 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
             kids.0.push(child);
         }
     }
+    // The S suite's `sync` loop beside its writers: in the background (the agent's scope),
+    // its bytes not counted as the workers'.
+    let mut helpers = vec![];
+    if plan.bg.sync_loop() && mode != Mode::Alone {
+        let mut c = Command::new(&plan.exe);
+        // `--file` is not used: it names the work directory so the process can be told as the run's.
+        c.args(["bench", "worker", "--bg", "sync-loop", "--file"]).arg(work.join("sync-loop")).stdin(Stdio::null());
+        if mode == Mode::IoniceIdle {
+            c.arg("--ioprio-idle");
+        }
+        let child = spawn(&mut c, "background sync loop")?;
+        helpers.push(child.id() as i32);
+        kids.0.push(child);
+    }
     check_interrupt()?;
 
-    if mode == Mode::Agent {
+    if mode.is_agent() {
         // The resident agent learns of the workers as a service manager would tell it.
-        for &w in &workers {
+        for &w in workers.iter().chain(&helpers) {
             agent_request(
                 &socket,
                 forefront_agent::proto::Request::Scope { pid: Some(w), uid: None, cgroup: None, remove: false },
@@ -470,12 +572,20 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
         }
     }
     let ramp0 = (bg_bytes(&workers, plan.bg), Instant::now());
+    let disk0 = disk_bytes(device);
     sleep_checked(if workers.is_empty() { Duration::from_millis(100) } else { plan.ramp })?;
+    if plan.fg == Fg::Replay || plan.bg.is_fio() {
+        // The S suite's drop, with the background running: `echo 3 > drop_caches; time sleep
+        // 0.2; time COMMAND` (comm_startup_lat.sh), untimed.
+        vm::drop_caches(Path::new("/"))?;
+        sleep_checked(SUITE_DROP_PAUSE)?;
+    }
 
     let c0 = bg_bytes(&workers, plan.bg);
+    let d0 = disk_bytes(device);
     let t0 = Instant::now();
     let mut burst_call_ms = None;
-    if mode == Mode::Agent {
+    if mode.is_agent() {
         launcher_call(plan, &socket, Some(fg_pid))?;
         burst_call_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
     }
@@ -484,10 +594,11 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
     let elapsed = t0.elapsed();
     check_interrupt()?;
     let c1 = bg_bytes(&workers, plan.bg);
+    let d1 = disk_bytes(device);
     if !done.starts_with("done") {
         return Err(BenchError::Step(format!("foreground operation failed: {}", done.trim())));
     }
-    if mode == Mode::Agent {
+    if mode.is_agent() {
         launcher_call(plan, &socket, None)?;
         agent.stop()?;
     }
@@ -498,6 +609,10 @@ fn one_sample(plan: &Plan, app: &App, bg_files: &[PathBuf], mode: Mode, seq: u64
         bg_window_bytes_per_s: (!workers.is_empty())
             .then(|| c1.saturating_sub(ramp0.0) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
         burst_call_ms,
+        disk_bytes_per_s: d0.zip(d1).map(|(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64()),
+        disk_window_bytes_per_s: disk0
+            .zip(d1)
+            .map(|(a, b)| b.saturating_sub(a) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
     })
 }
 
@@ -543,8 +658,14 @@ fn launcher_call(plan: &Plan, socket: &Path, burst_for: Option<i32>) -> Result<(
 }
 
 /// The child side of a foreground operation: says `ready`, waits for a line, runs, reports.
-pub fn op_child(fg: Fg, dir: &Path, seq: u64) -> Result<(), BenchError> {
+/// `--fg replay` reads and checks its trace before it says `ready`.
+pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool) -> Result<(), BenchError> {
     let app = App { dir: dir.into() };
+    let trace = match (fg, trace) {
+        (Fg::Replay, Some(t)) => Some(crate::replay::load(t).map_err(|e| BenchError::Step(e.to_string()))?),
+        (Fg::Replay, None) => return Err(BenchError::Step("--fg replay needs --trace FILE".into())),
+        _ => None,
+    };
     let stdout = std::io::stdout();
     let mut o = stdout.lock();
     let step = |e: std::io::Error| BenchError::Step(e.to_string());
@@ -556,6 +677,11 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64) -> Result<(), BenchError> {
     let r = match fg {
         Fg::Launch => crate::ops::launch(&app),
         Fg::Switch => crate::ops::switch(&app, seq),
+        Fg::Replay => {
+            let t = trace.as_ref().expect("loaded above");
+            crate::replay::replay(t, dir, &crate::replay::Replay { think, seed: seq })
+                .map_err(|e| crate::fixture::FixtureError::Io { path: dir.into(), source: std::io::Error::other(e) })
+        }
     };
     match r {
         Ok(bytes) => writeln!(o, "done {:.3} {bytes}", t0.elapsed().as_secs_f64() * 1000.0).map_err(step)?,

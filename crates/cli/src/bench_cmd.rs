@@ -21,11 +21,18 @@ pub struct BenchArgs {
 enum BenchCommand {
     /// Time the foreground operation in each mode, interleaved, after one discarded warm-up
     /// pass; caches are dropped before every operation. Needs root.
-    #[command(after_help = "Example (the table in docs/agent.md):\n  \
-        forefront bench run --fg launch --bg update --runs 15\n\n\
+    #[command(after_help = "Examples (docs/agent.md):\n  \
+        forefront bench run --fg launch --bg update --runs 15\n  \
+        forefront bench run --fg replay --trace S/comm_startup_lat/xterm.trace --bg fio-rw --bg-procs 5 \\\n      \
+        --bg-file-mib 500 --ramp-ms 3000 --runs 10 --mode bfq --mode agent-bfq\n\n\
+        The second is the S suite's comm_startup_lat method (BFQ's authors' benchmark): the xterm start-up's \
+        I/O replayed under 5 fio-style sequential readers and 5 writers on the same file system.\n\n\
         Modes: alone (no background), baseline (background, stock settings), agent (the real \
         `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
-        `forefront agent fg PID --burst` / `--burst-end` — around the operation), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).")]
+        `forefront agent fg PID --burst` / `--burst-end` — around the operation), agent-bfq (the same with BFQ on \
+        the disk), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).\n\n\
+        Each mode's median comes with its distribution-free 95 % interval (order statistics; from 6 runs up), \
+        the workers' own MB/s and the disk's (/sys/block/DEV/stat, as iostat).")]
     Run(RunArgs),
     /// Measure this machine's disk through the kernel (O_DIRECT on a scratch file of the file
     /// system under test) and write a device file the simulator loads, every figure with its
@@ -58,14 +65,24 @@ enum BenchCommand {
         dir: PathBuf,
         #[arg(long, default_value_t = 0)]
         seq: u64,
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        #[arg(long)]
+        think: bool,
     },
     /// (internal) One background worker; runs until killed.
     #[command(hide = true)]
     Worker {
         #[arg(long, value_enum)]
-        bg: BgArg,
+        bg: WorkerArg,
         #[arg(long)]
         file: PathBuf,
+        /// seq-write: the bytes of each pass.
+        #[arg(long, default_value_t = 1 << 30)]
+        len: u64,
+        /// seq-write: overwrite the existing file instead of creating it.
+        #[arg(long)]
+        overwrite: bool,
         #[arg(long)]
         ioprio_idle: bool,
     },
@@ -77,6 +94,21 @@ enum FgArg {
     Launch,
     /// Save state (256 KiB) and a photo (4 MiB) with fsync, 20 SQLite transactions.
     Switch,
+    /// Replay a real application's start-up I/O from --trace FILE (the S suite's
+    /// comm_startup_lat format and replay method: O_DIRECT reads, one thread per traced process,
+    /// read-ahead submitted asynchronously).
+    Replay,
+}
+
+/// (internal) The job of one `bench worker`.
+#[derive(Clone, Copy, ValueEnum)]
+enum WorkerArg {
+    Update,
+    Copy,
+    Upload,
+    SeqRead,
+    SeqWrite,
+    SyncLoop,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -92,6 +124,15 @@ enum BgArg {
     Mixed,
     /// No background workload.
     None,
+    /// The S suite's readers: --bg-procs fio-style sequential readers (4 KiB buffered reads of
+    /// a --bg-file-mib file, its cache dropped each pass).
+    FioRead,
+    /// The S suite's writers: --bg-procs fio-style sequential writers (4 KiB buffered writes
+    /// over a fresh --bg-file-mib file, no fsync) and its `sync` every 2 s.
+    FioWrite,
+    /// --bg-procs fio-style readers and as many writers (2 × --bg-procs workers) and the
+    /// `sync` loop: the S suite's "N readers + N writers".
+    FioRw,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -101,6 +142,8 @@ enum ModeArg {
     Agent,
     Bfq,
     IoniceIdle,
+    /// The agent with BFQ on the disk (the S suite's agent mode).
+    AgentBfq,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,7 +164,21 @@ struct RunArgs {
     fg: FgArg,
     #[arg(long, value_enum, default_value = "update")]
     bg: BgArg,
-    /// Measured repetitions per mode (≥ 15 for a table you report).
+    /// The S-suite start-up trace to replay (--fg replay), e.g. the suite's
+    /// comm_startup_lat/xterm.trace; it is read, not copied.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// --fg replay: sleep the trace's think times before its requests (the S suite's replayer
+    /// does not).
+    #[arg(long)]
+    think: bool,
+    /// --bg fio-write / fio-rw: the writers overwrite files the bench writes beforehand instead
+    /// of creating theirs at each start-up's start (the S suite's steady state once its writers'
+    /// first pass is done; the suite itself creates them once per run).
+    #[arg(long)]
+    fio_overwrite: bool,
+    /// Measured repetitions per mode (≥ 15 for a table you report; ≥ 6 for a 95 % interval of
+    /// the median).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
     /// Modes to compare (repeat the flag); default: all five.
@@ -151,7 +208,7 @@ struct RunArgs {
     /// Keep the work directory.
     #[arg(long)]
     keep: bool,
-    /// Background processes.
+    /// Background processes (--bg fio-rw: readers, and as many writers).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     bg_procs: u32,
     /// Size of each background process's file (MiB).
@@ -286,25 +343,23 @@ fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        BenchCommand::Op { fg, dir, seq } => {
+        BenchCommand::Op { fg, dir, seq, trace, think } => {
             forefront_bench::interrupt::die_with_parent()?;
-            let fg = match fg {
-                FgArg::Launch => Fg::Launch,
-                FgArg::Switch => Fg::Switch,
-            };
-            runner::op_child(fg, &dir, seq)?;
+            runner::op_child(fg_of(fg), &dir, seq, trace.as_deref(), think)?;
             Ok(ExitCode::SUCCESS)
         }
-        BenchCommand::Worker { bg, file, ioprio_idle } => {
+        BenchCommand::Worker { bg, file, len, overwrite, ioprio_idle } => {
             forefront_bench::interrupt::die_with_parent()?;
             if ioprio_idle {
                 forefront_sysfs::ioprio::set(0, forefront_sysfs::ioprio::IoPrio::IDLE)?;
             }
             match bg {
-                BgArg::Update => forefront_bench::ops::update_forever(&file)?,
-                BgArg::Copy => forefront_bench::ops::copy_forever(&file)?,
-                BgArg::Upload => forefront_bench::ops::upload_forever(&file)?,
-                BgArg::Mixed | BgArg::None => anyhow::bail!("a worker is an update, a copy or an upload"),
+                WorkerArg::Update => forefront_bench::ops::update_forever(&file)?,
+                WorkerArg::Copy => forefront_bench::ops::copy_forever(&file)?,
+                WorkerArg::Upload => forefront_bench::ops::upload_forever(&file)?,
+                WorkerArg::SeqRead => forefront_bench::ops::seq_read_forever(&file)?,
+                WorkerArg::SeqWrite => forefront_bench::ops::seq_write_forever(&file, len, overwrite)?,
+                WorkerArg::SyncLoop => forefront_bench::ops::sync_loop_forever(),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -321,7 +376,26 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+fn fg_of(fg: FgArg) -> Fg {
+    match fg {
+        FgArg::Launch => Fg::Launch,
+        FgArg::Switch => Fg::Switch,
+        FgArg::Replay => Fg::Replay,
+    }
+}
+
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
+    match (a.fg, &a.trace) {
+        (FgArg::Replay, None) => {
+            bail!("--fg replay needs --trace FILE (an S-suite start-up trace, e.g. comm_startup_lat/xterm.trace)")
+        }
+        (FgArg::Replay, Some(t)) => {
+            // Checked now, before any setup: a bad line is named with its file, line and field.
+            forefront_bench::replay::load(t)?;
+        }
+        (_, Some(_)) => bail!("--trace is for --fg replay"),
+        (_, None) => {}
+    }
     let mut modes: Vec<Mode> = if a.modes.is_empty() {
         Mode::ALL.to_vec()
     } else {
@@ -333,6 +407,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
                 ModeArg::Agent => Mode::Agent,
                 ModeArg::Bfq => Mode::Bfq,
                 ModeArg::IoniceIdle => Mode::IoniceIdle,
+                ModeArg::AgentBfq => Mode::AgentBfq,
             })
             .collect()
     };
@@ -345,16 +420,16 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let plan = Plan {
-        fg: match a.fg {
-            FgArg::Launch => Fg::Launch,
-            FgArg::Switch => Fg::Switch,
-        },
+        fg: fg_of(a.fg),
         bg: match a.bg {
             BgArg::Update => Bg::Update,
             BgArg::Copy => Bg::Copy,
             BgArg::Upload => Bg::Upload,
             BgArg::Mixed => Bg::Mixed,
             BgArg::None => Bg::None,
+            BgArg::FioRead => Bg::FioRead,
+            BgArg::FioWrite => Bg::FioWrite,
+            BgArg::FioRw => Bg::FioRw,
         },
         runs: a.runs as usize,
         modes,
@@ -373,6 +448,9 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             None => String::new(),
             Some(p) => agent_extra(p)?,
         },
+        trace: a.trace.clone(),
+        replay_think: a.think,
+        fio_overwrite: a.fio_overwrite,
     };
     let (tty, bar) = progress_bar();
     let result = runner::run(&plan, &mut |p| match p {
@@ -477,7 +555,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     // The CPU's page-copy cost where the calibration measured it (older files: the default).
     host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
-    let order = ["alone", "baseline", "agent", "bfq", "ionice-idle"];
+    let order = ["alone", "baseline", "agent", "agent-bfq", "bfq", "ionice-idle"];
     let mut rows: Vec<Row> = vec![];
     for m in order.iter().filter(|m| modes.contains_key(**m)) {
         let meas = &modes[*m];

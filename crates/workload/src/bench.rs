@@ -139,6 +139,9 @@ pub fn switch_checkpoint_pages() -> u64 {
 pub enum Fg {
     Launch,
     Switch,
+    /// A replayed start-up I/O trace in the S suite's format (`forefront_bench::replay`): the
+    /// trace's reads, O_DIRECT, one thread per traced process, on files the bench writes.
+    Replay,
 }
 
 /// The background workload.
@@ -153,6 +156,18 @@ pub enum Bg {
     /// mixed readers + writers cell.
     Mixed,
     None,
+    /// The S suite's readers (`comm_startup_lat`'s fio jobs): `bg_procs` sequential readers,
+    /// 4 KiB buffered `read()`s of a whole file, the file's cache dropped at each pass.
+    #[serde(rename = "fio-read")]
+    FioRead,
+    /// The S suite's writers: `bg_procs` sequential writers, 4 KiB buffered `write()`s over a
+    /// file created at the start, no fsync, plus the suite's `sync` every 2 s.
+    #[serde(rename = "fio-write")]
+    FioWrite,
+    /// `bg_procs` fio-style readers and `bg_procs` fio-style writers (2 × `bg_procs` workers,
+    /// readers on the even ones), plus the `sync` loop.
+    #[serde(rename = "fio-rw")]
+    FioRw,
 }
 
 /// One background worker's job.
@@ -161,6 +176,10 @@ pub enum Worker {
     Update,
     Copy,
     Upload,
+    /// fio-style sequential reader (`Bg::FioRead`).
+    SeqRead,
+    /// fio-style sequential writer (`Bg::FioWrite`).
+    SeqWrite,
 }
 
 impl Worker {
@@ -169,9 +188,16 @@ impl Worker {
             Worker::Update => "update",
             Worker::Copy => "copy",
             Worker::Upload => "upload",
+            Worker::SeqRead => "seq-read",
+            Worker::SeqWrite => "seq-write",
         }
     }
 }
+
+/// The fio-style workers' call size (fio's default `bs`).
+pub const FIO_BS: u64 = 4096;
+/// The S suite's `sync` loop period (`comm_startup_lat.sh`: `sync & sleep 2` while writers run).
+pub const SYNC_LOOP_MS: u64 = 2000;
 
 impl Bg {
     /// The job of worker `i` (`None` for [`Bg::None`]).
@@ -183,7 +209,31 @@ impl Bg {
             Bg::Mixed if i % 2 == 0 => Some(Worker::Update),
             Bg::Mixed => Some(Worker::Upload),
             Bg::None => None,
+            Bg::FioRead => Some(Worker::SeqRead),
+            Bg::FioWrite => Some(Worker::SeqWrite),
+            Bg::FioRw if i % 2 == 0 => Some(Worker::SeqRead),
+            Bg::FioRw => Some(Worker::SeqWrite),
         }
+    }
+
+    /// How many worker processes `procs` (`--bg-procs`) means: twice as many for
+    /// [`Bg::FioRw`] (N readers + N writers, as the S suite counts them), none for [`Bg::None`].
+    pub fn workers(self, procs: usize) -> usize {
+        match self {
+            Bg::None => 0,
+            Bg::FioRw => 2 * procs,
+            _ => procs,
+        }
+    }
+
+    /// Whether the S suite's `sync` loop runs beside the workers (its cells with writers).
+    pub fn sync_loop(self) -> bool {
+        matches!(self, Bg::FioWrite | Bg::FioRw)
+    }
+
+    /// One of the S suite's fio-style backgrounds.
+    pub fn is_fio(self) -> bool {
+        matches!(self, Bg::FioRead | Bg::FioWrite | Bg::FioRw)
     }
 }
 
@@ -285,6 +335,15 @@ impl BenchWorkload {
     /// The scenario's TOML (the simulator's own format, so what it runs can be read and rerun
     /// with `forefront sim run FILE --device DEV`).
     pub fn scenario_toml(&self, device: &str, host: &Host, setup: &SimSetup) -> Result<String, String> {
+        if self.fg == Fg::Replay {
+            return Err("not yet in the simulator: `--fg replay` (a replayed S-suite start-up trace's O_DIRECT reads)".into());
+        }
+        if self.bg.is_fio() {
+            return Err(format!(
+                "not yet in the simulator: `--bg {}` (the S suite's fio-style 4 KiB buffered readers/writers and its sync loop)",
+                bg_name(self.bg)
+            ));
+        }
         let mut s = String::new();
         let w = &mut s;
         let launches = setup.launches.max(1);
@@ -343,6 +402,7 @@ impl BenchWorkload {
         match self.fg {
             Fg::Launch => self.launch_ops(w),
             Fg::Switch => self.switch_ops(w),
+            Fg::Replay => unreachable!("`--fg replay` is refused at the top of this function"),
         }
         let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
@@ -351,7 +411,7 @@ impl BenchWorkload {
         // One background template per worker kind, in the order instances are dealt: `mixed`
         // alternates update, upload as the bench's workers do.
         let kinds: Vec<Worker> = match self.bg {
-            Bg::None => vec![],
+            Bg::None | Bg::FioRead | Bg::FioWrite | Bg::FioRw => vec![],
             Bg::Mixed => vec![Worker::Update, Worker::Upload],
             b => vec![b.worker(0).expect("a worker")],
         };
@@ -367,6 +427,7 @@ impl BenchWorkload {
                         writeln!(w, "    {{ op = \"read\", path = \"{f}\", len = {}, chunk = {BG_CHUNK} }},", self.bg_file_bytes);
                     let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{n}{{i}}\" }},");
                 }
+                Worker::SeqRead | Worker::SeqWrite => unreachable!("refused above"),
                 Worker::Update | Worker::Copy => {
                     let step = UPDATE_FSYNC_EVERY.min(self.bg_file_bytes.max(BG_CHUNK));
                     let mut off = 0;
@@ -447,6 +508,7 @@ fn fg_name(fg: Fg) -> &'static str {
     match fg {
         Fg::Launch => "launch",
         Fg::Switch => "switch",
+        Fg::Replay => "replay",
     }
 }
 
@@ -457,6 +519,9 @@ fn bg_name(bg: Bg) -> &'static str {
         Bg::Upload => "upload",
         Bg::Mixed => "mixed",
         Bg::None => "none",
+        Bg::FioRead => "fio-read",
+        Bg::FioWrite => "fio-write",
+        Bg::FioRw => "fio-rw",
     }
 }
 
@@ -532,6 +597,25 @@ mod tests {
             let e = BenchWorkload::named(bad).unwrap_err();
             assert!(e.contains(culprit), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn new_variants_are_refused_as_not_yet_in_the_simulator() {
+        let setup = SimSetup { scheduler: "bfq".into(), background: true, launches: 1 };
+        let e = BenchWorkload { fg: Fg::Replay, ..w(Bg::Update) }.scenario_toml("x", &Host::default(), &setup).unwrap_err();
+        assert!(e.starts_with("not yet in the simulator: `--fg replay`"), "{e}");
+        for bg in [Bg::FioRead, Bg::FioWrite, Bg::FioRw] {
+            let e = w(bg).scenario_toml("x", &Host::default(), &setup).unwrap_err();
+            assert!(e.starts_with(&format!("not yet in the simulator: `--bg {}`", bg_name(bg))), "{e}");
+        }
+    }
+
+    #[test]
+    fn fio_backgrounds_count_and_deal_workers_as_the_s_suite() {
+        assert_eq!(Bg::FioRw.workers(5), 10);
+        assert_eq!((Bg::FioRead.workers(5), Bg::FioWrite.workers(5), Bg::None.workers(5), Bg::Mixed.workers(4)), (5, 5, 0, 4));
+        assert_eq!((Bg::FioRw.worker(0), Bg::FioRw.worker(1)), (Some(Worker::SeqRead), Some(Worker::SeqWrite)));
+        assert!(Bg::FioWrite.sync_loop() && Bg::FioRw.sync_loop() && !Bg::FioRead.sync_loop() && !Bg::Update.sync_loop());
     }
 
     #[test]
