@@ -739,6 +739,7 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
         nv_buffer_mb_s: 0.0,
         write_streams: 0,
         service_cv: value("service_cv"),
+        program_unit_us: 0.0,
         ftl: None,
         provenance: Some(DeviceProvenance {
             tool: format!("forefront bench calibrate {}", env!("CARGO_PKG_VERSION")),

@@ -72,29 +72,25 @@ impl Check {
 /// reported as such, so the list shrinks when a change fixes a check.
 pub const KNOWN_RED: &[(&str, &str)] = &[
     (
-        "qasio-contacts",
-        "26.6-27.6 % on the three sets (paper 44.8 %): what QASIO boosts is the provider's discards \
-         and checkpoint writes; most of the stall is the data=ordered commit waiting for the BG \
-         file's in-flight write-back, which boosting does not shrink; qasio.md, Results (issue 25)",
-    ),
-    (
         "qasio-install",
-        "27-31 % (paper 11.5 %): the install's fsyncs wait for commits whose discards (the last \
-         round's APK, the rewritten packages.xml) queue behind BG write-back, and QASIO boosts \
-         them (0.8 % with discard off); qasio.md, Results (issue 25)",
+        "21-23 % on the three sets (paper 11.5 %): the install's fsyncs wait for commits whose \
+         discards (the last round's APK, the rewritten packages.xml) queue behind BG write-back, \
+         and QASIO boosts them; qasio.md, disagreement 3 (issue 25)",
     ),
     (
         "qasio-install-slowdown",
-        "+300-319 % (paper +35 %): each of an install's ~8 fsyncs waits ~1 s for a commit that \
-         waits for the BG file's in-flight write-back (data=ordered); per-page throttling cut the \
-         throttle share from ~12 s to ~1.7 s per install; qasio.md, Results (issue 25)",
+        "+165 % on the three sets (paper +35 %): each of an install's fsyncs waits for a commit \
+         that waits for the BG file's queued write-back (data=ordered), up to nr_requests (128) \
+         requests of the MMC host's 128 KiB; +246 % at 256 KiB, +318 % at 512; qasio.md, \
+         disagreement 3 (issue 25)",
     ),
     (
         "bg-io-slows-fg-launch",
         "the updaters' writes are sparse (dex2oat compiles for seconds on 8 threads before it \
          writes, as Android 6 runs it) and a read-first device serves a launch's reads ahead of \
          them: T(6 BG)/T(0) reads 1.05-1.13 against the paper's 2.6, and a launch scaled 8x is \
-         slowed as little; fasttrack.md, disagreement 3 (issue 25)",
+         slowed as little; reads waiting for the flash's page programs (230-1600 us) add \
+         nothing; fasttrack.md, disagreement 3 (issue 25)",
     ),
     (
         "stock-switch-slowdown",
@@ -103,7 +99,7 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     ),
     (
         "fasttrack-minus-switch",
-        "FastTrack-- removes 11-13 % of the switch's delay (the paper: 61 %): the allocation gate \
+        "FastTrack-- removes 10-13 % of the switch's delay (the paper: 61 %): the allocation gate \
          covers the page cache only, the device inversion stays, and the camera's fsyncs wait for \
          their commits' discards (Linux 3.10's commit order), which jbd2 issues as BG; the 30-38 % \
          before the QASIO merge came from the old discard order; fasttrack.md (issue 25)",
@@ -137,7 +133,7 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "fasttrack-helps-launch",
         "the launch's ~960 small reads wait for BG commands already in service, which no FG-first \
-         order removes, and the delay left is ~30 ms a launch: -3-44 % against the paper's 87 %; \
+         order removes, and the delay left is ~30 ms a launch: -4-44 % against the paper's 87 %; \
          fasttrack.md, disagreement 3 (issue 25)",
     ),
     (

@@ -14,7 +14,11 @@
 //!   completes after the bus transfer (`b / bus`) while the buffer has room, and the program time is
 //!   added to a backlog that drains only while no command is being served (flash programming
 //!   in idle time); when the buffer is full the write pays its program time. FUA writes bypass
-//!   the buffer. A flush costs `flush_overhead` plus draining the whole backlog.
+//!   the buffer. A flush costs `flush_overhead` plus draining the whole backlog. The drain
+//!   programs in units of `program_unit_us` (a NAND page program, `tPROG`: the die is busy and
+//!   serves nothing until it ends), back to back from the start of the idle period; a command
+//!   that ends the idle period mid-drain first waits for the unit in progress (0: the drain
+//!   stops at once).
 //! - a *persistent* write buffer (`nv_buffer_kib`, e.g. a small PCM part in front of an SD card,
 //!   [RS]'s pilot) absorbs any write, FUA included, at `nv_buffer_mb_s` while it has room; its
 //!   backlog drains to flash at program speed in idle time (after the volatile one), and a
@@ -106,6 +110,13 @@ pub struct FlashParams {
     /// vary.
     #[serde(default)]
     pub service_cv: f64,
+    /// Time (µs) the flash is busy with one program operation while it drains the write
+    /// buffer's backlog in idle time (a NAND page program, `tPROG`: the die reports busy and
+    /// serves no read until it ends). A command that arrives while the backlog is being
+    /// programmed waits for the program in progress to end; 0 = the drain stops at once (the
+    /// model before issue 25's fourth session).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub program_unit_us: f64,
     /// The flash translation layer's geometry ([`ftl`]); none: the flat model above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ftl: Option<ftl::FtlParams>,
@@ -217,6 +228,9 @@ impl FlashParams {
         if !(self.starvation_ms.is_finite() && (0.0..=3_600_000.0).contains(&self.starvation_ms)) {
             return Err(format!("starvation_ms must be a number of ms in [0, 3600000], got {}", self.starvation_ms));
         }
+        if !(self.program_unit_us.is_finite() && (0.0..=100_000.0).contains(&self.program_unit_us)) {
+            return Err(format!("program_unit_us must be a number of µs in [0, 100000], got {}", self.program_unit_us));
+        }
         if !(self.nv_buffer_mb_s.is_finite() && self.nv_buffer_mb_s >= 0.0) {
             return Err(format!("nv_buffer_mb_s must be a non-negative number, got {}", self.nv_buffer_mb_s));
         }
@@ -240,6 +254,10 @@ impl FlashParams {
         }
         Ok(())
     }
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Stock command order: reads before writes, each class FIFO (FastTrack, ATC'18 §3).
@@ -291,6 +309,12 @@ pub struct FlashDevice {
     nv_backlog_bytes: f64,
     /// When the device last became idle (backlog drains from then on).
     idle_since: Option<SimTime>,
+    /// Until when the flash finishes the program operation it was in when the idle period
+    /// ended (`program_unit_us`): commands started before then wait for it.
+    program_busy_until: SimTime,
+    /// Commands that waited for a program operation of the drain, and the time they waited.
+    pub program_waits: u64,
+    pub program_wait_ns: u64,
     pub served_bytes_read: u64,
     pub served_bytes_written: u64,
     pub busy_ns: u64,
@@ -320,6 +344,9 @@ impl FlashDevice {
             nv_backlog_ns: 0.0,
             nv_backlog_bytes: 0.0,
             idle_since: Some(SimTime::ZERO),
+            program_busy_until: SimTime::ZERO,
+            program_waits: 0,
+            program_wait_ns: 0,
             served_bytes_read: 0,
             served_bytes_written: 0,
             busy_ns: 0,
@@ -366,7 +393,10 @@ impl FlashDevice {
     pub fn start(&mut self, now: SimTime, reqs: &mut crate::block::ReqSlab, out: &mut Vec<Started>) {
         while self.busy < self.params.channels && !self.queue.is_empty() {
             if let Some(since) = self.idle_since.take() {
-                self.drain_idle(now.since(since) as f64 * self.params.channels as f64);
+                let idle = now.since(since) as f64;
+                let residual = self.program_residual_ns(idle);
+                self.drain_idle((idle + residual) * self.params.channels as f64);
+                self.program_busy_until = now.after(residual.round() as u64);
             }
             // Lowest class first, FIFO within a class — unless the oldest command has waited
             // past the starvation bound.
@@ -390,7 +420,12 @@ impl FlashDevice {
             }
             let req = reqs.get_mut(cmd.id);
             req.times.service_start = Some(now);
-            let cost = self.cost_ns(req);
+            let wait = self.program_busy_until.since(now);
+            if wait > 0 {
+                self.program_waits += 1;
+                self.program_wait_ns += wait;
+            }
+            let cost = self.cost_ns(req) + wait;
             self.busy += 1;
             self.busy_ns += cost;
             out.push(Started { id: cmd.id, done_at: now.after(cost) });
@@ -404,6 +439,19 @@ impl FlashDevice {
         if self.busy == 0 && self.queue.is_empty() {
             self.idle_since = Some(now);
         }
+    }
+
+    /// How long (ns) a command that ends an idle period of `idle` ns waits for the program
+    /// operation in progress: the drain programs the backlog in units of `program_unit_us`
+    /// back to back from the start of the idle period (on every channel at once), and the unit
+    /// in progress at the command's arrival runs to its end (or to the backlog's end).
+    fn program_residual_ns(&self, idle: f64) -> f64 {
+        let unit = self.params.program_unit_us * 1e3;
+        let drain_wall = (self.backlog_ns + self.nv_backlog_ns) / self.params.channels as f64;
+        if unit <= 0.0 || idle <= 0.0 || idle >= drain_wall {
+            return 0.0;
+        }
+        ((idle / unit).ceil() * unit).min(drain_wall) - idle
     }
 
     fn drain_idle(&mut self, ns: f64) {
@@ -551,6 +599,7 @@ pub(crate) mod tests {
             nv_buffer_mb_s: 0.0,
             write_streams: 0,
             service_cv: 0.0,
+            program_unit_us: 0.0,
             ftl: None,
             provenance: None,
         }
@@ -716,6 +765,38 @@ pub(crate) mod tests {
         d.submit(f2, 1, false, SimTime::ZERO);
         let later = start.after(20_480 + 20_000_000);
         assert_eq!(out_time(&mut d, &mut reqs, later), 100_000);
+    }
+
+    #[test]
+    fn a_command_waits_for_the_program_in_progress_of_the_drain() {
+        // 64 KiB buffer; a 4 KiB random write programs in 10 ms (100 IOPS), in 1 ms units.
+        let mut p = params();
+        p.write_buffer_kib = 64;
+        p.program_unit_us = 1000.0;
+        let mut d = FlashDevice::new(p);
+        let mut reqs = ReqSlab::default();
+        let w = reqs.insert(req(ReqOp::Write, 0, 8));
+        d.submit(w, 1, false, SimTime::ZERO);
+        let t = out_time(&mut d, &mut reqs, SimTime::ZERO);
+        d.finish(SimTime::from_ns(t));
+        // A read 2.5 ms into the drain waits for the third program to end (0.5 ms), then
+        // reads one random 4 KiB page (1 ms at 1000 IOPS).
+        let r = reqs.insert(req(ReqOp::Read, 1000, 8));
+        d.submit(r, 0, true, SimTime::ZERO);
+        let at = SimTime::from_ns(t + 2_500_000);
+        assert_eq!(out_time(&mut d, &mut reqs, at), 1_500_000);
+        assert_eq!((d.program_waits, d.program_wait_ns), (1, 500_000));
+        d.finish(at.after(1_500_000));
+        // The drain stopped after 3 ms of its 10: a flush pays the 7 ms left.
+        let f = reqs.insert(req(ReqOp::Flush, 0, 0));
+        d.submit(f, 1, false, SimTime::ZERO);
+        assert_eq!(out_time(&mut d, &mut reqs, at.after(1_500_000)), 7_100_000);
+        // A command arriving after the backlog is programmed does not wait.
+        d.finish(at.after(1_500_000 + 7_100_000));
+        let r2 = reqs.insert(req(ReqOp::Read, 3000, 8));
+        d.submit(r2, 0, true, SimTime::ZERO);
+        assert_eq!(out_time(&mut d, &mut reqs, at.after(20_000_000)), 1_000_000);
+        assert_eq!(d.program_waits, 1);
     }
 
     fn out_time(d: &mut FlashDevice, reqs: &mut ReqSlab, now: SimTime) -> u64 {
