@@ -282,11 +282,33 @@ struct CalibrateArgs {
     /// The device's name in the file (default: HOST-DISK).
     #[arg(long)]
     name: Option<String>,
+    /// An earlier calibration's device file to compare with: every figure measured in both
+    /// must differ by no more than the larger of the two spreads (the repeatability check of
+    /// docs/twin.md). The new file is written either way; the exit code is 1 when a figure
+    /// disagrees. Meaningful on a quiet machine only: other work between the two runs moves
+    /// the figures by more than the repetitions of one run see.
+    #[arg(long, value_name = "FILE")]
+    check_against: Option<PathBuf>,
 }
 
 fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     use forefront_bench::calibrate::{self, CalPlan, CalProgress};
-    // Refused now (exists without --force, not a file), not after minutes of measuring.
+    // Refused now (exists without --force, not a file; an unreadable --check-against), not
+    // after minutes of measuring.
+    let earlier = match &a.check_against {
+        Some(p) => Some(
+            forefront_workload::load_device(&p.to_string_lossy()).with_context(|| format!("--check-against {}", p.display()))?,
+        ),
+        None => None,
+    };
+    if let Some(e) = &earlier {
+        if e.provenance.is_none() {
+            anyhow::bail!(
+                "--check-against {}: not a calibration (no [provenance] with measured figures)",
+                a.check_against.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+            );
+        }
+    }
     let mut out = crate::output::OutputFile::create(&a.out, a.force, &[])?;
     forefront_bench::interrupt::install()?;
     let loopfs = match &a.loop_image {
@@ -337,8 +359,21 @@ fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
     out.commit()?;
     let mut text = calibrate::table(&cal);
     text.push_str(&format!("device file: {}\n", a.out.display()));
+    let mut code = ExitCode::SUCCESS;
+    if let (Some(e), Some(p)) = (&earlier, &a.check_against) {
+        let d = calibrate::disagreements(e, &cal.device);
+        if d.is_empty() {
+            text.push_str(&format!("repeatability: every figure agrees with {} within its spread\n", p.display()));
+        } else {
+            text.push_str(&format!("repeatability: {} figure(s) differ from {} beyond their spread:\n", d.len(), p.display()));
+            for x in &d {
+                text.push_str(&format!("  {x}\n"));
+            }
+            code = ExitCode::from(1);
+        }
+    }
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
