@@ -1151,6 +1151,9 @@ impl Agent {
         } else {
             vec![]
         };
+        // More request tags last: applied after the write-back hold, released before it.
+        let mut held = held;
+        held.extend(crate::iosched::plan_nr_requests(&self.root, self.cfg.pause.nr_requests));
         let mut entries: Vec<Entry> = groups.iter().map(|g| Entry::Frozen { dir: g.dir.clone(), version: g.version }).collect();
         entries.extend(held.iter().map(|h| Entry::Knob { path: h.path.clone(), original: h.original.clone() }));
         if let Err(e) = self.journal.record(entries) {
@@ -1170,9 +1173,19 @@ impl Agent {
                 return Err(e.to_string());
             }
         }
-        // After the freeze requests: the launch waits for those, not for these.
+        // After the freeze requests: the launch waits for those, not for these. (A write to
+        // `nr_requests` waits for the queue to drain its requests in flight.)
+        let t_held = Instant::now();
         for e in crate::writeback::apply(&held) {
             (self.log)(&format!("write-back: {e}"));
+        }
+        if self.cfg.pause.nr_requests > 0 {
+            let n = held.iter().filter(|h| h.set.ends_with("queue/nr_requests")).count();
+            (self.log)(&format!(
+                "pause: nr_requests {} on {n} BFQ disk(s) in {:.1} ms",
+                self.cfg.pause.nr_requests,
+                t_held.elapsed().as_secs_f64() * 1000.0
+            ));
         }
         self.pause_cpu(true);
         self.held = held;
@@ -1922,5 +1935,58 @@ mod tests {
         assert_eq!(vm("dirty_expire_centisecs"), "3000");
         assert_eq!(vm("dirty_background_ratio"), "10");
         b.shutdown();
+    }
+
+    /// A fake disk `name` under the root with scheduler `sched` and `nr_requests`.
+    fn fake_disk(r: &Path, name: &str, sched: &str, nr: u64) -> PathBuf {
+        let d = r.join("sys/block").join(name);
+        std::fs::create_dir_all(d.join("queue")).unwrap();
+        std::fs::write(d.join("queue/scheduler"), format!("none mq-deadline [{sched}]\n")).unwrap();
+        std::fs::write(d.join("queue/nr_requests"), format!("{nr}\n")).unwrap();
+        std::fs::write(d.join("size"), "2097152\n").unwrap();
+        std::fs::write(d.join("dev"), "253:0\n").unwrap();
+        d.join("queue/nr_requests")
+    }
+
+    #[test]
+    fn a_pause_raises_nr_requests_on_bfq_disks_and_puts_it_back_at_its_end_after_a_crash_and_on_restore() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.nr_requests = 1024;
+        cfg.pause.min_gap_ms = 0;
+        let vda = fake_disk(t.path(), "vda", "bfq", 256);
+        let vdb = fake_disk(t.path(), "vdb", "mq-deadline", 64);
+        let big = fake_disk(t.path(), "vdc", "bfq", 2048);
+        let nr = |p: &Path| std::fs::read_to_string(p).unwrap().trim().to_owned();
+        let burst = Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true };
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!(nr(&vda), "256", "nothing raised outside a pause");
+        assert!(a.handle(burst.clone(), peer()).message.unwrap().contains("paused"));
+        assert_eq!(nr(&vda), "1024");
+        assert_eq!((nr(&vdb), nr(&big)), ("64".into(), "2048".into()), "not BFQ, or already as deep: left alone");
+        assert!(a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, original } if *path == vda && original == "256")));
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(nr(&vda), "256");
+        assert!(!a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == vda)), "forgotten after the pause");
+        // A crash mid-pause: the next start restores the journal first.
+        a.handle(burst.clone(), peer());
+        assert_eq!(nr(&vda), "1024");
+        a.die();
+        let mut off = cfg.clone();
+        off.pause.nr_requests = 0;
+        let mut b = Agent::start(off.clone(), None, |_| {}).unwrap();
+        assert_eq!(nr(&vda), "256", "restored by the restarted agent");
+        b.handle(burst, peer());
+        assert_eq!(nr(&vda), "256", "off: not raised");
+        b.shutdown();
+        drop(b);
+        // And `agent restore` after a crash (the journal read back from disk).
+        let mut c = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        c.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert_eq!(nr(&vda), "1024");
+        c.die();
+        let j = Journal::open_existing(&cfg.agent.state, t.path(), &cfg.agent.group).unwrap().unwrap();
+        let problems = j.restore();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(nr(&vda), "256", "restored by agent restore");
     }
 }

@@ -93,6 +93,30 @@ pub fn disks(root: &Path) -> Vec<Disk> {
     out
 }
 
+/// `pause.nr_requests`: the settings that raise the request queue's `nr_requests` to `want` on
+/// every disk run by BFQ whose queue has fewer, for a pause (in the order of [`disks`];
+/// applied and released with the write-back settings, see [`crate::writeback::apply`]). Empty
+/// when `want` is 0. A disk whose `nr_requests` cannot be read is left out.
+pub fn plan_nr_requests(root: &Path, want: u64) -> Vec<crate::writeback::Held> {
+    if want == 0 {
+        return vec![];
+    }
+    disks(root)
+        .into_iter()
+        .filter(|d| d.scheduler == "bfq")
+        .filter_map(|d| {
+            let path = root.join("sys/block").join(&d.name).join("queue/nr_requests");
+            let now: u64 = block::queue_attr(path.parent()?, "nr_requests").ok()?.parse().ok()?;
+            (now < want).then(|| crate::writeback::Held {
+                set: path.clone(),
+                value: want.to_string(),
+                path,
+                original: now.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// What the io hierarchy offers: its files looked up in the mount and its first-level groups.
 pub fn offer(root: &Path) -> Offer {
     let Some(h) = CgroupMounts::read(root).ok().and_then(|m| m.hierarchy(Controller::Io)) else {

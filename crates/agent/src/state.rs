@@ -134,6 +134,13 @@ impl Bounds {
         self.mounts.iter().any(|(m, v)| *v == version && self.own_dirs(m).iter().any(|d| d == dir))
     }
 
+    /// `sys/block/DISK/queue/nr_requests` under the root (`pause.nr_requests`).
+    fn is_nr_requests(&self, path: &Path) -> bool {
+        let Ok(rest) = path.strip_prefix(self.root.join("sys/block")) else { return false };
+        let parts: Vec<Component> = rest.components().collect();
+        matches!(parts.as_slice(), [Component::Normal(_), Component::Normal(q), Component::Normal(f)] if *q == "queue" && *f == "nr_requests")
+    }
+
     /// Why `e` is not something the agent changes, if it is not.
     pub fn check(&self, e: &Entry) -> Result<(), String> {
         let plain = |p: &Path| -> Result<(), String> {
@@ -170,8 +177,9 @@ impl Bounds {
                 }
                 let vm = self.root.join("proc/sys/vm");
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let in_vm =
-                    path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name) || *path == self.root.join(RCU_EXPEDITED);
+                let in_vm = path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name)
+                    || *path == self.root.join(RCU_EXPEDITED)
+                    || self.is_nr_requests(path);
                 let knob_file = [
                     Knob::CpuWeight,
                     Knob::CpuIdle,
@@ -188,7 +196,7 @@ impl Bounds {
                     && path.parent().is_some_and(|d| self.is_own_dir(d, Version::V1) || self.is_own_dir(d, Version::V2));
                 if !in_vm && !in_group {
                     return Err(format!(
-                        "names {:?}: neither a knob of the agent's groups, a /proc/sys/vm write-back key nor {RCU_EXPEDITED}",
+                        "names {:?}: neither a knob of the agent's groups, a /proc/sys/vm write-back key, a disk's queue/nr_requests nor {RCU_EXPEDITED}",
                         path.display()
                     ));
                 }
@@ -885,6 +893,7 @@ mod tests {
             Entry::Knob { path: v1.join("forefront/fg/cpu.shares"), original: "1024".into() },
             Entry::Knob { path: cg.join("forefront/bg/io.bfq.weight"), original: "default 100\n8:0 200".into() },
             Entry::Knob { path: r.join("proc/sys/vm/dirty_writeback_centisecs"), original: "500".into() },
+            Entry::Knob { path: r.join("sys/block/vda/queue/nr_requests"), original: "256".into() },
             Entry::Subtree { path: cg.join("cgroup.subtree_control"), added: vec!["cpu".into(), "io".into()] },
             Entry::Subtree { path: cg.join("forefront/cgroup.subtree_control"), added: vec!["memory".into()] },
             Entry::Moved { pid: 4242, start_time: 1, original: cg.join("user.slice/app.scope"), version: Version::V2 },
@@ -900,6 +909,9 @@ mod tests {
             (Entry::Knob { path: cg.join("user.slice/cpu.weight"), original: "1".into() }, "neither a knob"),
             (Entry::Knob { path: cg.join("forefront/bg/cgroup.procs"), original: "1".into() }, "neither a knob"),
             (Entry::Knob { path: r.join("proc/sys/kernel/core_pattern"), original: "|/tmp/x".into() }, "neither a knob"),
+            (Entry::Knob { path: r.join("sys/block/vda/queue/scheduler"), original: "none".into() }, "neither a knob"),
+            (Entry::Knob { path: r.join("sys/block/vda/vda1/queue/nr_requests"), original: "1".into() }, "neither a knob"),
+            (Entry::Knob { path: r.join("sys/block/../../etc/queue/nr_requests"), original: "1".into() }, "'..'"),
             (Entry::Knob { path: cg.join("forefront/../../../etc/x/cpu.weight"), original: "1".into() }, "'..'"),
             (Entry::Knob { path: cg.join("forefront/bg/cpu.weight"), original: "1\u{1b}[2J".into() }, "control"),
             (Entry::Created { dir: cg.join("user.slice"), version: Version::V2, mount: cg.clone() }, "not one of the agent's"),

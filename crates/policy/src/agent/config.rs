@@ -273,6 +273,16 @@ pub struct PauseSection {
     /// default: it halved the start-up under buffered copies and changed nothing measurable
     /// under fsyncing writers (`scripts/writeback-study`, docs/agent.md).
     pub hold_writeback: bool,
+    /// Raise the request queue's `nr_requests` (its scheduler tags) to this many on every disk
+    /// run by BFQ, for the pause, and put the original back after it (journaled and restored
+    /// like the write-back thresholds). Under a reading and writing background every tag is in
+    /// use: the background's tasks wait for one in uninterruptible sleep (the freeze cannot take
+    /// them), and the foreground's reads wait for one before BFQ ever sees them, so its weights
+    /// and I/O classes cannot order them. More tags let both through at once. 0 = off (the
+    /// default); the kernel accepts up to 2048 with a scheduler. The simulator models no
+    /// scheduler-tag limit for the foreground and does not honour it.
+    #[serde(default)]
+    pub nr_requests: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -329,7 +339,7 @@ impl Default for IoSection {
 
 impl Default for PauseSection {
     fn default() -> Self {
-        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, end_on_exit: true, hold_writeback: true }
+        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, end_on_exit: true, hold_writeback: true, nr_requests: 0 }
     }
 }
 
@@ -397,6 +407,12 @@ impl Config {
         }
         if self.pause.max_ms == 0 || self.pause.max_ms > 60_000 {
             return bad("pause.max_ms", format!("{} is outside 1..=60000", self.pause.max_ms));
+        }
+        if self.pause.nr_requests != 0 && !(4..=2048).contains(&self.pause.nr_requests) {
+            return bad(
+                "pause.nr_requests",
+                format!("{} is outside 4..=2048 (the kernel's range with a scheduler), or 0 for off", self.pause.nr_requests),
+            );
         }
         if self.agent.rescan_ms < 10 {
             return bad("agent.rescan_ms", format!("{} is below 10", self.agent.rescan_ms));
@@ -564,6 +580,9 @@ mod tests {
         assert_eq!(s, "c.toml: field `io.bg_weight`: 0 is outside 1..=1000");
         let s = Config::parse(Path::new("c.toml"), "[agent]\ngroup = \"../x\"\n").unwrap_err().to_string();
         assert!(s.contains("agent.group"), "{s}");
+        let s = Config::parse(Path::new("c.toml"), "[pause]\nnr_requests = 4096\n").unwrap_err().to_string();
+        assert!(s.starts_with("c.toml: field `pause.nr_requests`: 4096 is outside 4..=2048"), "{s}");
+        assert_eq!(Config::parse(Path::new("c.toml"), "[pause]\nnr_requests = 1024\n").unwrap().pause.nr_requests, 1024);
     }
 
     #[test]
