@@ -143,6 +143,12 @@ pub struct Agent {
     settling: Option<(Instant, Vec<forefront_sysfs::Cgroup>)>,
     /// The write-back settings held by the pause in progress (`pause.hold_writeback`).
     held: Vec<crate::writeback::Held>,
+    /// `pause.io_only`: each background process's block I/O bytes at the agent's last sample,
+    /// and when that sample was taken.
+    bg_io: (BTreeMap<i32, u64>, Option<Instant>),
+    /// `pause.move_after_reply`: processes moved in the freezer's hierarchy only, before the
+    /// reply; their other moves are owed by [`Agent::after_reply`].
+    finish_moves: Vec<(i32, u64, Class)>,
     /// Focus follows: the pure decision, and the last focus change with when it came (ms).
     focus: crate::focus::FocusTracker,
     focus_seen: Option<(crate::focus::FocusChange, u64, String)>,
@@ -228,6 +234,8 @@ impl Agent {
             gate: PauseGate::new(cfg.pause.enabled, cfg.pause.max_ms, cfg.pause.min_gap_ms),
             settling: None,
             held: vec![],
+            bg_io: (BTreeMap::new(), None),
+            finish_moves: vec![],
             focus: crate::focus::FocusTracker::new(cfg.focus.burst, cfg.focus.burst_idle_ms),
             focus_seen: None,
             cpu_between: 0,
@@ -670,10 +678,32 @@ impl Agent {
             .filter(|s| self.members.get(&s.pid).is_some_and(|m| m.class == Class::Background))
             .count() as u64;
         self.update_cpu_between(busy);
+        if self.cfg.pause.io_only
+            && self.bg_io.1.is_none_or(|t| t.elapsed() >= Duration::from_millis(self.cfg.agent.rescan_ms))
+        {
+            self.bg_io = (self.background_io(), Some(Instant::now()));
+        }
         if rule_fired && self.cfg.rules.burst {
             if let Err(why) = self.freeze() {
                 (self.log)(&format!("rule: background not paused: {why}"));
             }
+        }
+    }
+
+    /// `pause.move_after_reply`: moves `pid` into the groups of `class` in the hierarchies
+    /// holding `only` now, and owes the rest to [`Agent::after_reply`].
+    fn place_now_in(&mut self, pid: i32, class: Class, only: Option<Controller>) {
+        if self.exclude.contains(&pid) {
+            return;
+        }
+        let Ok(st) = procfs::stat(&self.root, pid) else { return };
+        match self.place_in(pid, st.start_time, class, only) {
+            Ok(()) => {
+                self.members.insert(pid, Member { start_time: st.start_time, class, comm: st.comm });
+                self.finish_moves.push((pid, st.start_time, class));
+            }
+            Err(e) if !e_is_gone(&e) => (self.log)(&format!("place pid {pid} as {class:?}: {e}")),
+            Err(_) => {}
         }
     }
 
@@ -734,10 +764,16 @@ impl Agent {
 
     /// Moves one process into the groups of `class` and sets its threads' I/O priority.
     fn place(&mut self, pid: i32, start_time: u64, class: Class) -> Result<(), AgentError> {
+        self.place_in(pid, start_time, class, None)
+    }
+
+    /// [`Agent::place`], in the hierarchies holding `only` alone when given (the rest is left
+    /// for a later `place`); then the I/O priority is set before the moves, not after them.
+    fn place_in(&mut self, pid: i32, start_time: u64, class: Class, only: Option<Controller>) -> Result<(), AgentError> {
         let lines = procfs::cgroups(&self.root, pid)?;
         let mut moves = vec![];
         let mut entries = vec![];
-        for p in &self.placements {
+        for p in self.placements.iter().filter(|p| only.is_none_or(|c| p.has(c))) {
             let v1name = p.controllers.first().map(|c| c.v1_name());
             let cur = match p.version {
                 Version::V1 => procfs::cgroup_of(&lines, v1name),
@@ -792,6 +828,15 @@ impl Agent {
             }
         }
         self.journal.record(entries)?;
+        if only.is_some() {
+            for (tid, prio) in prio_changes.drain(..) {
+                if let Err(e) = ioprio::set(tid, prio) {
+                    if !e.is_not_found() {
+                        (self.log)(&e.to_string());
+                    }
+                }
+            }
+        }
         let expedited = if moves.is_empty() { None } else { self.expedite() };
         let moved = moves.iter().try_for_each(|g| g.add_proc(pid));
         if let Some(original) = expedited {
@@ -935,7 +980,12 @@ impl Agent {
                     // was slower than BFQ's by about that much.)
                     Some(pid) => {
                         let pausing = burst && self.cfg.pause.enabled && !self.freezer_groups().is_empty();
-                        if self.members.get(&pid).is_some_and(|m| m.class == Class::Background) || (names_itself && !pausing) {
+                        let in_bg = self.members.get(&pid).is_some_and(|m| m.class == Class::Background);
+                        if in_bg && pausing && self.cfg.pause.move_after_reply && !names_itself {
+                            // Only out of the freezer's group (it must not be frozen with the
+                            // rest), its I/O class restored first; its other groups after the reply.
+                            self.place_now_in(pid, Class::Foreground, Some(Controller::Freezer));
+                        } else if in_bg || (names_itself && !pausing) {
                             self.place_now(pid, Class::Foreground);
                         }
                         // Its descendants in the background groups too: the process that owns
@@ -1121,6 +1171,31 @@ impl Agent {
         }
     }
 
+    /// Block I/O bytes of each background process (those whose counters can be read).
+    fn background_io(&self) -> BTreeMap<i32, u64> {
+        self.members
+            .iter()
+            .filter(|(_, m)| m.class == Class::Background)
+            .filter_map(|(pid, _)| procfs::io(&self.root, *pid).ok().map(|c| (*pid, c.read_bytes + c.write_bytes)))
+            .collect()
+    }
+
+    /// `pause.io_only`: whether a background process did block I/O since the last sample. A
+    /// process not sampled yet, or whose counters cannot be read, counts as one that did (the
+    /// pause then acts as without the option).
+    fn background_did_io(&self) -> bool {
+        let (then, at) = &self.bg_io;
+        if at.is_none() {
+            return true;
+        }
+        self.members.iter().filter(|(_, m)| m.class == Class::Background).any(|(pid, _)| {
+            match (then.get(pid), procfs::io(&self.root, *pid)) {
+                (Some(before), Ok(c)) => c.read_bytes + c.write_bytes != *before,
+                _ => true,
+            }
+        })
+    }
+
     /// Starts a pause; returns how long freezing took (ms) or why there is none.
     fn freeze(&mut self) -> Result<f64, String> {
         let groups = self.freezer_groups();
@@ -1131,6 +1206,12 @@ impl Agent {
         // write-back settings (and its min_gap would delay the next, useful one).
         if self.gate.deadline().is_none() && !self.members.values().any(|m| m.class == Class::Background) {
             return Err("nothing in the background".into());
+        }
+        if self.cfg.pause.io_only && self.gate.deadline().is_none() && !self.background_did_io() {
+            return Err(format!(
+                "the background did no block I/O in the last {} ms or more (pause.io_only)",
+                self.cfg.agent.rescan_ms
+            ));
         }
         let now = self.now_ms();
         let already = self.gate.deadline().is_some();
@@ -1205,6 +1286,13 @@ impl Agent {
     /// measurable (every 200 µs it was up to 500 reads of the freezer state per pause, and the
     /// v1 read walks the group's tasks).
     pub fn after_reply(&mut self) {
+        for (pid, start_time, class) in std::mem::take(&mut self.finish_moves) {
+            if let Err(e) = self.place(pid, start_time, class) {
+                if !e_is_gone(&e) {
+                    (self.log)(&format!("place pid {pid} as {class:?}: {e}"));
+                }
+            }
+        }
         if let Some(peer) = self.rescan_after_reply.take() {
             self.rescan(peer);
         }
@@ -1988,5 +2076,97 @@ mod tests {
         let problems = j.restore();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(nr(&vda), "256", "restored by agent restore");
+    }
+
+    #[test]
+    fn with_io_only_a_burst_pauses_only_a_background_that_did_block_io() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.io_only = true;
+        cfg.pause.min_gap_ms = 0;
+        let io = |pid: i32, bytes: u64| {
+            let text = format!("rchar: 9\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: {bytes}\nwrite_bytes: 0\ncancelled_write_bytes: 0\n");
+            std::fs::write(t.path().join(format!("proc/{pid}/io")), text).unwrap();
+        };
+        for pid in [100, 101, 200] {
+            io(pid, 4096);
+        }
+        let burst = Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true };
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        // The updater (the background once the camera is foreground) only computed since the
+        // start's sample: not paused.
+        let m = a.handle(burst.clone(), peer()).message.unwrap();
+        assert!(m.contains("not paused") && m.contains("no block I/O"), "{m}");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        // It reads: the next burst pauses it.
+        io(200, 8192);
+        let m = a.handle(burst.clone(), peer()).message.unwrap();
+        assert!(m.contains("background paused"), "{m}");
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "1");
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        // A background process whose counters cannot be read counts as one doing I/O.
+        std::fs::remove_file(t.path().join("proc/200/io")).unwrap();
+        let m = a.handle(burst, peer()).message.unwrap();
+        assert!(m.contains("background paused"), "{m}");
+        a.shutdown();
+    }
+
+    /// `fake_v2`'s processes in three v1 hierarchies (cpu, blkio, freezer) instead.
+    fn fake_v1() -> (tempfile::TempDir, Config) {
+        let (t, cfg) = fake_v2();
+        let r = t.path();
+        let mut mi = String::new();
+        for (i, (c, knobs)) in [
+            ("cpu", &["cpu.shares"][..]),
+            ("blkio", &["blkio.bfq.weight"][..]),
+            ("freezer", &["freezer.state"][..]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            mi += &format!("{} 24 0:{} / /sys/fs/cgroup/{c} rw - cgroup cgroup rw,{c}\n", 40 + i, 40 + i);
+            for g in ["", "forefront", "forefront/fg", "forefront/bg", "user.slice/app-camera", "user.slice/app-updater"] {
+                let d = r.join("sys/fs/cgroup").join(c).join(g);
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::write(d.join("cgroup.procs"), "").unwrap();
+                for k in knobs {
+                    std::fs::write(d.join(k), if *k == "freezer.state" { "THAWED" } else { "100" }).unwrap();
+                }
+            }
+        }
+        std::fs::write(r.join("proc/self/mountinfo"), mi).unwrap();
+        for (pid, cg) in [(1, "/"), (100, "/user.slice/app-camera"), (101, "/user.slice/app-camera"), (200, "/user.slice/app-updater")] {
+            let lines = format!("4:cpu:{cg}\n3:blkio:{cg}\n2:freezer:{cg}\n");
+            std::fs::write(r.join(format!("proc/{pid}/cgroup")), lines).unwrap();
+        }
+        std::fs::write(r.join("proc/300/cgroup"), "4:cpu:/system.slice/sshd\n3:blkio:/\n2:freezer:/\n").unwrap();
+        (t, cfg)
+    }
+
+    #[test]
+    fn with_move_after_reply_a_switch_leaves_the_freezer_group_before_the_reply_and_the_rest_after() {
+        let (t, mut cfg) = fake_v1();
+        cfg.pause.move_after_reply = true;
+        // camera-enc a child of init: it stays background (and gives the burst something to pause)
+        std::fs::write(t.path().join("proc/101/stat"), "101 (camera-enc) D 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 1101 0 0\n").unwrap();
+        // (a fake cgroup.procs lists every pid written to it: the last one is the latest move)
+        let last = |h: &str, g: &str| {
+            let text = std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join("forefront").join(g).join("cgroup.procs"));
+            text.unwrap().lines().last().unwrap_or_default().to_owned()
+        };
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        // The updater is foreground (no burst): the camera is background.
+        a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: false }, peer());
+        a.after_reply();
+        assert_eq!((last("freezer", "fg"), last("cpu", "fg"), last("blkio", "fg")), ("200".into(), "200".into(), "200".into()));
+        // The switch back to the camera, with a burst: out of the freezer's group before the
+        // reply, its CPU and blkio groups unchanged...
+        let m = a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer()).message.unwrap();
+        assert!(m.contains("background paused"), "{m}");
+        assert_eq!(last("freezer", "fg"), "100");
+        assert_eq!((last("cpu", "fg"), last("blkio", "fg")), ("200".into(), "200".into()), "moved after the reply");
+        // ...then, after the reply, into those foreground groups too.
+        a.after_reply();
+        assert_eq!((last("cpu", "fg"), last("blkio", "fg")), ("100".into(), "100".into()));
+        a.shutdown();
     }
 }

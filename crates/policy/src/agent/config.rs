@@ -283,6 +283,22 @@ pub struct PauseSection {
     /// scheduler-tag limit for the foreground and does not honour it.
     #[serde(default)]
     pub nr_requests: u64,
+    /// Pause only a background that competes for the disk: a burst freezes the background only
+    /// when one of its processes did block I/O (`read_bytes` + `write_bytes` of
+    /// `/proc/PID/io`) since the agent's last look, one scan interval (`agent.rescan_ms`) or
+    /// more before; a background that only computes is left running (freezing a running CPU
+    /// loop waits for its next return to user space, on the CPUs the launch needs). Off by
+    /// default (docs/agent.md, "A pause only for a background doing I/O"). The simulator
+    /// should honour it: its tasks' I/O is known to it.
+    #[serde(default)]
+    pub io_only: bool,
+    /// A burst naming an app that sits in the background groups (a switch to a running app)
+    /// restores its I/O class and moves it out of the freezer's group only, then replies; its
+    /// moves in the other hierarchies (CPU, blkio: an RCU grace period each) follow the reply.
+    /// Off by default (docs/agent.md, "Replying before the app's move"). The simulator does not
+    /// model the moves' grace periods and need not honour it.
+    #[serde(default)]
+    pub move_after_reply: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -339,7 +355,7 @@ impl Default for IoSection {
 
 impl Default for PauseSection {
     fn default() -> Self {
-        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, end_on_exit: true, hold_writeback: true, nr_requests: 0 }
+        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, end_on_exit: true, hold_writeback: true, nr_requests: 0, io_only: false, move_after_reply: false }
     }
 }
 
