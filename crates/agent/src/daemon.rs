@@ -678,9 +678,7 @@ impl Agent {
             .filter(|s| self.members.get(&s.pid).is_some_and(|m| m.class == Class::Background))
             .count() as u64;
         self.update_cpu_between(busy);
-        if self.cfg.pause.io_only
-            && self.bg_io.1.is_none_or(|t| t.elapsed() >= Duration::from_millis(self.cfg.agent.rescan_ms))
-        {
+        if self.cfg.pause.io_only && self.bg_io.1.is_none_or(|t| t.elapsed() >= Duration::from_millis(self.cfg.agent.rescan_ms)) {
             self.bg_io = (self.background_io(), Some(Instant::now()));
         }
         if rule_fired && self.cfg.rules.burst {
@@ -2051,10 +2049,17 @@ mod tests {
         assert!(a.handle(burst.clone(), peer()).message.unwrap().contains("paused"));
         assert_eq!(nr(&vda), "1024");
         assert_eq!((nr(&vdb), nr(&big)), ("64".into(), "2048".into()), "not BFQ, or already as deep: left alone");
-        assert!(a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, original } if *path == vda && original == "256")));
+        assert!(a
+            .journal
+            .entries()
+            .iter()
+            .any(|e| matches!(e, Entry::Knob { path, original } if *path == vda && original == "256")));
         assert!(a.handle(Request::BurstEnd {}, peer()).ok);
         assert_eq!(nr(&vda), "256");
-        assert!(!a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == vda)), "forgotten after the pause");
+        assert!(
+            !a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == vda)),
+            "forgotten after the pause"
+        );
         // A crash mid-pause: the next start restores the journal first.
         a.handle(burst.clone(), peer());
         assert_eq!(nr(&vda), "1024");
@@ -2084,7 +2089,9 @@ mod tests {
         cfg.pause.io_only = true;
         cfg.pause.min_gap_ms = 0;
         let io = |pid: i32, bytes: u64| {
-            let text = format!("rchar: 9\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: {bytes}\nwrite_bytes: 0\ncancelled_write_bytes: 0\n");
+            let text = format!(
+                "rchar: 9\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: {bytes}\nwrite_bytes: 0\ncancelled_write_bytes: 0\n"
+            );
             std::fs::write(t.path().join(format!("proc/{pid}/io")), text).unwrap();
         };
         for pid in [100, 101, 200] {
@@ -2115,13 +2122,10 @@ mod tests {
         let (t, cfg) = fake_v2();
         let r = t.path();
         let mut mi = String::new();
-        for (i, (c, knobs)) in [
-            ("cpu", &["cpu.shares"][..]),
-            ("blkio", &["blkio.bfq.weight"][..]),
-            ("freezer", &["freezer.state"][..]),
-        ]
-        .into_iter()
-        .enumerate()
+        for (i, (c, knobs)) in
+            [("cpu", &["cpu.shares"][..]), ("blkio", &["blkio.bfq.weight"][..]), ("freezer", &["freezer.state"][..])]
+                .into_iter()
+                .enumerate()
         {
             mi += &format!("{} 24 0:{} / /sys/fs/cgroup/{c} rw - cgroup cgroup rw,{c}\n", 40 + i, 40 + i);
             for g in ["", "forefront", "forefront/fg", "forefront/bg", "user.slice/app-camera", "user.slice/app-updater"] {
@@ -2134,7 +2138,9 @@ mod tests {
             }
         }
         std::fs::write(r.join("proc/self/mountinfo"), mi).unwrap();
-        for (pid, cg) in [(1, "/"), (100, "/user.slice/app-camera"), (101, "/user.slice/app-camera"), (200, "/user.slice/app-updater")] {
+        for (pid, cg) in
+            [(1, "/"), (100, "/user.slice/app-camera"), (101, "/user.slice/app-camera"), (200, "/user.slice/app-updater")]
+        {
             let lines = format!("4:cpu:{cg}\n3:blkio:{cg}\n2:freezer:{cg}\n");
             std::fs::write(r.join(format!("proc/{pid}/cgroup")), lines).unwrap();
         }
@@ -2147,10 +2153,15 @@ mod tests {
         let (t, mut cfg) = fake_v1();
         cfg.pause.move_after_reply = true;
         // camera-enc a child of init: it stays background (and gives the burst something to pause)
-        std::fs::write(t.path().join("proc/101/stat"), "101 (camera-enc) D 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 1101 0 0\n").unwrap();
+        std::fs::write(
+            t.path().join("proc/101/stat"),
+            "101 (camera-enc) D 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 1101 0 0\n",
+        )
+        .unwrap();
         // (a fake cgroup.procs lists every pid written to it: the last one is the latest move)
         let last = |h: &str, g: &str| {
-            let text = std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join("forefront").join(g).join("cgroup.procs"));
+            let text =
+                std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join("forefront").join(g).join("cgroup.procs"));
             text.unwrap().lines().last().unwrap_or_default().to_owned()
         };
         let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();

@@ -355,7 +355,17 @@ impl Default for IoSection {
 
 impl Default for PauseSection {
     fn default() -> Self {
-        PauseSection { enabled: true, max_ms: 3000, min_gap_ms: 1000, idle_end_ms: 100, end_on_exit: true, hold_writeback: true, nr_requests: 0, io_only: false, move_after_reply: false }
+        PauseSection {
+            enabled: true,
+            max_ms: 3000,
+            min_gap_ms: 1000,
+            idle_end_ms: 100,
+            end_on_exit: true,
+            hold_writeback: true,
+            nr_requests: 0,
+            io_only: false,
+            move_after_reply: false,
+        }
     }
 }
 
