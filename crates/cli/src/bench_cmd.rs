@@ -19,14 +19,18 @@ pub struct BenchArgs {
 
 #[derive(Subcommand)]
 enum BenchCommand {
-    /// Time the foreground operation in each mode, interleaved, after one discarded warm-up
-    /// pass; caches are dropped before every operation. Needs root.
+    /// Time the foreground operation in each mode, interleaved by round; caches are dropped
+    /// before every operation. The background is restarted for every operation (after one
+    /// discarded warm-up pass) or, for --fg replay and the fio-style backgrounds, kept running
+    /// across a round's start-ups as the S suite keeps it. Needs root.
     #[command(after_help = "Examples (docs/agent.md):\n  \
         forefront bench run --fg launch --bg update --runs 15\n  \
         forefront bench run --fg replay --trace S/comm_startup_lat/xterm.trace --bg fio-rw --bg-procs 5 \\\n      \
-        --bg-file-mib 500 --ramp-ms 3000 --runs 10 --mode bfq --mode agent-bfq\n\n\
+        --bg-file-mib 500 --ramp-ms 8000 --runs 10 --mode bfq --mode agent-bfq\n\n\
         The second is the S suite's comm_startup_lat method (BFQ's authors' benchmark): the xterm start-up's \
-        I/O replayed under 5 fio-style sequential readers and 5 writers on the same file system.\n\n\
+        I/O replayed under 5 fio-style sequential readers and 5 writers on the same file system, the background \
+        started once per round and mode and 5 start-ups (--per-round) timed in its steady state, --gap-ms apart \
+        (--bg-restart: restarted for every start-up).\n\n\
         Modes: alone (no background), baseline (background, stock settings), agent (the real \
         `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
         `forefront agent fg PID --burst` / `--burst-end` — around the operation), agent-bfq (the same with BFQ on \
@@ -233,7 +237,7 @@ struct RunArgs {
     bg_file_mib: u64,
     /// How long the background runs before the foreground operation starts (ms); with a kept
     /// background (--fg replay, fio-style backgrounds), before the first start-up's gap of
-    /// each round (the S suite waits 5 s on BFQ: its `transitory_duration`).
+    /// each round (the S suite's `transitory_duration`: 8 s on BFQ on the VM of docs/agent.md).
     #[arg(long, default_value_t = 1500)]
     ramp_ms: u64,
     /// After the run, predict it with the simulator on this device (a `bench calibrate` file)
