@@ -8,8 +8,10 @@
 //!   [`ops::seq_read_forever`], [`ops::seq_write_forever`] and its [`ops::sync_loop_forever`]).
 //! - [`replay`]: a real application's start-up I/O replayed from a trace in the S suite's
 //!   format (`--fg replay --trace FILE`), as the suite's `replay-startup-io` does.
-//! - [`runner`]: modes ([`runner::Mode`]), interleaved repetitions after a discarded warm-up,
-//!   caches dropped before each operation ([`runner::run`] → [`runner::Report`]).
+//! - [`runner`]: modes ([`runner::Mode`]) interleaved by round ([`runner::schedule`]), the
+//!   background restarted for each sample after a discarded warm-up or kept running across a
+//!   round's start-ups as the S suite keeps it ([`runner::BgLife`]), caches dropped before each
+//!   operation ([`runner::run`] → [`runner::Report`]).
 //! - [`calibrate`]: `bench calibrate`, the disk measured through the kernel as a device file
 //!   of the simulator ([`calibrate::calibrate`] → [`calibrate::Calibration`]).
 //! - [`loopdev`]: an ext4 image on a loop device, for an isolated run.
@@ -24,6 +26,7 @@
 //!     ramp: std::time::Duration::from_millis(1500), app: Default::default(),
 //!     exe: std::env::current_exe().unwrap(), launcher: forefront_bench::runner::Launcher::Socket,
 //!     agent_extra: String::new(), trace: None, replay_think: false, fio_overwrite: false,
+//!     bg_life: forefront_bench::runner::BgLife::PerSample,
 //! };
 //! let report = run(&plan, &mut |_| {})?;
 //! print!("{}", forefront_bench::render::table(&report));

@@ -2,16 +2,21 @@
 
 use std::fmt::Write;
 
-use crate::runner::{Mode, Report};
+use crate::runner::{BgLife, Mode, Report};
 
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fg {} under bg {}: {} runs per mode (+1 warm-up discarded), {}, device {} ({}), dir {}",
+        "fg {} under bg {}: {} runs per mode ({}), {}, device {} ({}), dir {}",
         json_name(&r.fg),
         json_name(&r.bg),
         r.runs,
+        match r.bg_life {
+            BgLife::PerSample => "background restarted for each, +1 warm-up discarded".to_owned(),
+            BgLife::Kept { per_round, gap_ms } =>
+                format!("background kept running: {} round(s) of up to {per_round} per mode, {gap_ms} ms gaps", r.rounds),
+        },
         match r.bg {
             crate::runner::Bg::FioRw => format!("{n} readers + {n} writers", n = r.bg_procs),
             _ => format!("{} bg process(es)", r.bg_procs),
@@ -59,15 +64,40 @@ pub fn table(r: &Report) -> String {
             f1(x.disk_window_mb_s),
         );
     }
-    if let Some(b) = r.modes.get("agent").and_then(|a| a.burst_call_ms) {
-        let _ = writeln!(s, "agent: the burst call ({}) took {b:.1} ms (median), included in its times", json_name(&r.launcher));
+    if let BgLife::Kept { .. } = r.bg_life {
+        let runs: Vec<String> = Mode::EVERY
+            .iter()
+            .filter_map(|m| r.modes.get(m.name()).map(|x| (m, x)))
+            .filter(|(_, x)| !x.run_disk_mb_s.is_empty())
+            .map(|(m, x)| {
+                let v: Vec<String> = x.run_disk_mb_s.iter().map(|v| format!("{v:.0}")).collect();
+                format!("{} {}", m.name(), v.join(" / "))
+            })
+            .collect();
+        if !runs.is_empty() {
+            let _ = writeln!(
+                s,
+                "disk MB/s per round, from the end of the ramp to the end of the round (what the S suite's iostat averages): {}",
+                runs.join("; ")
+            );
+        }
+    }
+    for m in ["agent", "agent-bfq"] {
+        if let Some(b) = r.modes.get(m).and_then(|a| a.burst_call_ms) {
+            let _ =
+                writeln!(s, "{m}: the burst call ({}) took {b:.1} ms (median), included in its times", json_name(&r.launcher));
+        }
     }
     let _ = writeln!(
         s,
-        "bg MB/s: the workers' read()/write() bytes (/proc/PID/io) while the FG operation ran; w: over the {} ms ramp + the operation; \
+        "bg MB/s: the workers' read()/write() bytes (/proc/PID/io) while the FG operation ran; w: {}; \
          disk MB/s w: the disk's reads + writes (/sys/block/{}/stat, what iostat reports: write-back included, the FG's own I/O too) over the same window; \
          95% CI: order statistics, distribution-free",
-        r.ramp_ms, r.device
+        match r.bg_life {
+            BgLife::PerSample => format!("over the {} ms ramp + the operation", r.ramp_ms),
+            BgLife::Kept { .. } => "from the end of the previous start-up (the first: the background's start) to the end of this one".into(),
+        },
+        r.device
     );
     s
 }

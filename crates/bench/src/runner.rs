@@ -1,8 +1,17 @@
-//! One benchmark run: build the app, then for each repetition and each mode (interleaved,
-//! after one discarded warm-up pass) drop caches, start the background workload, apply the
-//! mode, and time the foreground operation. With `--fg replay` or a fio-style background the
-//! caches are dropped once more as the S suite drops them: after the ramp, the background
-//! running, [`SUITE_DROP_PAUSE`] before the timed start-up.
+//! One benchmark run: build the app, then run the [`schedule`]: blocks of (round, mode),
+//! the modes interleaved by round. How the background lives is the plan's [`BgLife`]:
+//!
+//! - [`BgLife::PerSample`] (the project's own workloads): every block is one sample — drop
+//!   caches, start the background workload, apply the mode, ramp, time the foreground
+//!   operation, stop everything — after one discarded warm-up pass of every mode.
+//! - [`BgLife::Kept`] (the S suite's method; the default for `--fg replay` and the fio-style
+//!   backgrounds): for each (round, mode) the mode is applied and the background started once,
+//!   ramped, then several start-ups are timed in its steady state, each after a gap, with the
+//!   caches dropped [`SUITE_DROP_PAUSE`] before it, as `comm_startup_lat.sh` does; then the
+//!   background and the mode are stopped.
+//!
+//! With `--fg replay` or a fio-style background the caches are dropped as the S suite drops
+//! them: the background running, [`SUITE_DROP_PAUSE`] before the timed start-up.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -94,6 +103,76 @@ pub struct Plan {
     /// fio-style writers overwrite files written beforehand instead of creating theirs at
     /// each sample's start (the S suite's steady state after its writers' first pass).
     pub fio_overwrite: bool,
+    /// Whether the background is restarted for every sample or kept running across a round's.
+    pub bg_life: BgLife,
+}
+
+/// How the background lives across the samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum BgLife {
+    /// Started before every sample (after its cache drop) and stopped after it; the mode (the
+    /// agent, the scheduler) too. One warm-up pass of every mode comes first, discarded. What
+    /// `bench predict` simulates: each operation `ramp` after the background's start.
+    PerSample,
+    /// The S suite's `comm_startup_lat`: for each (round, mode) the mode is applied and the
+    /// background started once, after a cache drop; after the ramp, `per_round` start-ups
+    /// follow in its steady state, each after `gap_ms` (the suite's `sleep 3; sleep 1`) with
+    /// the caches dropped [`SUITE_DROP_PAUSE`] before it, and a start-up shorter than 2 s is
+    /// followed by [`post_pause`] (the suite's `sleep 2`); then the background and the mode
+    /// stop. No warm-up (the suite has none): the modes rotate by round.
+    Kept { per_round: usize, gap_ms: u64 },
+}
+
+/// One block of the schedule: `samples` operations of `mode` in `round` (one start of the
+/// background under [`BgLife::Kept`], one per sample under [`BgLife::PerSample`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub round: usize,
+    pub mode: Mode,
+    pub samples: usize,
+    /// Discarded (the per-sample warm-up pass).
+    pub warmup: bool,
+}
+
+/// The run's blocks in order: the modes interleaved by round, the order rotated by one each
+/// round so that no mode always follows another (as the S suite's `ssuite cell` does).
+/// `runs` measured samples per mode: under [`BgLife::PerSample`] `runs + 1` rounds of one
+/// sample (the first a warm-up); under [`BgLife::Kept`] `ceil(runs / per_round)` rounds of
+/// `per_round` samples, the last holding the remainder.
+pub fn schedule(modes: &[Mode], runs: usize, life: BgLife) -> Vec<Block> {
+    let k = modes.len();
+    let mut v = vec![];
+    match life {
+        BgLife::PerSample => {
+            for rep in 0..=runs {
+                for j in 0..k {
+                    v.push(Block { round: rep, mode: modes[(j + rep) % k], samples: 1, warmup: rep == 0 });
+                }
+            }
+        }
+        BgLife::Kept { per_round, .. } => {
+            let per_round = per_round.max(1);
+            for round in 0..runs.div_ceil(per_round) {
+                let n = per_round.min(runs - round * per_round);
+                for j in 0..k {
+                    v.push(Block { round, mode: modes[(j + round) % k], samples: n, warmup: false });
+                }
+            }
+        }
+    }
+    v
+}
+
+/// [`BgLife::Kept`]: the pause after a start-up shorter than 2 s (the suite's "extra pause to
+/// let a minimum of thr stats be printed", `sleep 2`): 2 s, or half the gap if that is shorter
+/// (a quick test's short gap).
+pub fn post_pause(gap_ms: u64, fg: Duration) -> Duration {
+    if fg < Duration::from_secs(2) {
+        Duration::from_millis(gap_ms / 2).min(Duration::from_secs(2))
+    } else {
+        Duration::ZERO
+    }
 }
 
 /// How a launcher talks to the agent in `agent` mode.
@@ -157,17 +236,27 @@ pub struct ModeResult {
     /// Median background throughput while the foreground operation ran (MB/s, 10^6 bytes
     /// through `write`/`read`, from /proc/PID/io).
     pub bg_mb_s: Option<f64>,
-    /// The same over the ramp and the operation together (what BG gets over a longer window).
+    /// The same over the ramp and the operation together (what BG gets over a longer window);
+    /// with a kept background ([`BgLife::Kept`]) from the end of the previous start-up (the
+    /// round's first: the background's start) to the end of this one.
     pub bg_window_mb_s: Option<f64>,
     /// The disk's throughput (all its reads and writes, from /sys/block/DEV/stat: what
     /// `iostat` reports) while the foreground operation ran (MB/s); includes the operation's own.
     pub disk_mb_s: Option<f64>,
-    /// The same over the ramp and the operation together.
+    /// The same over the same window as `bg_window_mb_s`.
     pub disk_window_mb_s: Option<f64>,
     /// `agent` mode: median time of the burst call (included in the operation's time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst_call_ms: Option<f64>,
     pub samples_ms: Vec<f64>,
+    /// [`BgLife::Kept`]: the disk's throughput (reads + writes, as iostat) over each round's
+    /// steady state, from the end of the ramp to the end of its last start-up's pause (what the
+    /// S suite's iostat averages over a run), one per round, in round order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub run_disk_mb_s: Vec<f64>,
+    /// The same for the workers' own read()/write() bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub run_bg_mb_s: Vec<f64>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -196,6 +285,11 @@ pub struct Report {
     /// Whether the fio-style writers overwrote files written beforehand.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fio_overwrite: bool,
+    /// How the background lived across the samples (`{"kind": "per-sample"}` or `{"kind":
+    /// "kept", "per_round": N, "gap_ms": MS}`).
+    pub bg_life: BgLife,
+    /// Rounds of the schedule (measured ones: the per-sample warm-up pass not counted).
+    pub rounds: usize,
     pub modes: BTreeMap<&'static str, ModeResult>,
 }
 
@@ -335,26 +429,38 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
     }
 
     let mut samples: BTreeMap<Mode, Vec<Sample>> = BTreeMap::new();
-    let total = (plan.runs + 1) * plan.modes.len();
+    let mut runs_tp: BTreeMap<Mode, Vec<RunThroughput>> = BTreeMap::new();
+    let blocks = schedule(&plan.modes, plan.runs, plan.bg_life);
+    let total = blocks.iter().map(|b| b.samples).sum();
     progress(Progress::Start { total });
     let mut seq = 0u64;
-    for rep in 0..=plan.runs {
-        // Interleave: rotate the order each repetition so no mode always follows another.
-        let k = plan.modes.len();
-        for j in 0..k {
-            let mode = plan.modes[(j + rep) % k];
-            seq += 1;
-            check_interrupt()?;
-            let _sched = if mode.wants_bfq() {
-                block::set_scheduler(&queue, "bfq")?;
-                Some(SchedGuard { queue: queue.clone(), original: original_sched.clone() })
-            } else {
-                None
-            };
-            let s = one_sample(plan, &app, &bg_files, mode, seq, &work.path, &device)?;
-            progress(Progress::Sample { mode, rep, warmup: rep == 0, sample: s });
-            if rep > 0 {
-                samples.entry(mode).or_default().push(s);
+    for b in &blocks {
+        check_interrupt()?;
+        let _sched = if b.mode.wants_bfq() {
+            block::set_scheduler(&queue, "bfq")?;
+            Some(SchedGuard { queue: queue.clone(), original: original_sched.clone() })
+        } else {
+            None
+        };
+        match plan.bg_life {
+            BgLife::PerSample => {
+                seq += 1;
+                let s = one_sample(plan, &app, &bg_files, b.mode, seq, &work.path, &device)?;
+                progress(Progress::Sample { mode: b.mode, rep: b.round, warmup: b.warmup, sample: s });
+                if !b.warmup {
+                    samples.entry(b.mode).or_default().push(s);
+                }
+            }
+            BgLife::Kept { gap_ms, .. } => {
+                let mut got = vec![];
+                let tp = kept_block(plan, &app, &bg_files, b, gap_ms, &mut seq, &work.path, &device, &mut |s| {
+                    progress(Progress::Sample { mode: b.mode, rep: b.round, warmup: false, sample: s });
+                    got.push(s);
+                })?;
+                samples.entry(b.mode).or_default().extend(got);
+                if let Some(tp) = tp {
+                    runs_tp.entry(b.mode).or_default().push(tp);
+                }
             }
         }
     }
@@ -381,6 +487,8 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
                 burst_call_ms: summarize(&s.iter().filter_map(|x| x.burst_call_ms).collect::<Vec<_>>()).map(|b| b.median_ms),
                 summary,
                 samples_ms: ms,
+                run_disk_mb_s: runs_tp.get(m).into_iter().flatten().filter_map(|t| t.disk_bytes_per_s).map(|b| b / 1e6).collect(),
+                run_bg_mb_s: runs_tp.get(m).into_iter().flatten().filter_map(|t| t.bg_bytes_per_s).map(|b| b / 1e6).collect(),
             },
         );
     }
@@ -400,6 +508,11 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         trace: plan.trace.clone(),
         replay_think: plan.replay_think,
         fio_overwrite: plan.fio_overwrite,
+        bg_life: plan.bg_life,
+        rounds: match plan.bg_life {
+            BgLife::PerSample => plan.runs,
+            BgLife::Kept { per_round, .. } => plan.runs.div_ceil(per_round.max(1)),
+        },
         modes,
     })
 }
@@ -440,92 +553,77 @@ fn disk_bytes(dev: &str) -> Option<u64> {
     Some((f.get(2)? + f.get(6)?) * 512)
 }
 
-fn one_sample(
-    plan: &Plan,
-    app: &App,
-    bg_files: &[PathBuf],
-    mode: Mode,
-    seq: u64,
-    work: &Path,
-    device: &str,
-) -> Result<Sample, BenchError> {
-    // `agent` mode: the agent is resident, as on a real machine — started and warmed up (one
-    // foreground change) before the cache drop, so its code is in memory when the launch
-    // calls it; the workers join its scope at run time (`scope` requests) once they exist.
+/// The resident agent of `agent` modes, its socket and the "previous app" it was warmed up with.
+struct AgentSession {
+    agent: AgentChild,
+    socket: PathBuf,
+    _prev: Kids,
+}
+
+/// `agent` mode: the agent is resident, as on a real machine — started and warmed up (one
+/// foreground change) before the cache drop, so its code is in memory when the launch calls
+/// it; the workers join its scope at run time (`scope` requests) once they exist.
+fn start_agent(plan: &Plan, work: &Path) -> Result<AgentSession, BenchError> {
     let mut agent = AgentChild(None, work.join("agent.log"));
     let socket = work.join("agent.sock");
     let mut warm = Kids::default();
-    if mode.is_agent() {
-        let cfg = work.join("agent.toml");
-        let text = format!(
-            "# written by forefront bench: the default configuration; the workers join its scope at run time\n\
-             [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n{}",
-            socket,
-            // A directory of its own on a tmpfs (the agent makes it 0700 and removes it at a clean exit).
-            format!("/dev/shm/forefront-bench-{}/state.json", std::process::id()),
-            format!("forefront-bench-{}", std::process::id()),
-            plan.agent_extra
-        );
-        std::fs::write(&cfg, text).map_err(|e| BenchError::Step(format!("{}: {e}", cfg.display())))?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&agent.1)
-            .map_err(|e| BenchError::Step(format!("{}: {e}", agent.1.display())))?;
-        agent.0 = Some(spawn(
-            Command::new(&plan.exe).args(["agent", "run", "--config"]).arg(&cfg).stderr(log).stdin(Stdio::null()),
-            "agent",
-        )?);
-        let t0 = Instant::now();
-        loop {
-            let req = forefront_agent::proto::Request::Status {};
-            if forefront_agent::control::request(&socket, &req).is_ok_and(|r| r.ok) {
-                break;
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                return Err(BenchError::Step(format!("agent not ready in 10 s; log: {}", agent.1.display())));
-            }
-            sleep_checked(Duration::from_millis(20))?;
+    let cfg = work.join("agent.toml");
+    let text = format!(
+        "# written by forefront bench: the default configuration; the workers join its scope at run time\n\
+         [agent]\nsocket = {:?}\nstate = {:?}\ngroup = {:?}\n{}",
+        socket,
+        // A directory of its own on a tmpfs (the agent makes it 0700 and removes it at a clean exit).
+        format!("/dev/shm/forefront-bench-{}/state.json", std::process::id()),
+        format!("forefront-bench-{}", std::process::id()),
+        plan.agent_extra
+    );
+    std::fs::write(&cfg, text).map_err(|e| BenchError::Step(format!("{}: {e}", cfg.display())))?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&agent.1)
+        .map_err(|e| BenchError::Step(format!("{}: {e}", agent.1.display())))?;
+    agent.0 = Some(spawn(
+        Command::new(&plan.exe).args(["agent", "run", "--config"]).arg(&cfg).stderr(log).stdin(Stdio::null()),
+        "agent",
+    )?);
+    let t0 = Instant::now();
+    loop {
+        let req = forefront_agent::proto::Request::Status {};
+        if forefront_agent::control::request(&socket, &req).is_ok_and(|r| r.ok) {
+            break;
         }
-        // The previous app: a foreground change before the measured one.
-        let prev = spawn(Command::new("sleep").arg("60").stdin(Stdio::null()), "previous app (sleep)")?;
-        let prev_pid = prev.id() as i32;
-        warm.0.push(prev);
-        agent_request(
-            &socket,
-            forefront_agent::proto::Request::Fg { pid: Some(prev_pid), uid: None, cgroup: None, burst: false },
-        )?;
-    }
-    vm::drop_caches(Path::new("/"))?;
-    let mut kids = Kids::default();
-    // The foreground app's process starts first and waits (as a zygote-forked app would).
-    let fg_name = match plan.fg {
-        Fg::Launch => "launch",
-        Fg::Switch => "switch",
-        Fg::Replay => "replay",
-    };
-    let mut cmd = Command::new(&plan.exe);
-    cmd.args(["bench", "op", "--fg", fg_name, "--dir"])
-        .arg(&app.dir)
-        .args(["--seq", &seq.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    if let Some(t) = &plan.trace {
-        cmd.arg("--trace").arg(t);
-        if plan.replay_think {
-            cmd.arg("--think");
+        if t0.elapsed() > Duration::from_secs(10) {
+            return Err(BenchError::Step(format!("agent not ready in 10 s; log: {}", agent.1.display())));
         }
+        sleep_checked(Duration::from_millis(20))?;
     }
-    let mut op = spawn(&mut cmd, "foreground operation")?;
-    let fg_pid = op.id() as i32;
-    let mut go: ChildStdin = op.stdin.take().expect("piped");
-    let mut out = BufReader::new(op.stdout.take().expect("piped"));
-    kids.0.push(op);
-    let ready = read_line(&mut out, "foreground operation")?;
-    if ready.trim() != "ready" {
-        return Err(BenchError::Step(format!("foreground operation said {ready:?}")));
-    }
+    // The previous app: a foreground change before the measured one (lives as long as the
+    // session: killed with it).
+    let prev = spawn(Command::new("sleep").arg("86400").stdin(Stdio::null()), "previous app (sleep)")?;
+    let prev_pid = prev.id() as i32;
+    warm.0.push(prev);
+    agent_request(&socket, forefront_agent::proto::Request::Fg { pid: Some(prev_pid), uid: None, cgroup: None, burst: false })?;
+    Ok(AgentSession { agent, socket, _prev: warm })
+}
 
+/// The running background: its processes (killed and reaped on drop: the workers and the
+/// sync loop) and the workers' pids (whose bytes are the background's throughput).
+struct Background {
+    _kids: Kids,
+    workers: Vec<i32>,
+}
+
+/// Starts the background of `mode` (none for `alone`) and, in `agent` modes, puts it in the
+/// agent's scope (as a service manager would tell the resident agent).
+fn start_background(
+    plan: &Plan,
+    bg_files: &[PathBuf],
+    mode: Mode,
+    work: &Path,
+    agent: Option<&AgentSession>,
+) -> Result<Background, BenchError> {
+    let mut kids = Kids::default();
     let mut workers = vec![];
     if plan.bg != Bg::None && mode != Mode::Alone {
         for (i, f) in bg_files.iter().enumerate() {
@@ -561,59 +659,197 @@ fn one_sample(
         kids.0.push(child);
     }
     check_interrupt()?;
-
-    if mode.is_agent() {
-        // The resident agent learns of the workers as a service manager would tell it.
+    if let Some(a) = agent {
         for &w in workers.iter().chain(&helpers) {
             agent_request(
-                &socket,
+                &a.socket,
                 forefront_agent::proto::Request::Scope { pid: Some(w), uid: None, cgroup: None, remove: false },
             )?;
         }
     }
-    let ramp0 = (bg_bytes(&workers, plan.bg), Instant::now());
-    let disk0 = disk_bytes(device);
-    sleep_checked(if workers.is_empty() { Duration::from_millis(100) } else { plan.ramp })?;
-    if plan.fg == Fg::Replay || plan.bg.is_fio() {
-        // The S suite's drop, with the background running: `echo 3 > drop_caches; time sleep
-        // 0.2; time COMMAND` (comm_startup_lat.sh), untimed.
-        vm::drop_caches(Path::new("/"))?;
-        sleep_checked(SUITE_DROP_PAUSE)?;
-    }
+    Ok(Background { _kids: kids, workers })
+}
 
-    let c0 = bg_bytes(&workers, plan.bg);
-    let d0 = disk_bytes(device);
-    let t0 = Instant::now();
+/// The foreground operation's process, started and waiting for its `go` (as a zygote-forked
+/// app would): its pid, its stdin and stdout; killed and reaped on drop.
+struct Op {
+    _kid: Kids,
+    pid: i32,
+    go: ChildStdin,
+    out: BufReader<ChildStdout>,
+}
+
+fn spawn_op(plan: &Plan, app: &App, seq: u64) -> Result<Op, BenchError> {
+    let fg_name = match plan.fg {
+        Fg::Launch => "launch",
+        Fg::Switch => "switch",
+        Fg::Replay => "replay",
+    };
+    let mut cmd = Command::new(&plan.exe);
+    cmd.args(["bench", "op", "--fg", fg_name, "--dir"])
+        .arg(&app.dir)
+        .args(["--seq", &seq.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    if let Some(t) = &plan.trace {
+        cmd.arg("--trace").arg(t);
+        if plan.replay_think {
+            cmd.arg("--think");
+        }
+    }
+    let mut op = spawn(&mut cmd, "foreground operation")?;
+    let pid = op.id() as i32;
+    let go: ChildStdin = op.stdin.take().expect("piped");
+    let mut out = BufReader::new(op.stdout.take().expect("piped"));
+    let kid = Kids(vec![op]);
+    let ready = read_line(&mut out, "foreground operation")?;
+    if ready.trim() != "ready" {
+        return Err(BenchError::Step(format!("foreground operation said {ready:?}")));
+    }
+    Ok(Op { _kid: kid, pid, go, out })
+}
+
+/// Counters at one instant: the workers' bytes, the disk's bytes, the time.
+#[derive(Clone, Copy)]
+struct Mark {
+    bg: u64,
+    disk: Option<u64>,
+    at: Instant,
+}
+impl Mark {
+    fn now(bg: &Background, plan: &Plan, device: &str) -> Mark {
+        Mark { bg: bg_bytes(&bg.workers, plan.bg), disk: disk_bytes(device), at: Instant::now() }
+    }
+}
+
+/// Times the operation: the launcher's burst call (agent modes, timed with it), `go`, its
+/// `done`; then (untimed) the burst's end. `window` is where the sample's window starts.
+fn time_op(
+    plan: &Plan,
+    agent: Option<&AgentSession>,
+    mut op: Op,
+    bg: &Background,
+    device: &str,
+    window: Mark,
+) -> Result<Sample, BenchError> {
+    let start = Mark::now(bg, plan, device);
+    let t0 = start.at;
     let mut burst_call_ms = None;
-    if mode.is_agent() {
-        launcher_call(plan, &socket, Some(fg_pid))?;
+    if let Some(a) = agent {
+        launcher_call(plan, &a.socket, Some(op.pid))?;
         burst_call_ms = Some(t0.elapsed().as_secs_f64() * 1000.0);
     }
-    go.write_all(b"go\n").map_err(|e| BenchError::Step(format!("foreground operation: {e}")))?;
-    let done = read_line(&mut out, "foreground operation")?;
-    let elapsed = t0.elapsed();
+    op.go.write_all(b"go\n").map_err(|e| BenchError::Step(format!("foreground operation: {e}")))?;
+    let done = read_line(&mut op.out, "foreground operation")?;
+    let end = Mark::now(bg, plan, device);
+    let elapsed = end.at.duration_since(t0);
     check_interrupt()?;
-    let c1 = bg_bytes(&workers, plan.bg);
-    let d1 = disk_bytes(device);
     if !done.starts_with("done") {
         return Err(BenchError::Step(format!("foreground operation failed: {}", done.trim())));
     }
-    if mode.is_agent() {
-        launcher_call(plan, &socket, None)?;
-        agent.stop()?;
+    if let Some(a) = agent {
+        launcher_call(plan, &a.socket, None)?;
     }
-    drop(kids);
+    let has_bg = !bg.workers.is_empty();
+    let win = end.at.duration_since(window.at).as_secs_f64();
     Ok(Sample {
         fg_ms: elapsed.as_secs_f64() * 1000.0,
-        bg_bytes_per_s: (!workers.is_empty()).then(|| c1.saturating_sub(c0) as f64 / elapsed.as_secs_f64()),
-        bg_window_bytes_per_s: (!workers.is_empty())
-            .then(|| c1.saturating_sub(ramp0.0) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
+        bg_bytes_per_s: has_bg.then(|| end.bg.saturating_sub(start.bg) as f64 / elapsed.as_secs_f64()),
+        bg_window_bytes_per_s: has_bg.then(|| end.bg.saturating_sub(window.bg) as f64 / win),
         burst_call_ms,
-        disk_bytes_per_s: d0.zip(d1).map(|(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64()),
-        disk_window_bytes_per_s: disk0
-            .zip(d1)
-            .map(|(a, b)| b.saturating_sub(a) as f64 / (elapsed + t0.duration_since(ramp0.1)).as_secs_f64()),
+        disk_bytes_per_s: start.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64()),
+        disk_window_bytes_per_s: window.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / win),
     })
+}
+
+/// The S suite's drop before a start-up, with the background running: `echo 3 > drop_caches;
+/// time sleep 0.2; time COMMAND` (comm_startup_lat.sh), untimed.
+fn suite_drop(plan: &Plan) -> Result<(), BenchError> {
+    if plan.fg == Fg::Replay || plan.bg.is_fio() {
+        vm::drop_caches(Path::new("/"))?;
+        sleep_checked(SUITE_DROP_PAUSE)?;
+    }
+    Ok(())
+}
+
+/// [`BgLife::PerSample`]: one sample with a background of its own.
+fn one_sample(
+    plan: &Plan,
+    app: &App,
+    bg_files: &[PathBuf],
+    mode: Mode,
+    seq: u64,
+    work: &Path,
+    device: &str,
+) -> Result<Sample, BenchError> {
+    let mut agent = if mode.is_agent() { Some(start_agent(plan, work)?) } else { None };
+    vm::drop_caches(Path::new("/"))?;
+    // The foreground app's process starts first and waits (as a zygote-forked app would).
+    let op = spawn_op(plan, app, seq)?;
+    let bg = start_background(plan, bg_files, mode, work, agent.as_ref())?;
+    let ramp0 = Mark::now(&bg, plan, device);
+    sleep_checked(if bg.workers.is_empty() { Duration::from_millis(100) } else { plan.ramp })?;
+    suite_drop(plan)?;
+    let s = time_op(plan, agent.as_ref(), op, &bg, device, ramp0)?;
+    if let Some(a) = agent.as_mut() {
+        a.agent.stop()?;
+    }
+    drop(bg);
+    Ok(s)
+}
+
+/// The workers' and the disk's throughput over one round's steady state ([`BgLife::Kept`]).
+#[derive(Clone, Copy, Debug)]
+struct RunThroughput {
+    bg_bytes_per_s: Option<f64>,
+    disk_bytes_per_s: Option<f64>,
+}
+
+/// [`BgLife::Kept`]: one (round, mode) block — the mode applied and the background started
+/// once, ramped, then `b.samples` start-ups in its steady state, each reported to `sample` as
+/// it is taken. Returns the throughput over the steady state (after the ramp to the end of
+/// the last start-up's pause).
+#[allow(clippy::too_many_arguments)]
+fn kept_block(
+    plan: &Plan,
+    app: &App,
+    bg_files: &[PathBuf],
+    b: &Block,
+    gap_ms: u64,
+    seq: &mut u64,
+    work: &Path,
+    device: &str,
+    sample: &mut dyn FnMut(Sample),
+) -> Result<Option<RunThroughput>, BenchError> {
+    let mut agent = if b.mode.is_agent() { Some(start_agent(plan, work)?) } else { None };
+    // The suite's flush_caches before it starts its readers and writers.
+    vm::drop_caches(Path::new("/"))?;
+    let bg = start_background(plan, bg_files, b.mode, work, agent.as_ref())?;
+    let mut window = Mark::now(&bg, plan, device);
+    sleep_checked(if bg.workers.is_empty() { Duration::from_millis(100) } else { plan.ramp })?;
+    let steady = Mark::now(&bg, plan, device);
+    for _ in 0..b.samples {
+        sleep_checked(Duration::from_millis(gap_ms))?;
+        *seq += 1;
+        // The app's process starts before the drop and waits (as a zygote-forked app would).
+        let op = spawn_op(plan, app, *seq)?;
+        suite_drop(plan)?;
+        let s = time_op(plan, agent.as_ref(), op, &bg, device, window)?;
+        window = Mark::now(&bg, plan, device);
+        sample(s);
+        sleep_checked(post_pause(gap_ms, Duration::from_secs_f64(s.fg_ms / 1000.0)))?;
+    }
+    let end = Mark::now(&bg, plan, device);
+    if let Some(a) = agent.as_mut() {
+        a.agent.stop()?;
+    }
+    drop(bg);
+    let secs = end.at.duration_since(steady.at).as_secs_f64();
+    let has_bg = !plan.bg.eq(&Bg::None) && b.mode != Mode::Alone;
+    Ok(has_bg.then(|| RunThroughput {
+        bg_bytes_per_s: Some(end.bg.saturating_sub(steady.bg) as f64 / secs),
+        disk_bytes_per_s: steady.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / secs),
+    }))
 }
 
 /// What a launcher does: burst begins (`Some(fg pid)`) or ends (`None`), over the socket or
@@ -688,4 +924,91 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool)
         Err(e) => writeln!(o, "error {e}").map_err(step)?,
     }
     o.flush().map_err(step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEPT: BgLife = BgLife::Kept { per_round: 5, gap_ms: 4000 };
+
+    fn per_mode(blocks: &[Block]) -> BTreeMap<Mode, usize> {
+        let mut m = BTreeMap::new();
+        for b in blocks.iter().filter(|b| !b.warmup) {
+            *m.entry(b.mode).or_default() += b.samples;
+        }
+        m
+    }
+
+    #[test]
+    fn kept_background_runs_rounds_of_per_round_start_ups_modes_rotating_as_the_suite() {
+        let modes = [Mode::Bfq, Mode::AgentBfq];
+        let s = schedule(&modes, 10, KEPT);
+        // ITER=5 ROUNDS=2: round 0 bfq then agent, round 1 agent then bfq (ssuite cell's rotation).
+        let got: Vec<(usize, Mode, usize)> = s.iter().map(|b| (b.round, b.mode, b.samples)).collect();
+        assert_eq!(got, [(0, Mode::Bfq, 5), (0, Mode::AgentBfq, 5), (1, Mode::AgentBfq, 5), (1, Mode::Bfq, 5)]);
+        assert!(s.iter().all(|b| !b.warmup), "the suite has no warm-up");
+    }
+
+    #[test]
+    fn kept_background_puts_the_remainder_in_the_last_round_and_every_mode_gets_runs() {
+        let modes = [Mode::Baseline, Mode::Bfq, Mode::AgentBfq];
+        for runs in 1..=23 {
+            for per_round in 1..=7 {
+                let s = schedule(&modes, runs, BgLife::Kept { per_round, gap_ms: 0 });
+                assert!(per_mode(&s).values().all(|&n| n == runs), "runs {runs} per_round {per_round}: {s:?}");
+                let rounds = runs.div_ceil(per_round);
+                assert_eq!(s.len(), rounds * modes.len());
+                assert!(s.iter().all(|b| b.samples >= 1 && b.samples <= per_round));
+                // Each round holds every mode once, all with the same count.
+                for r in 0..rounds {
+                    let in_r: Vec<&Block> = s.iter().filter(|b| b.round == r).collect();
+                    let mut ms: Vec<Mode> = in_r.iter().map(|b| b.mode).collect();
+                    ms.sort();
+                    assert_eq!(ms, [Mode::Baseline, Mode::Bfq, Mode::AgentBfq]);
+                    assert!(in_r.iter().all(|b| b.samples == in_r[0].samples));
+                    // The order rotates by one each round: the round's first mode is modes[r % k].
+                    assert_eq!(in_r[0].mode, modes[r % modes.len()]);
+                }
+            }
+        }
+        let s = schedule(&modes, 7, BgLife::Kept { per_round: 5, gap_ms: 0 });
+        assert_eq!(s.iter().map(|b| b.samples).collect::<Vec<_>>(), [5, 5, 5, 2, 2, 2]);
+    }
+
+    #[test]
+    fn per_sample_background_keeps_its_warm_up_pass_and_one_sample_blocks() {
+        let modes = [Mode::Alone, Mode::Bfq];
+        let s = schedule(&modes, 3, BgLife::PerSample);
+        let got: Vec<(usize, Mode, bool)> = s.iter().map(|b| (b.round, b.mode, b.warmup)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, Mode::Alone, true),
+                (0, Mode::Bfq, true),
+                (1, Mode::Bfq, false),
+                (1, Mode::Alone, false),
+                (2, Mode::Alone, false),
+                (2, Mode::Bfq, false),
+                (3, Mode::Bfq, false),
+                (3, Mode::Alone, false),
+            ]
+        );
+        assert!(s.iter().all(|b| b.samples == 1));
+        assert!(per_mode(&s).values().all(|&n| n == 3));
+    }
+
+    #[test]
+    fn the_pause_after_a_start_up_is_the_suites_two_seconds_below_two_seconds_only() {
+        assert_eq!(post_pause(4000, Duration::from_millis(150)), Duration::from_secs(2));
+        assert_eq!(post_pause(4000, Duration::from_millis(2500)), Duration::ZERO);
+        assert_eq!(post_pause(200, Duration::from_millis(150)), Duration::from_millis(100));
+        assert_eq!(post_pause(0, Duration::from_millis(150)), Duration::ZERO);
+    }
+
+    #[test]
+    fn bg_life_serialises_with_its_kind() {
+        assert_eq!(serde_json::to_value(BgLife::PerSample).unwrap(), serde_json::json!({"kind": "per-sample"}));
+        assert_eq!(serde_json::to_value(KEPT).unwrap(), serde_json::json!({"kind": "kept", "per_round": 5, "gap_ms": 4000}));
+    }
 }

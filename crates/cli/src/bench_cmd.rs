@@ -19,14 +19,18 @@ pub struct BenchArgs {
 
 #[derive(Subcommand)]
 enum BenchCommand {
-    /// Time the foreground operation in each mode, interleaved, after one discarded warm-up
-    /// pass; caches are dropped before every operation. Needs root.
+    /// Time the foreground operation in each mode, interleaved by round; caches are dropped
+    /// before every operation. The background is restarted for every operation (after one
+    /// discarded warm-up pass) or, for --fg replay and the fio-style backgrounds, kept running
+    /// across a round's start-ups as the S suite keeps it. Needs root.
     #[command(after_help = "Examples (docs/agent.md):\n  \
         forefront bench run --fg launch --bg update --runs 15\n  \
         forefront bench run --fg replay --trace S/comm_startup_lat/xterm.trace --bg fio-rw --bg-procs 5 \\\n      \
-        --bg-file-mib 500 --ramp-ms 3000 --runs 10 --mode bfq --mode agent-bfq\n\n\
+        --bg-file-mib 500 --ramp-ms 8000 --runs 10 --mode bfq --mode agent-bfq\n\n\
         The second is the S suite's comm_startup_lat method (BFQ's authors' benchmark): the xterm start-up's \
-        I/O replayed under 5 fio-style sequential readers and 5 writers on the same file system.\n\n\
+        I/O replayed under 5 fio-style sequential readers and 5 writers on the same file system, the background \
+        started once per round and mode and 5 start-ups (--per-round) timed in its steady state, --gap-ms apart \
+        (--bg-restart: restarted for every start-up).\n\n\
         Modes: alone (no background), baseline (background, stock settings), agent (the real \
         `forefront agent run` with its default config, told over its socket — or with --launcher cli by \
         `forefront agent fg PID --burst` / `--burst-end` — around the operation), agent-bfq (the same with BFQ on \
@@ -177,6 +181,23 @@ struct RunArgs {
     /// first pass is done; the suite itself creates them once per run).
     #[arg(long)]
     fio_overwrite: bool,
+    /// Restart the background (and the mode: the agent) for every sample, after one discarded
+    /// warm-up pass, each operation --ramp-ms after the background's start — the default for the
+    /// project's own backgrounds (what `bench predict` simulates). Without it, --fg replay and
+    /// the fio-style backgrounds keep the background running across a round's start-ups, as the
+    /// S suite does (--per-round, --gap-ms).
+    #[arg(long)]
+    bg_restart: bool,
+    /// --fg replay / fio-style backgrounds (kept background): start-ups per (round, mode) — the
+    /// S suite's ITER. The background starts once per round and mode; --runs start-ups per mode
+    /// in all, in ceil(runs / per-round) rounds, the modes' order rotated every round.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    per_round: u32,
+    /// --fg replay / fio-style backgrounds (kept background): the pause before each start-up's
+    /// cache drop (ms; the S suite's `sleep 3; sleep 1`); a start-up shorter than 2 s is
+    /// followed by min(2 s, gap / 2) more (the suite's `sleep 2`).
+    #[arg(long, default_value_t = 4000, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    gap_ms: u64,
     /// Measured repetitions per mode (≥ 15 for a table you report; ≥ 6 for a 95 % interval of
     /// the median).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -214,7 +235,9 @@ struct RunArgs {
     /// Size of each background process's file (MiB).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(8..=65536))]
     bg_file_mib: u64,
-    /// How long the background runs before the foreground operation starts (ms).
+    /// How long the background runs before the foreground operation starts (ms); with a kept
+    /// background (--fg replay, fio-style backgrounds), before the first start-up's gap of
+    /// each round (the S suite's `transitory_duration`: 8 s on BFQ on the VM of docs/agent.md).
     #[arg(long, default_value_t = 1500)]
     ramp_ms: u64,
     /// After the run, predict it with the simulator on this device (a `bench calibrate` file)
@@ -454,18 +477,19 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         Some(img) => Some(forefront_bench::loopdev::LoopFs::create(img, a.loop_mib)?),
         None => None,
     };
+    let bg = match a.bg {
+        BgArg::Update => Bg::Update,
+        BgArg::Copy => Bg::Copy,
+        BgArg::Upload => Bg::Upload,
+        BgArg::Mixed => Bg::Mixed,
+        BgArg::None => Bg::None,
+        BgArg::FioRead => Bg::FioRead,
+        BgArg::FioWrite => Bg::FioWrite,
+        BgArg::FioRw => Bg::FioRw,
+    };
     let plan = Plan {
         fg: fg_of(a.fg),
-        bg: match a.bg {
-            BgArg::Update => Bg::Update,
-            BgArg::Copy => Bg::Copy,
-            BgArg::Upload => Bg::Upload,
-            BgArg::Mixed => Bg::Mixed,
-            BgArg::None => Bg::None,
-            BgArg::FioRead => Bg::FioRead,
-            BgArg::FioWrite => Bg::FioWrite,
-            BgArg::FioRw => Bg::FioRw,
-        },
+        bg,
         runs: a.runs as usize,
         modes,
         dir: loopfs.as_ref().map(|l| l.dir().to_path_buf()).unwrap_or(a.dir),
@@ -486,6 +510,11 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         trace: a.trace.clone(),
         replay_think: a.think,
         fio_overwrite: a.fio_overwrite,
+        bg_life: if a.bg_restart || !(fg_of(a.fg) == Fg::Replay || bg.is_fio()) {
+            runner::BgLife::PerSample
+        } else {
+            runner::BgLife::Kept { per_round: a.per_round as usize, gap_ms: a.gap_ms }
+        },
     };
     let (tty, bar) = progress_bar();
     let result = runner::run(&plan, &mut |p| match p {
