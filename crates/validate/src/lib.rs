@@ -75,14 +75,17 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
         "qasio-install",
         "21-23 % on the three sets (paper 11.5 %): the install's fsyncs wait for commits whose \
          discards (the last round's APK, the rewritten packages.xml) queue behind BG write-back, \
-         and QASIO boosts them; qasio.md, disagreement 3 (issue 25)",
+         and QASIO boosts them (10.5 % with Linux 3.10's whole-file ordered wait, \
+         `ordered_wait_file`, which takes Contacts and the burst out of range); qasio.md, \
+         disagreement 3 (issue 25)",
     ),
     (
         "qasio-install-slowdown",
         "+165 % on the three sets (paper +35 %): each of an install's fsyncs waits for a commit \
          that waits for the BG file's queued write-back (data=ordered), up to nr_requests (128) \
-         requests of the MMC host's 128 KiB; +246 % at 256 KiB, +318 % at 512; qasio.md, \
-         disagreement 3 (issue 25)",
+         requests of the MMC host's 128 KiB; +246 % at 256 KiB, +318 % at 512. Linux 3.10's \
+         commit waits longer still (filemap_fdatawait chases the file's write-back up to its \
+         size): +438 % with `ordered_wait_file`; qasio.md, disagreement 3 (issue 25)",
     ),
     (
         "bg-io-slows-fg-launch",

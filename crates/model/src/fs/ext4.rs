@@ -525,6 +525,9 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
             &mut cx.journal().committing.as_mut().expect("txn").0
         };
         t.ordered.extend(ordered);
+        if !t.ordered_files.contains(&file) {
+            t.ordered_files.push(file);
+        }
     }
     cost + idxs.len() as u64 * k.writeback_page
 }

@@ -35,6 +35,13 @@
 //! - Ordered data: the thread waits for the data requests recorded when the transaction
 //!   allocated blocks, one at a time in submission order (`journal_finish_inode_data_buffers`
 //!   waits per page); it does not start write-back of still-dirty ordered pages itself.
+//!   With the file system's `ordered_wait_file` (Linux before 5.3: `filemap_fdatawait` over
+//!   the whole file; fs/jbd2/commit.c of v3.10, and the `i_dirty_start`/`i_dirty_end` ranges
+//!   that 5.3 added because such a wait could last "an indefinite amount of time" while another
+//!   task appends to the file) it then waits, inode by inode in filing order, for every page
+//!   still under write-back up to the inode's size when its wait began, including pages the
+//!   flusher submits meanwhile; ext4 files an inode each time write-back allocates its blocks
+//!   (`mpage_da_map_and_submit` → `ext4_jbd2_file_inode`, v3.10).
 //! - Entries are merged with the previous entry only (the kernel's rb-tree also merges with
 //!   the next); frees are in file order here, so the previous one is the adjacent one.
 //! - CPU costs of the thread's own work are fixed (constants below, assumptions of the same
@@ -152,6 +159,9 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
                     return (0, After::Block);
                 }
             }
+            if cx.fs().params.ordered_wait_file && wait_ordered_files(cx, tid) {
+                return (0, After::Block);
+            }
             // Descriptor + one journal block per metadata block, written sequentially.
             let n = 1 + committing(cx).meta.len() as u64;
             let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
@@ -212,6 +222,35 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
     }
 }
 
+/// `filemap_fdatawait` over each inode of the committing transaction (Linux 3.10's
+/// `journal_finish_inode_data_buffers`): block `tid` on the request of the next page under
+/// write-back from the scan position up to the size the inode had when its wait started, and
+/// return true; false when every inode is done. The scan moves forward only, so pages the
+/// flusher submits ahead of it meanwhile are waited for too.
+fn wait_ordered_files<K: Kernel + ?Sized>(cx: &mut K, tid: Tid) -> bool {
+    loop {
+        let c = committing(cx);
+        let (pos, from, end) = c.ordered_scan;
+        let Some(&file) = c.ordered_files.get(pos) else { return false };
+        let end = match end {
+            Some(e) => e,
+            None => {
+                let e = cx.fs().inodes[file as usize].size.div_ceil(crate::fs::BLOCK).min(u64::from(u32::MAX)) as u32;
+                committing(cx).ordered_scan.2 = Some(e);
+                e
+            }
+        };
+        let next = cx.page_cache().files[file as usize].writeback.iter_from(from).next().filter(|&i| i < end);
+        if let Some(index) = next {
+            let id = cx.page_cache().page(crate::mm::PageRef { file, index }).io.expect("a page under write-back has a request");
+            committing(cx).ordered_scan.1 = index;
+            cx.wait_request(tid, id, Why::Ordered, Cat::PageWait);
+            return true;
+        }
+        committing(cx).ordered_scan = (pos + 1, 0, None);
+    }
+}
+
 fn committing<K: Kernel + ?Sized>(cx: &mut K) -> &mut crate::fs::Txn {
     &mut cx.journal().committing.as_mut().expect("committing").0
 }
@@ -231,6 +270,7 @@ mod tests {
     use forefront_engine::SimTime;
 
     use super::*;
+    use crate::mm::FileId;
     use crate::testkit::Fake;
 
     /// The fake machine at 1 ms: requests complete only when the test says so.
@@ -322,6 +362,77 @@ mod tests {
         cx.reqs[b.id as usize].1 = false;
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
+    }
+
+    /// A file of `pages` dirty pages of size `size` pages, filed in the running transaction.
+    fn ordered_file(cx: &mut Fake, pages: u32, size: u64) -> FileId {
+        let f = cx.file("/data/big");
+        cx.fs.inodes[f as usize].size = size * crate::fs::BLOCK;
+        for i in 0..pages {
+            let p = cx.pc.insert(f, i, 10_000);
+            cx.pc.set_dirty(p, SimTime::ZERO);
+        }
+        cx.jn.running.ordered_files.push(f);
+        f
+    }
+
+    /// Pages `first..first + n` of `f` go under write-back in one new request.
+    fn writeback(cx: &mut Fake, f: FileId, first: u32, n: u32) -> crate::block::ReqKey {
+        let r = cx.submit_control(5, ReqOp::Write, 1000 + u64::from(first), u64::from(n), Origin::Writeback);
+        cx.pc.start_writeback_range(f, first, n, r.id);
+        r
+    }
+
+    fn complete(cx: &mut Fake, f: FileId, first: u32, n: u32, r: crate::block::ReqKey) {
+        cx.reqs[r.id as usize].1 = false;
+        cx.pc.end_writeback_range(f, first, n, r.id);
+    }
+
+    #[test]
+    fn with_whole_file_waits_the_commit_chases_write_back_up_to_the_size_it_began_with() {
+        let mut cx = fake();
+        cx.fs.params.ordered_wait_file = true;
+        let f = ordered_file(&mut cx, 6, 4);
+        let a = writeback(&mut cx, f, 0, 2);
+        cx.jn.running.ordered.push(a);
+        cx.jn.commit_requested = cx.jn.running.id;
+        step(&mut cx, 1, &COSTS); // lock
+        step(&mut cx, 1, &COSTS); // no handles: to ordered data
+                                  // Submitted after the lock (the next transaction's write-back of the same file).
+        let b = writeback(&mut cx, f, 2, 1);
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: a.id, why: Why::Ordered });
+        complete(&mut cx, f, 0, 2, a);
+        step(&mut cx, 1, &COSTS);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: b.id, why: Why::Ordered }, "the file's later write-back");
+        // The flusher goes on meanwhile: page 3 (below the size) is waited for, page 4 (past it) not.
+        let c = writeback(&mut cx, f, 3, 1);
+        let d = writeback(&mut cx, f, 4, 1);
+        cx.fs.inodes[f as usize].size = 6 * crate::fs::BLOCK; // the writer appends: the end stays
+        complete(&mut cx, f, 2, 1, b);
+        step(&mut cx, 1, &COSTS);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: c.id, why: Why::Ordered }, "pages submitted during the wait");
+        complete(&mut cx, f, 3, 1, c);
+        step(&mut cx, 1, &COSTS);
+        assert!(matches!(cx.last_blocker(), Blocker::Request { why: Why::JournalWrite, .. }));
+        assert!(cx.live(d), "past the size the wait began with");
+    }
+
+    #[test]
+    fn without_whole_file_waits_the_commit_waits_only_for_its_own_requests() {
+        let mut cx = fake();
+        let f = ordered_file(&mut cx, 4, 4);
+        let a = writeback(&mut cx, f, 0, 2);
+        cx.jn.running.ordered.push(a);
+        cx.jn.commit_requested = cx.jn.running.id;
+        step(&mut cx, 1, &COSTS);
+        step(&mut cx, 1, &COSTS);
+        let b = writeback(&mut cx, f, 2, 1);
+        step(&mut cx, 1, &COSTS);
+        complete(&mut cx, f, 0, 2, a);
+        step(&mut cx, 1, &COSTS);
+        assert!(matches!(cx.last_blocker(), Blocker::Request { why: Why::JournalWrite, .. }));
+        assert!(cx.live(b));
     }
 
     #[test]

@@ -60,6 +60,12 @@ pub struct FsParams {
     /// Files of 16 blocks or more allocate through a per-inode preallocation window, as ext4's
     /// mballoc does (module doc); off: every allocation takes the cursor.
     pub inode_prealloc: bool,
+    /// data=ordered as jbd2 waits before Linux 5.3: the commit waits for every page under
+    /// write-back of each inode filed in the transaction, up to the inode's size when the wait
+    /// starts (`journal_finish_inode_data_buffers` → `filemap_fdatawait`, which also finds
+    /// pages the flusher submits meanwhile); off: only the requests the transaction's own
+    /// allocations submitted (module doc of [`jbd2`]).
+    pub ordered_wait_file: bool,
 }
 
 impl Default for FsParams {
@@ -72,6 +78,7 @@ impl Default for FsParams {
             stable_pages: true,
             discard: true,
             inode_prealloc: false,
+            ordered_wait_file: false,
         }
     }
 }
@@ -509,6 +516,11 @@ pub struct Txn {
     pub meta: BTreeSet<u64>,
     /// Data write requests the commit must wait for (data=ordered).
     pub ordered: Vec<ReqKey>,
+    /// Inodes whose blocks it allocated, in filing order (`t_inode_list`).
+    pub ordered_files: Vec<FileId>,
+    /// With `ordered_wait_file`: the commit's wait position (index into `ordered_files`, next
+    /// page, end page fixed when that file's wait started).
+    pub ordered_scan: (usize, u32, Option<u32>),
     /// Extents freed in this transaction, discarded after commit.
     pub freed: Vec<(u64, u64)>,
     /// Handles open on it.
