@@ -10,9 +10,9 @@
 //! |---|---|---|
 //! | `read-seq` | 4 KiB and 1 MiB sequential reads, queue depth 1 | `read_seq_mb_s`, `cmd_overhead_us` |
 //! | `read-rand` | 4 KiB random reads, depth 1 | `read_rand_iops`, `service_cv`, latency percentiles |
-//! | `read-depth` | 4 KiB random reads from `depth` threads; 1 MiB random reads from up to 8 | `channels`; `read_1m_depth_mb_s` (recorded only) |
+//! | `read-depth` | 4 KiB random reads from `depth` threads; 1 MiB random reads from up to 8 | `channels`; `read_depth_mb_s` (the device's shared transfer stage) |
 //! | `write-seq` | 4 KiB and 1 MiB sequential writes, depth 1 | `write_seq_mb_s` |
-//! | `write-rand` | 4 KiB random writes, depth 1 and at depth; 1 MiB random writes from up to 8 threads | `write_rand_iops`, percentiles; `write_1m_depth_mb_s` (recorded only) |
+//! | `write-rand` | 4 KiB random writes, depth 1 and at depth; 1 MiB random writes from up to 8 threads | `write_rand_iops`, percentiles; `write_depth_mb_s` |
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
@@ -24,6 +24,10 @@
 //! costs beyond its transfer); a random 4 KiB read costs `overhead + 1 / read_rand_iops`; with
 //! `channels` commands served at once, the rate at depth is `channels / (overhead + access)`,
 //! so `channels` = the rate at depth × the median latency at depth 1. Writes the same way.
+//! The channels overlap latency, not bandwidth: the 1 MiB reads and writes from 8 threads give
+//! the aggregate rate of large transfers at depth (`read_1m_depth_mb_s`, `write_1m_depth_mb_s`),
+//! written as the device's `read_depth_mb_s`/`write_depth_mb_s`, the one transfer stage its
+//! channels share ([`forefront_model::flash`]).
 //! `queue_depth` and `capacity_gib` are read from sysfs. The device file's `[provenance]`
 //! table holds every figure's median and range over the repetitions and how it was obtained
 //! (`measured`, `derived`, `assumed`), with the host, kernel and date.
@@ -740,6 +744,8 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
         write_streams: 0,
         service_cv: value("service_cv"),
         program_unit_us: 0.0,
+        read_depth_mb_s: value("read_1m_depth_mb_s"),
+        write_depth_mb_s: value("write_1m_depth_mb_s"),
         ftl: None,
         provenance: Some(DeviceProvenance {
             tool: format!("forefront bench calibrate {}", env!("CARGO_PKG_VERSION")),

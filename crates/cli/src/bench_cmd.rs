@@ -586,6 +586,7 @@ fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
         cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         page_cache_mib: (cache >> 20).max(64),
         read_ahead_kib: num("read_ahead_kb")?,
+        async_read_ahead: true,
         nr_requests: num("nr_requests")? as usize,
         max_request_kib: num("max_sectors_kb")?,
         dirty_background_ratio: pct(wb.background_bytes, wb.background_ratio),

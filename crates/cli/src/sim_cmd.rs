@@ -161,7 +161,8 @@ struct CompareArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// A built-in scenario name (see `forefront sim list`) or a path to a scenario TOML file.
+    /// A built-in scenario name (see `forefront sim list`), a path to a scenario TOML file, or
+    /// `bench:FG/BG` (`forefront bench`'s workload, e.g. `bench:launch/update`; needs --device).
     scenario: String,
     /// Policy (see `forefront sim list`; `POLICY+COMPONENT` combinations too, e.g.
     /// `android+ft-device`, `fasttrack+qa-boost`; `agent` is the forefront agent driven by its
@@ -262,7 +263,24 @@ fn list() -> anyhow::Result<ExitCode> {
 }
 
 fn config(r: &RunArgs) -> anyhow::Result<RunConfig> {
-    let mut cfg = RunConfig::builtin(&r.scenario, &r.policy, r.bg_apps, r.seed)?;
+    let mut cfg = match r.scenario.strip_prefix(forefront_workload::bench::NAMED_PREFIX) {
+        // The bench's workload (`bench:FG/BG`, as `sim sweep` names it) on --device.
+        Some(name) => {
+            let device = r.device.as_deref().context(
+                "--device: the bench's workload (`bench:FG/BG`) has no device of its own; give one (a `bench calibrate` output)",
+            )?;
+            let scenario = forefront_workload::bench::BenchWorkload::named_scenario(name, device)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", r.scenario))?;
+            RunConfig {
+                bg_apps: r.bg_apps.unwrap_or(scenario.bg_apps),
+                scenario,
+                device: forefront_workload::load_device(device)?,
+                policy: Policy::by_name(&r.policy).map_err(|e| anyhow::anyhow!("--policy: {e}"))?,
+                seed: r.seed,
+            }
+        }
+        None => RunConfig::builtin(&r.scenario, &r.policy, r.bg_apps, r.seed)?,
+    };
     if let Some(path) = &r.agent_config {
         anyhow::ensure!(
             cfg.policy.agent.is_some(),

@@ -100,3 +100,20 @@ fn a_switch_is_predicted_and_the_report_charts_the_prediction() {
     assert!(page.contains("Predicted vs measured: switch under update"), "{page}");
     assert!(page.contains("baseline · measured: 500.0 – "), "the measured p50–p90 range: {page}");
 }
+
+/// `sim run bench:FG/BG`: the bench's workload by name, as `sim sweep` names it, on --device.
+#[test]
+fn sim_run_names_the_bench_workload() {
+    let dev = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/quiet/this-vm-quiet-bw.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["sim", "run", "bench:launch/update", "--bg-apps", "0", "--device", dev, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["scenario"], "bench-launch-update", "{doc}");
+    assert!(doc["metrics"]["fg_p50_ms"].as_f64().is_some_and(|v| v > 0.0), "{}", doc["metrics"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront")).args(["sim", "run", "bench:launch/update"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--device"), "{}", String::from_utf8_lossy(&out.stderr));
+}

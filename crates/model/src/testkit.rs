@@ -168,6 +168,7 @@ pub fn ext4_params() -> Ext4Params {
         writeback_page: 50,
         submit_request: 500,
         read_ahead_kib: 128,
+        async_read_ahead: false,
         max_sectors: 1024,
         dirty_background_pages: 10_000,
         dirty_limit_pages: 20_000,

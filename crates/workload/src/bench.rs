@@ -244,6 +244,9 @@ pub struct Host {
     pub cpus: usize,
     pub page_cache_mib: u64,
     pub read_ahead_kib: u64,
+    /// The kernel's on-demand read-ahead (`phone.async_read_ahead`): true for a Linux host
+    /// (every kernel since 2.6.23 ramps its window and reads the next one asynchronously).
+    pub async_read_ahead: bool,
     pub nr_requests: usize,
     pub max_request_kib: u64,
     pub dirty_background_ratio: f64,
@@ -262,6 +265,7 @@ impl Default for Host {
             cpus: 2,
             page_cache_mib: 16 << 10,
             read_ahead_kib: 128,
+            async_read_ahead: true,
             nr_requests: 256,
             max_request_kib: 1280,
             dirty_background_ratio: 10.0,
@@ -372,6 +376,9 @@ impl BenchWorkload {
             "read_ahead_kib = {}\nnr_requests = {}\nmax_request_kib = {}",
             host.read_ahead_kib, host.nr_requests, host.max_request_kib
         );
+        if host.async_read_ahead {
+            let _ = writeln!(w, "async_read_ahead = true");
+        }
         let cores = vec!["1.0"; host.cpus.max(1)].join(", ");
         let _ = writeln!(w, "\n[phone.cpu]\ncores = [{cores}]");
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);

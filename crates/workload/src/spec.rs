@@ -153,6 +153,12 @@ pub struct Phone {
     pub dirty_throttle: forefront_model::mm::throttle::ThrottleMode,
     /// read_ahead_kb [K].
     pub read_ahead_kib: u64,
+    /// The kernel's on-demand read-ahead (`mm/readahead.c`: a window ramping from the first
+    /// read's size to `read_ahead_kib`, the next window submitted asynchronously when a read
+    /// reaches its marker page; [`forefront_model::fs::readahead`]). Off (the default, every
+    /// phone scenario): a sequential miss reads up to `read_ahead_kib` (at most 1 MiB) and waits
+    /// for it. `bench predict` turns it on for this machine's kernel.
+    pub async_read_ahead: bool,
     /// Async requests the block queue holds before writers wait (nr_requests) [K].
     pub nr_requests: usize,
     /// Largest request (max_sectors_kb) [K].
@@ -202,6 +208,7 @@ impl Default for Phone {
             periodic_writeback: true,
             dirty_throttle: Default::default(),
             read_ahead_kib: 128,
+            async_read_ahead: false,
             nr_requests: 128,
             max_request_kib: 512,
             scheduler: SchedulerConfig::default(),

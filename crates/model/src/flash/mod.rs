@@ -28,6 +28,18 @@
 //!   priority class from the policy ([`FlashDevice::submit`]); the device serves the lowest
 //!   class first, FIFO within a class. Stock devices use reads-before-writes
 //!   ([`stock_class`]), the inversion FastTrack found.
+//! - **One shared bandwidth** (`read_depth_mb_s`, `write_depth_mb_s`; 0, every hand-written
+//!   device file: off). `channels` overlaps whole commands, which is right for the latency of
+//!   small commands but gives large transfers `channels` times the device's bandwidth. With
+//!   these set (a calibrated host disk: `bench calibrate`'s 1 MiB random reads and writes from 8
+//!   threads), each read or write also passes one transfer stage shared by all channels, at
+//!   that aggregate rate: its transfer (`bytes / depth rate`) starts after its command overhead
+//!   or when the stage frees, whichever is later, in the order commands start, and the command
+//!   ends when both its own service and its transfer have ended. One stream of 1 MiB reads is
+//!   unchanged (its own service is the longer); eight at once move the measured aggregate.
+//!   Simplifications: reads and writes share the stage in time (a read at the read rate, a
+//!   write at the write rate); the order is the start order (the host's queue does not
+//!   interleave two transfers); flushes and discards do not use it.
 //!
 //! A device with an `[ftl]` table (SD cards) replaces the write rule above by its flash
 //! translation layer ([`ftl`]): allocation units, the AUs it keeps open, and the close (garbage
@@ -117,6 +129,13 @@ pub struct FlashParams {
     /// model before issue 25's fourth session).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub program_unit_us: f64,
+    /// Aggregate read and write bandwidth (MB/s) of large transfers at depth, shared by all
+    /// channels (the module doc's shared transfer stage); 0 = no shared stage (each channel
+    /// at the full per-command rate).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_depth_mb_s: f64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub write_depth_mb_s: f64,
     /// The flash translation layer's geometry ([`ftl`]); none: the flat model above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ftl: Option<ftl::FtlParams>,
@@ -231,6 +250,11 @@ impl FlashParams {
         if !(self.program_unit_us.is_finite() && (0.0..=100_000.0).contains(&self.program_unit_us)) {
             return Err(format!("program_unit_us must be a number of µs in [0, 100000], got {}", self.program_unit_us));
         }
+        for (field, v) in [("read_depth_mb_s", self.read_depth_mb_s), ("write_depth_mb_s", self.write_depth_mb_s)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{field} must be a non-negative number of MB/s (0: no shared stage), got {v}"));
+            }
+        }
         if !(self.nv_buffer_mb_s.is_finite() && self.nv_buffer_mb_s >= 0.0) {
             return Err(format!("nv_buffer_mb_s must be a non-negative number, got {}", self.nv_buffer_mb_s));
         }
@@ -312,6 +336,8 @@ pub struct FlashDevice {
     /// Until when the flash finishes the program operation it was in when the idle period
     /// ended (`program_unit_us`): commands started before then wait for it.
     program_busy_until: SimTime,
+    /// When the shared transfer stage (`read_depth_mb_s`/`write_depth_mb_s`) frees.
+    transfer_free: SimTime,
     /// Commands that waited for a program operation of the drain, and the time they waited.
     pub program_waits: u64,
     pub program_wait_ns: u64,
@@ -345,6 +371,7 @@ impl FlashDevice {
             nv_backlog_bytes: 0.0,
             idle_since: Some(SimTime::ZERO),
             program_busy_until: SimTime::ZERO,
+            transfer_free: SimTime::ZERO,
             program_waits: 0,
             program_wait_ns: 0,
             served_bytes_read: 0,
@@ -425,7 +452,12 @@ impl FlashDevice {
                 self.program_waits += 1;
                 self.program_wait_ns += wait;
             }
-            let cost = self.cost_ns(req) + wait;
+            let mut cost = self.cost_ns(req) + wait;
+            if let Some(xfer) = self.shared_transfer_ns(req) {
+                let begin = self.transfer_free.max(now.after(wait + (self.params.cmd_overhead_us * 1e3).round() as u64));
+                self.transfer_free = begin.after(xfer);
+                cost = cost.max(self.transfer_free.since(now));
+            }
             self.busy += 1;
             self.busy_ns += cost;
             out.push(Started { id: cmd.id, done_at: now.after(cost) });
@@ -524,6 +556,17 @@ impl FlashDevice {
         ns.max(1.0).round() as u64
     }
 
+    /// The time `req`'s data occupies the shared transfer stage, when the device has one for
+    /// its direction (reads and writes only).
+    fn shared_transfer_ns(&self, req: &Request) -> Option<u64> {
+        let rate = match req.op {
+            ReqOp::Read => self.params.read_depth_mb_s,
+            ReqOp::Write => self.params.write_depth_mb_s,
+            _ => 0.0,
+        };
+        (rate > 0.0).then(|| (req.bytes() as f64 / (rate * 1e6) * 1e9).round() as u64)
+    }
+
     /// Whether write `req` continues an open write stream; it becomes the newest stream.
     fn continues_stream(&mut self, req: &Request) -> bool {
         let n = self.params.write_streams;
@@ -600,8 +643,68 @@ pub(crate) mod tests {
             write_streams: 0,
             service_cv: 0.0,
             program_unit_us: 0.0,
+            read_depth_mb_s: 0.0,
+            write_depth_mb_s: 0.0,
             ftl: None,
             provenance: None,
+        }
+    }
+
+    /// Start `n` reads of `sectors` each at time 0 on `p` with `channels` channels; their
+    /// completion times (ns), in start order.
+    fn concurrent_reads(p: FlashParams, n: u64, sectors: u32) -> Vec<u64> {
+        let mut d = FlashDevice::new(p);
+        let mut reqs = ReqSlab::default();
+        let mut out = vec![];
+        for k in 0..n {
+            let id = reqs.insert(req(ReqOp::Read, 1000 + k * 100_000, sectors));
+            d.submit(id, 0, false, SimTime::ZERO);
+        }
+        d.start(SimTime::ZERO, &mut reqs, &mut out);
+        out.iter().map(|s| s.done_at.ns()).collect()
+    }
+
+    #[test]
+    fn a_shared_stage_limits_large_transfers_at_depth_to_its_rate() {
+        // 4 channels, 1 MiB random reads: 1 ms access + 10.49 ms streaming at 100 MB/s each.
+        let p = FlashParams { channels: 4, cmd_overhead_us: 50.0, ..params() };
+        let alone = concurrent_reads(p.clone(), 4, 2048);
+        // Without the stage all four end together: 4x the bandwidth of one.
+        assert!(alone.iter().all(|&t| t == alone[0]), "{alone:?}");
+        // With a shared 120 MB/s stage: one 1 MiB transfer takes 8.74 ms, below the command's own
+        // 11.5 ms, so the first ends as before; the next ones queue behind it, 8.74 ms apart.
+        let shared = concurrent_reads(FlashParams { read_depth_mb_s: 120.0, ..p.clone() }, 4, 2048);
+        assert_eq!(shared[0], alone[0]);
+        let xfer = (1048576.0 / 120e6 * 1e9_f64).round() as u64;
+        for k in 1..4 {
+            assert_eq!(shared[k], 50_000 + xfer * (k as u64 + 1), "{k}: {shared:?}");
+        }
+        let aggregate = 4.0 * 1048576.0 / (shared[3] as f64 / 1e9) / 1e6;
+        assert!((aggregate - 120.0).abs() < 2.0, "{aggregate} MB/s");
+        // Small commands keep their overlap: 4 KiB reads take 41 us of the stage, far below
+        // their 1 ms access, so four still end together.
+        let small = concurrent_reads(FlashParams { read_depth_mb_s: 120.0, ..p.clone() }, 4, 8);
+        assert!(small.iter().all(|&t| t == small[0]), "{small:?}");
+        // Writes use the write rate; a device without the write figure has no write stage.
+        let w = FlashParams { read_depth_mb_s: 120.0, ..p };
+        let mut d = FlashDevice::new(w);
+        let mut reqs = ReqSlab::default();
+        for k in 0..4u64 {
+            let id = reqs.insert(req(ReqOp::Write, 1000 + k * 100_000, 2048));
+            d.submit(id, 1, false, SimTime::ZERO);
+        }
+        let mut out = vec![];
+        d.start(SimTime::ZERO, &mut reqs, &mut out);
+        assert!(out.iter().all(|s| s.done_at == out[0].done_at));
+    }
+
+    #[test]
+    fn a_negative_or_infinite_depth_rate_is_refused() {
+        for v in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = FlashParams { read_depth_mb_s: v, ..params() }.validate().unwrap_err();
+            assert!(e.contains("read_depth_mb_s"), "{e}");
+            let e = FlashParams { write_depth_mb_s: v, ..params() }.validate().unwrap_err();
+            assert!(e.contains("write_depth_mb_s"), "{e}");
         }
     }
 

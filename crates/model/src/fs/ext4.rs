@@ -15,6 +15,9 @@
 //!   recognised by the pages it just cached, so only a continuation whose pages were evicted
 //!   in between reads without readahead. The initial window is always the whole
 //!   `read_ahead_kib` (the kernel starts smaller and ramps up).
+//!   With `async_read_ahead` (a scenario's `phone.async_read_ahead`) a sequential miss opens
+//!   the kernel's ramping window instead and the next window starts, without waiting, when a
+//!   read reaches its marker page ([`super::readahead`]).
 //! - **write** (`generic_perform_write` + `ext4_da_write_end`): pages are dirtied in the page
 //!   cache (delayed allocation: no block yet); a page under write-back is waited for when stable
 //!   pages are on (QASIO's D_data); a partial page that exists on flash is read first. Each call
@@ -112,6 +115,9 @@ pub struct Ext4Params {
     pub writeback_page: u64,
     pub submit_request: u64,
     pub read_ahead_kib: u64,
+    /// The kernel's on-demand read-ahead ([`super::readahead`]): ramping windows, the next one
+    /// submitted asynchronously at the marker page. Off: the synchronous model above.
+    pub async_read_ahead: bool,
     /// Largest request (sectors).
     pub max_sectors: u32,
     pub dirty_background_pages: u64,
@@ -174,6 +180,21 @@ pub fn read<K: Ext4 + ?Sized>(
         let idx = (pos / PAGE_SIZE) as u32;
         // Every page from here to the call's end that is cached and ready is copied at once.
         let last = ((call_end - 1) / PAGE_SIZE) as u32;
+        if k.async_read_ahead {
+            // The call reaches the window's marker page: the next window, without waiting.
+            let ra = cx.fs_mut().inodes[file as usize].ra;
+            if ra.marker().is_some_and(|m| (idx..=last).contains(&m)) {
+                let mut next = ra;
+                let window = next.on_marker(ra_max(k));
+                let (c, done) = read_window(cx, k, tid, file, window, 0);
+                cost += c;
+                if !done {
+                    set_read(cx, tid, file, pos, end, chunk, call_end);
+                    return (cost, After::Block);
+                }
+                cx.fs_mut().inodes[file as usize].ra = next;
+            }
+        }
         let ready = cx.page_cache().ready_pages(file, idx, last - idx + 1);
         if ready > 0 {
             cx.page_cache().mark_accessed_range(file, idx, ready);
@@ -196,6 +217,20 @@ pub fn read<K: Ext4 + ?Sized>(
                 // Sequential: the file's start, or more cached pages right before than asked for.
                 let sequential =
                     idx == 0 || (idx > asked && cx.page_cache().cached_count(file, idx - asked - 1, idx) == asked + 1);
+                let mut ra_state = cx.fs_mut().inodes[file as usize].ra;
+                let continues = ra_state.size > 0 && idx == ra_state.start.saturating_add(ra_state.size);
+                if k.async_read_ahead && (sequential || continues) {
+                    let window = ra_state.on_sync_miss(idx, asked, ra_max(k));
+                    let (c, done) = read_window(cx, k, tid, file, window, 1);
+                    cost += c;
+                    if !done {
+                        set_read(cx, tid, file, pos, end, chunk, call_end);
+                        return (cost, After::Block);
+                    }
+                    cx.fs_mut().inodes[file as usize].ra = ra_state;
+                    // Loop again: the page is now locked (wait) or a hole (uptodate).
+                    continue;
+                }
                 let ra = if sequential { (k.read_ahead_kib / 4).max(1) as u32 } else { 1 };
                 let want_end = last_page.min(idx + ra.max(asked) - 1);
                 // Up to the next cached page, the end wanted, or 256 pages.
@@ -217,6 +252,49 @@ pub fn read<K: Ext4 + ?Sized>(
     let next_end = end.min(call_end + chunk);
     set_read(cx, tid, file, call_end, end, chunk, next_end);
     (cost + k.syscall, After::Step)
+}
+
+/// `read_ahead_kib` in pages (at least one).
+fn ra_max(k: &Ext4Params) -> u32 {
+    (k.read_ahead_kib / 4).clamp(1, u64::from(u32::MAX)) as u32
+}
+
+/// Submit the uncached pages of read-ahead window `(first, pages)`, clipped to the file's size
+/// (but at least `at_least` pages: the reader's own missing page past the end is read as a
+/// hole), as requests cut where the blocks stop being consecutive or at `max_sectors`; pages
+/// already cached are skipped. Returns the CPU cost, and `false` when the reader must first
+/// wait for reclaim (nothing submitted; the caller blocks and retries).
+fn read_window<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    window: (u32, u32),
+    at_least: u32,
+) -> (u64, bool) {
+    let pages = cx.fs_mut().inodes[file as usize].size.div_ceil(PAGE_SIZE);
+    let (first, n) = window;
+    let end = (u64::from(first) + u64::from(n)).min(pages.max(u64::from(first) + u64::from(at_least))) as u32;
+    if first >= end {
+        return (0, true);
+    }
+    let missing = (end - first) - cx.page_cache().cached_count(file, first, end);
+    let mut cost = 0;
+    if missing > 0 && !reclaim::alloc(cx, tid, u64::from(missing), &k.reclaim, &mut cost) {
+        return (cost, false);
+    }
+    let mut i = first;
+    while i < end {
+        match cx.page_cache().next_cached(file, i) {
+            Some(c) if c == i => i += 1,
+            c => {
+                let stop = c.unwrap_or(u32::MAX).min(end);
+                cost += read_pages(cx, k, tid, file, i, stop - i, Origin::Read);
+                i = stop;
+            }
+        }
+    }
+    (cost, true)
 }
 
 fn set_read<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid, file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64) {

@@ -27,6 +27,7 @@ pub mod cleaner;
 pub mod ext4;
 pub mod jbd2;
 pub mod log;
+pub mod readahead;
 pub mod vfs;
 
 use std::collections::BTreeSet;
@@ -108,6 +109,8 @@ pub struct Inode {
     pub region: u8,
     /// The inode's preallocation with `inode_prealloc`: (first file block, first LBA, blocks).
     pub pa: Option<(u64, u64, u64)>,
+    /// Its read-ahead window ([`readahead`]; used with `phone.async_read_ahead`).
+    pub ra: readahead::RaState,
 }
 
 impl Inode {
@@ -320,6 +323,7 @@ impl Fs {
             log: false,
             region: 0,
             pa: None,
+            ra: Default::default(),
         });
     }
 
@@ -611,7 +615,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, pa: None };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, pa: None, ra: Default::default() };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);

@@ -33,6 +33,7 @@ impl World {
             writeback_page: self.ns.writeback_page,
             submit_request: self.ns.submit_request,
             read_ahead_kib: self.phone.read_ahead_kib,
+            async_read_ahead: self.phone.async_read_ahead,
             max_sectors: self.max_sectors,
             dirty_background_pages: self.wb.thresholds.background_pages,
             dirty_limit_pages: self.wb.thresholds.limit_pages,
