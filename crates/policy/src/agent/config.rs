@@ -295,7 +295,7 @@ pub struct PauseSection {
     /// A burst naming an app that sits in the background groups (a switch to a running app)
     /// restores its I/O class and moves it out of the freezer's group only, then replies; its
     /// moves in the other hierarchies (CPU, blkio: an RCU grace period each) follow the reply.
-    /// Off by default (docs/agent.md, "Replying before the app's move"). The simulator does not
+    /// Off by default (docs/agent.md, "Request tags and a lighter switch"). The simulator does not
     /// model the moves' grace periods and need not honour it.
     #[serde(default)]
     pub move_after_reply: bool,
