@@ -22,11 +22,11 @@ fn unavailable() -> Option<String> {
     None
 }
 
-fn fixture() -> Option<(tempfile::TempDir, LoopFs, CalPlan)> {
+fn fixture() -> (tempfile::TempDir, LoopFs, CalPlan) {
     let work = tempfile::Builder::new().prefix("forefront-calibrate-test").tempdir_in("/var/tmp").unwrap();
     let fs = LoopFs::create(&work.path().join("image"), 512).expect("loop fixture");
     let plan = CalPlan { dir: fs.dir().to_path_buf(), file_bytes: 128 << 20, reps: 5, ops: 200, depth: Some(4), name: None };
-    Some((work, fs, plan))
+    (work, fs, plan)
 }
 
 /// One calibration: every figure measured with its spread, nothing left on the fixture, and the
@@ -37,7 +37,7 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
         eprintln!("SKIPPED calibrate_measures_every_figure_cleans_up_and_loads: {why}");
         return;
     }
-    let (work, fs, plan) = fixture().unwrap();
+    let (work, fs, plan) = fixture();
     let a = calibrate(&plan, &mut |_| {}).expect("calibration");
     // Nothing of the scratch file is left on the fixture.
     let left: Vec<_> =
@@ -78,13 +78,13 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
 /// nothing else running, or use `forefront bench calibrate --check-against EARLIER.toml`;
 /// docs/twin.md has the last quiet result.
 #[test]
-#[ignore = "timing property: needs a quiet machine (docs/twin.md, 'Repeatability')"]
+#[ignore = "timing property: needs a quiet machine (docs/twin.md, \"Repeatable within its spread\")"]
 fn calibrate_twice_agrees_within_its_spread() {
     if let Some(why) = unavailable() {
         eprintln!("SKIPPED calibrate_twice_agrees_within_its_spread: {why}");
         return;
     }
-    let (_work, fs, plan) = fixture().unwrap();
+    let (_work, fs, plan) = fixture();
     let a = calibrate(&plan, &mut |_| {}).expect("first calibration");
     let b = calibrate(&plan, &mut |_| {}).expect("second calibration");
     let d = disagreements(&a.device, &b.device);
