@@ -764,6 +764,22 @@ impl Agent {
         found
     }
 
+    /// Whether the foreground stays out of this placement's `fg` group (`io.fg_group` off, on a
+    /// v1 `blkio` hierarchy of its own).
+    fn stays_home(&self, p: &Placement) -> bool {
+        !self.cfg.io.fg_group && p.version == Version::V1 && p.controllers == [Controller::Io]
+    }
+
+    /// The group `pid` was in before the agent moved it, in `p`'s hierarchy (the journal's record).
+    fn original_group(&self, pid: i32, start_time: u64, p: &Placement) -> Option<PathBuf> {
+        self.journal.entries().iter().find_map(|e| match e {
+            Entry::Moved { pid: q, start_time: t, original, .. } if *q == pid && *t == start_time && original.starts_with(&p.mount) => {
+                Some(original.clone())
+            }
+            _ => None,
+        })
+    }
+
     /// Moves one process into the groups of `class` and sets its threads' I/O priority.
     fn place(&mut self, pid: i32, start_time: u64, class: Class) -> Result<(), AgentError> {
         self.place_in(pid, start_time, class, None)
@@ -783,15 +799,24 @@ impl Agent {
             }
             .unwrap_or_else(|| "/".into());
             let cur_dir = p.mount.join(cur.trim_start_matches('/'));
-            let target = p.group_for(class);
+            let ours = [&p.fg.dir, &p.bg.dir].contains(&&cur_dir);
+            let target = if class != Class::Background && self.stays_home(p) {
+                // `io.fg_group` off: the foreground keeps its own blkio group; one leaving ours
+                // goes back to where it came from (the root when that is not known)
+                if !ours {
+                    continue;
+                }
+                Cgroup::new(self.original_group(pid, start_time, p).unwrap_or_else(|| p.mount.clone()), p.version)
+            } else {
+                p.group_for(class).clone()
+            };
             if cur_dir == target.dir {
                 continue;
             }
-            let ours = [&p.fg.dir, &p.bg.dir].contains(&&cur_dir);
-            if !ours {
+            if !ours && self.original_group(pid, start_time, p).is_none() {
                 entries.push(Entry::Moved { pid, start_time, original: cur_dir, version: p.version });
             }
-            moves.push(target.clone());
+            moves.push(target);
         }
         if !self.name_cgroup.contains_key(&pid) {
             let naming = self.naming_controller();
@@ -2139,6 +2164,45 @@ mod tests {
         std::fs::remove_file(t.path().join("proc/200/io")).unwrap();
         let m = a.handle(burst, peer()).message.unwrap();
         assert!(m.contains("background paused"), "{m}");
+        a.shutdown();
+    }
+
+    #[test]
+    fn without_fg_group_the_foreground_keeps_its_blkio_group_and_returns_to_it_from_the_background() {
+        let (t, mut cfg) = fake_v1();
+        cfg.io.fg_group = false;
+        let procs = |h: &str, g: &str| {
+            std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join(g).join("cgroup.procs")).unwrap()
+        };
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        // The updater is foreground: the camera's processes go to the background groups, the
+        // updater to the foreground ones except blkio, where it stays in its own group.
+        a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: false }, peer());
+        a.after_reply();
+        assert!(procs("blkio", "forefront/bg").lines().any(|l| l == "100"));
+        assert!(procs("cpu", "forefront/fg").lines().any(|l| l == "200"));
+        assert_eq!(procs("blkio", "forefront/fg"), "", "the foreground is not moved in blkio");
+        assert_eq!(procs("blkio", "user.slice/app-updater"), "");
+        // (the fake kernel: the camera is where the agent put it)
+        std::fs::write(
+            t.path().join("proc/100/cgroup"),
+            "4:cpu:/forefront/bg\n3:blkio:/forefront/bg\n2:freezer:/forefront/bg\n",
+        )
+        .unwrap();
+        // The switch to the camera: out of the background's blkio group, back to its own.
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: false }, peer());
+        a.after_reply();
+        assert!(procs("blkio", "user.slice/app-camera").lines().any(|l| l == "100"));
+        assert_eq!(procs("blkio", "forefront/fg"), "");
+        assert!(procs("cpu", "forefront/fg").lines().any(|l| l == "100"));
+        a.shutdown();
+        // With the group (the default), the same switch moves it into the foreground's.
+        let (t, cfg) = fake_v1();
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: false }, peer());
+        a.after_reply();
+        let procs = std::fs::read_to_string(t.path().join("sys/fs/cgroup/blkio/forefront/fg/cgroup.procs")).unwrap();
+        assert!(procs.lines().any(|l| l == "200"), "{procs}");
         a.shutdown();
     }
 
