@@ -238,10 +238,10 @@ pub struct IoSection {
     /// Move the foreground into a blkio group of its own (`fg`, weight `fg_weight`). Off: on a v1
     /// `blkio` hierarchy mounted alone, the foreground stays in the group it started in (an app
     /// leaving the background groups goes back to the group it came from), and only the
-    /// background is moved (into `bg`, weight `bg_weight`). BFQ gives a queue in a group of its own
-    /// less than one in the root group: the S suite's xterm start-up with no background took
-    /// 84 ms in a weight-1000 group against 69 ms in the root (docs/agent.md, "The foreground's
-    /// own blkio group"). Ignored where blkio shares its hierarchy with other controllers (v2).
+    /// background is moved (into `bg`, weight `bg_weight`). With no background at all, BFQ served
+    /// the S suite's xterm start-up in a weight-1000 group of its own in 84 ms against 69 ms in
+    /// the root group (docs/agent.md, "The no-background cost, the hang, and the foreground's own
+    /// blkio group"). Ignored where blkio shares its hierarchy with other controllers (v2).
     pub fg_group: bool,
     /// cgroup v2 only: an `io.latency` target (µs) for the foreground group on the disks whose
     /// scheduler honours no I/O priority (`none`, `kyber`: NVMe drives mostly); background
