@@ -1281,6 +1281,9 @@ impl Agent {
         // More request tags last: applied after the write-back hold, released before it.
         let mut held = held;
         held.extend(crate::iosched::plan_nr_requests(&self.root, self.cfg.pause.nr_requests));
+        // BFQ's strict guarantees with them (a scheduler attribute: no queue drain, so before
+        // the reply like the write-back thresholds).
+        held.extend(crate::iosched::plan_strict_guarantees(&self.root, self.cfg.pause.strict_guarantees));
         let mut entries: Vec<Entry> = groups.iter().map(|g| Entry::Frozen { dir: g.dir.clone(), version: g.version }).collect();
         entries.extend(held.iter().map(|h| Entry::Knob { path: h.path.clone(), original: h.original.clone() }));
         if let Err(e) = self.journal.record(entries) {
@@ -2131,6 +2134,63 @@ mod tests {
         let problems = j.restore();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(nr(&vda), "256", "restored by agent restore");
+    }
+
+    #[test]
+    fn a_pause_turns_bfqs_strict_guarantees_on_and_puts_it_back_at_its_end_after_a_crash_and_on_restore() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.strict_guarantees = true;
+        cfg.pause.min_gap_ms = 0;
+        let strict = |name: &str, sched: &str, v: &str| {
+            let d = fake_disk(t.path(), name, sched, 256).parent().unwrap().join("iosched");
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("strict_guarantees"), format!("{v}\n")).unwrap();
+            d.join("strict_guarantees")
+        };
+        let vda = strict("vda", "bfq", "0");
+        let vdb = strict("vdb", "mq-deadline", "0"); // (a file BFQ would not have: left alone)
+        let vdc = strict("vdc", "bfq", "1"); // already on: an administrator's, left alone
+        let get = |p: &Path| std::fs::read_to_string(p).unwrap().trim().to_owned();
+        let burst = Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true };
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!(get(&vda), "0", "nothing changed outside a pause");
+        assert!(a.handle(burst.clone(), peer()).message.unwrap().contains("paused"));
+        assert_eq!(get(&vda), "1", "on before the reply (no queue drain to wait for)");
+        assert_eq!((get(&vdb), get(&vdc)), ("0".into(), "1".into()), "not BFQ, or on already: left alone");
+        assert!(a
+            .journal
+            .entries()
+            .iter()
+            .any(|e| matches!(e, Entry::Knob { path, original } if *path == vda && original == "0")));
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(get(&vda), "0", "put back at the pause's end");
+        assert_eq!(get(&vdc), "1");
+        assert!(
+            !a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == vda)),
+            "forgotten after the pause"
+        );
+        // A crash mid-pause: the next start restores the journal first.
+        a.handle(burst.clone(), peer());
+        assert_eq!(get(&vda), "1");
+        a.die();
+        let mut off = cfg.clone();
+        off.pause.strict_guarantees = false;
+        let mut b = Agent::start(off.clone(), None, |_| {}).unwrap();
+        assert_eq!(get(&vda), "0", "restored by the restarted agent");
+        b.handle(burst.clone(), peer());
+        assert_eq!(get(&vda), "0", "off: left alone");
+        b.shutdown();
+        drop(b);
+        // And `agent restore` after a crash (the journal read back from disk).
+        let mut c = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        c.handle(burst, peer());
+        assert_eq!(get(&vda), "1");
+        c.die();
+        let j = Journal::open_existing(&cfg.agent.state, t.path(), &cfg.agent.group).unwrap().unwrap();
+        let problems = j.restore();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(get(&vda), "0", "restored by agent restore");
+        assert_eq!(get(&vdc), "1");
     }
 
     #[test]

@@ -117,6 +117,25 @@ pub fn plan_nr_requests(root: &Path, want: u64) -> Vec<crate::writeback::Held> {
         .collect()
 }
 
+/// `pause.strict_guarantees`: the settings that turn BFQ's `strict_guarantees` on for a pause on
+/// every disk run by BFQ where it is off (in the order of [`disks`]; applied and released with
+/// the write-back settings). Empty when `on` is false. A disk whose attribute cannot be read
+/// (not BFQ's, or an older BFQ) is left out.
+pub fn plan_strict_guarantees(root: &Path, on: bool) -> Vec<crate::writeback::Held> {
+    if !on {
+        return vec![];
+    }
+    disks(root)
+        .into_iter()
+        .filter(|d| d.scheduler == "bfq")
+        .filter_map(|d| {
+            let path = root.join("sys/block").join(&d.name).join("queue/iosched/strict_guarantees");
+            let now = std::fs::read_to_string(&path).ok()?.trim().to_owned();
+            (now == "0").then(|| crate::writeback::Held { set: path.clone(), value: "1".into(), path, original: now })
+        })
+        .collect()
+}
+
 /// What the io hierarchy offers: its files looked up in the mount and its first-level groups.
 pub fn offer(root: &Path) -> Offer {
     let Some(h) = CgroupMounts::read(root).ok().and_then(|m| m.hierarchy(Controller::Io)) else {

@@ -134,11 +134,18 @@ impl Bounds {
         self.mounts.iter().any(|(m, v)| *v == version && self.own_dirs(m).iter().any(|d| d == dir))
     }
 
-    /// `sys/block/DISK/queue/nr_requests` under the root (`pause.nr_requests`).
-    fn is_nr_requests(&self, path: &Path) -> bool {
+    /// `sys/block/DISK/queue/nr_requests` under the root (`pause.nr_requests`), or
+    /// `sys/block/DISK/queue/iosched/strict_guarantees` (`pause.strict_guarantees`).
+    fn is_queue_knob(&self, path: &Path) -> bool {
         let Ok(rest) = path.strip_prefix(self.root.join("sys/block")) else { return false };
         let parts: Vec<Component> = rest.components().collect();
-        matches!(parts.as_slice(), [Component::Normal(_), Component::Normal(q), Component::Normal(f)] if *q == "queue" && *f == "nr_requests")
+        match parts.as_slice() {
+            [Component::Normal(_), Component::Normal(q), Component::Normal(f)] => *q == "queue" && *f == "nr_requests",
+            [Component::Normal(_), Component::Normal(q), Component::Normal(s), Component::Normal(f)] => {
+                *q == "queue" && *s == "iosched" && *f == "strict_guarantees"
+            }
+            _ => false,
+        }
     }
 
     /// Why `e` is not something the agent changes, if it is not.
@@ -179,7 +186,7 @@ impl Bounds {
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 let in_vm = path.parent() == Some(vm.as_path()) && VM_KEYS.contains(&name)
                     || *path == self.root.join(RCU_EXPEDITED)
-                    || self.is_nr_requests(path);
+                    || self.is_queue_knob(path);
                 let knob_file = [
                     Knob::CpuWeight,
                     Knob::CpuIdle,
@@ -196,7 +203,7 @@ impl Bounds {
                     && path.parent().is_some_and(|d| self.is_own_dir(d, Version::V1) || self.is_own_dir(d, Version::V2));
                 if !in_vm && !in_group {
                     return Err(format!(
-                        "names {:?}: neither a knob of the agent's groups, a /proc/sys/vm write-back key, a disk's queue/nr_requests nor {RCU_EXPEDITED}",
+                        "names {:?}: neither a knob of the agent's groups, a /proc/sys/vm write-back key, a disk's queue/nr_requests or queue/iosched/strict_guarantees nor {RCU_EXPEDITED}",
                         path.display()
                     ));
                 }
@@ -894,6 +901,7 @@ mod tests {
             Entry::Knob { path: cg.join("forefront/bg/io.bfq.weight"), original: "default 100\n8:0 200".into() },
             Entry::Knob { path: r.join("proc/sys/vm/dirty_writeback_centisecs"), original: "500".into() },
             Entry::Knob { path: r.join("sys/block/vda/queue/nr_requests"), original: "256".into() },
+            Entry::Knob { path: r.join("sys/block/vda/queue/iosched/strict_guarantees"), original: "0".into() },
             Entry::Subtree { path: cg.join("cgroup.subtree_control"), added: vec!["cpu".into(), "io".into()] },
             Entry::Subtree { path: cg.join("forefront/cgroup.subtree_control"), added: vec!["memory".into()] },
             Entry::Moved { pid: 4242, start_time: 1, original: cg.join("user.slice/app.scope"), version: Version::V2 },
@@ -911,6 +919,8 @@ mod tests {
             (Entry::Knob { path: r.join("proc/sys/kernel/core_pattern"), original: "|/tmp/x".into() }, "neither a knob"),
             (Entry::Knob { path: r.join("sys/block/vda/queue/scheduler"), original: "none".into() }, "neither a knob"),
             (Entry::Knob { path: r.join("sys/block/vda/vda1/queue/nr_requests"), original: "1".into() }, "neither a knob"),
+            (Entry::Knob { path: r.join("sys/block/vda/queue/iosched/slice_idle"), original: "8".into() }, "neither a knob"),
+            (Entry::Knob { path: r.join("sys/block/vda/queue/strict_guarantees"), original: "0".into() }, "neither a knob"),
             (Entry::Knob { path: r.join("sys/block/../../etc/queue/nr_requests"), original: "1".into() }, "'..'"),
             (Entry::Knob { path: cg.join("forefront/../../../etc/x/cpu.weight"), original: "1".into() }, "'..'"),
             (Entry::Knob { path: cg.join("forefront/bg/cpu.weight"), original: "1\u{1b}[2J".into() }, "control"),

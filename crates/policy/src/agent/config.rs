@@ -307,6 +307,16 @@ pub struct PauseSection {
     /// model the moves' grace periods and need not honour it.
     #[serde(default)]
     pub move_after_reply: bool,
+    /// BFQ's `strict_guarantees` on every disk it runs, for the pause, and the original put back
+    /// after it (journaled and restored like the write-back thresholds). With it BFQ idles
+    /// whenever the queue in service empties and keeps one request at a time in the device, so
+    /// the kernel's write-back (the flusher's, in the root group: no v1 group and no freeze
+    /// reaches it) is not dispatched between two of the foreground's reads. The write is a
+    /// scheduler attribute: no queue drain (unlike `nr_requests`). Off by default (docs/agent.md,
+    /// "Where the switch waits, and BFQ's strict guarantees"). The simulator models no BFQ
+    /// idling and does not honour it.
+    #[serde(default)]
+    pub strict_guarantees: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -373,6 +383,7 @@ impl Default for PauseSection {
             nr_requests: 0,
             io_only: false,
             move_after_reply: false,
+            strict_guarantees: false,
         }
     }
 }
