@@ -773,7 +773,9 @@ impl Agent {
     /// The group `pid` was in before the agent moved it, in `p`'s hierarchy (the journal's record).
     fn original_group(&self, pid: i32, start_time: u64, p: &Placement) -> Option<PathBuf> {
         self.journal.entries().iter().find_map(|e| match e {
-            Entry::Moved { pid: q, start_time: t, original, .. } if *q == pid && *t == start_time && original.starts_with(&p.mount) => {
+            Entry::Moved { pid: q, start_time: t, original, .. }
+                if *q == pid && *t == start_time && original.starts_with(&p.mount) =>
+            {
                 Some(original.clone())
             }
             _ => None,
@@ -2244,11 +2246,8 @@ mod tests {
         assert_eq!(procs("blkio", "forefront/fg"), "", "the foreground is not moved in blkio");
         assert_eq!(procs("blkio", "user.slice/app-updater"), "");
         // (the fake kernel: the camera is where the agent put it)
-        std::fs::write(
-            t.path().join("proc/100/cgroup"),
-            "4:cpu:/forefront/bg\n3:blkio:/forefront/bg\n2:freezer:/forefront/bg\n",
-        )
-        .unwrap();
+        std::fs::write(t.path().join("proc/100/cgroup"), "4:cpu:/forefront/bg\n3:blkio:/forefront/bg\n2:freezer:/forefront/bg\n")
+            .unwrap();
         // The switch to the camera: out of the background's blkio group, back to its own.
         a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: false }, peer());
         a.after_reply();
