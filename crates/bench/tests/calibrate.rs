@@ -67,6 +67,8 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
         "copy_page_us",
         "read_max_depth_mb_s",
         "write_max_depth_mb_s",
+        "read_max_seq_depth_mb_s",
+        "write_max_seq_depth_mb_s",
         "read_load_mb_s",
         "write_load_mb_s",
         "read_4k_under_read_load_p50_us",
@@ -87,8 +89,8 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
     let file = work.path().join("dev.toml");
     std::fs::write(&file, a.to_toml()).unwrap();
     // The shared stage's rates are the large requests' at depth.
-    assert_eq!(a.device.read_depth_mb_s, pa.fields["read_max_depth_mb_s"].value);
-    assert_eq!(a.device.write_depth_mb_s, pa.fields["write_max_depth_mb_s"].value);
+    assert_eq!(a.device.read_depth_mb_s, pa.fields["read_max_seq_depth_mb_s"].value);
+    assert_eq!(a.device.write_depth_mb_s, pa.fields["write_max_seq_depth_mb_s"].value);
     let loaded = forefront_workload::load_device(file.to_str().unwrap()).expect("the simulator loads the device file");
     assert_eq!(loaded, a.device);
     drop(fs);
