@@ -17,6 +17,8 @@
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
 //! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_page_us` (the simulator's `[phone.costs]`, for `bench predict`) |
+//! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s` |
+//! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
 //! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
@@ -27,7 +29,14 @@
 //! The channels overlap latency, not bandwidth: the 1 MiB reads and writes from 8 threads give
 //! the aggregate rate of large transfers at depth (`read_1m_depth_mb_s`, `write_1m_depth_mb_s`),
 //! written as the device's `read_depth_mb_s`/`write_depth_mb_s`, the one transfer stage its
-//! channels share ([`forefront_model::flash`]).
+//! channels share ([`forefront_model::flash`]). The bench's own requests are larger (its
+//! read-ahead and write-back are cut at `max_sectors_kb`, 4 MiB here, and stream through their
+//! files), so the stage's rates are the `large` step's sequential streams at that size (on this
+//! VM's disk the same as at random offsets within their spread, docs/twin.md); the 1 MiB and
+//! random figures stay in `[provenance.fields]`. The
+//! `under-load` step measures what the stage predicts: a small read that arrives behind large
+//! transfers waits for them when the host serves its queue in arrival order, and does not when
+//! it shares its bandwidth among the commands in service.
 //! `queue_depth` and `capacity_gib` are read from sysfs. The device file's `[provenance]`
 //! table holds every figure's median and range over the repetitions and how it was obtained
 //! (`measured`, `derived`, `assumed`), with the host, kernel and date.
@@ -69,6 +78,9 @@ pub struct CalPlan {
     pub depth: Option<usize>,
     /// The device file's `name`.
     pub name: Option<String>,
+    /// The I/O scheduler to measure under (set for the calibration, the original put back
+    /// afterwards, also on an error or interrupt); `None`: the one the disk has.
+    pub scheduler: Option<String>,
 }
 
 /// Threads at most for the measurements at depth (the VM has few cores; more threads measure
@@ -76,8 +88,8 @@ pub struct CalPlan {
 pub const MAX_DEPTH: usize = 32;
 
 /// The steps of one repetition, in order (for a progress bar).
-pub const STEPS: [&str; 9] =
-    ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard", "copy"];
+pub const STEPS: [&str; 11] =
+    ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard", "copy", "large", "under-load"];
 
 pub enum CalProgress<'a> {
     Setup(&'a str),
@@ -258,6 +270,37 @@ impl Scratch {
         Ok((lat.len() as f64 / wall, lat))
     }
 
+    /// `depth` sequential streams of `size`-byte accesses, one thread each in its own region of
+    /// the file (`per` accesses, wrapping within the region): MB/s over all of them.
+    fn streams_at_depth(&self, write: bool, size: usize, depth: usize, per: usize, seed: u64) -> Result<f64, BenchError> {
+        let region = (self.len / depth as u64) / size as u64 * size as u64;
+        if region < size as u64 {
+            return Err(BenchError::Step(format!("{}: too small for {depth} streams of {size} bytes", self.path.display())));
+        }
+        let t0 = Instant::now();
+        let results: Vec<Result<Vec<f64>, BenchError>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..depth)
+                .map(|k| {
+                    s.spawn(move || {
+                        let mut buf = Aligned::new(size, seed + k as u64);
+                        let base = k as u64 * region;
+                        let offs: Vec<u64> = (0..per as u64).map(|i| base + (i * size as u64) % region).collect();
+                        self.timed(write, size, &offs, &mut buf)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(BenchError::Step("a calibration thread panicked".into()))))
+                .collect()
+        });
+        let wall = t0.elapsed().as_secs_f64();
+        let mut n = 0;
+        for r in results {
+            n += r?.len();
+        }
+        Ok((n * size) as f64 / wall / 1e6)
+    }
+
     fn fdatasync(&self) -> Result<(), BenchError> {
         self.file.sync_data().map_err(io(&self.path, "fdatasync"))
     }
@@ -380,8 +423,69 @@ fn discard_once(s: &Scratch, fs_root: &File, off: u64, len: u64, buf: &mut Align
 }
 
 /// Threads, and 1 MiB accesses per thread, of the large-transfer measurements at depth.
-const BW_DEPTH: usize = 8;
+pub const BW_DEPTH: usize = 8;
 const BW_OPS: usize = 16;
+
+/// Threads of the large-transfer load under which the small reads' latency is measured: the
+/// bench's two background workers (`forefront_workload::bench`, `bg_procs` = 2).
+pub const LOAD_THREADS: usize = 2;
+
+/// The largest request the calibration sends at once (`max_sectors_kb` beyond it is clipped):
+/// 16 MiB, a buffer per thread.
+const MAX_REQUEST: usize = 16 * MIB;
+
+/// 4 KiB random `O_DIRECT` reads at depth 1 (`samples` of them) while `LOAD_THREADS` threads
+/// issue `size`-byte random reads (`write`: writes) back to back, one each in flight; the load
+/// starts first and stops when the last small read has returned. Returns the load's MB/s over
+/// the measurement and the small reads' latencies (µs).
+fn latency_under_load(s: &Scratch, write: bool, size: usize, samples: usize, seed: u64) -> Result<(f64, Vec<f64>), BenchError> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let stop = AtomicBool::new(false);
+    let moved = AtomicU64::new(0);
+    let started = AtomicU64::new(0);
+    let (stop, moved, started) = (&stop, &moved, &started);
+    std::thread::scope(|sc| {
+        let load: Vec<_> = (0..LOAD_THREADS)
+            .map(|k| {
+                sc.spawn(move || -> Result<(), BenchError> {
+                    let mut buf = Aligned::new(size, seed + 100 + k as u64);
+                    let mut r = Offsets((seed.wrapping_mul(131) + k as u64 * 7919) | 1);
+                    started.fetch_add(1, Ordering::SeqCst);
+                    while !stop.load(Ordering::Relaxed) {
+                        let o = r.next(s.len, size as u64);
+                        let b = buf.get(size);
+                        if write {
+                            s.file.write_all_at(b, o).map_err(io(&s.path, "O_DIRECT write (load)"))?;
+                        } else {
+                            s.file.read_exact_at(b, o).map_err(io(&s.path, "O_DIRECT read (load)"))?;
+                        }
+                        moved.fetch_add(size as u64, Ordering::Relaxed);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        let measured = (|| {
+            // The load's first requests are in flight before the first small read.
+            while started.load(Ordering::SeqCst) < LOAD_THREADS as u64 {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut buf = Aligned::new(KIB4, seed);
+            let offs = s.random(samples, seed + 1);
+            let m0 = moved.load(Ordering::Relaxed);
+            let t0 = Instant::now();
+            let lat = s.timed(false, KIB4, &offs, &mut buf)?;
+            let mb_s = (moved.load(Ordering::Relaxed) - m0) as f64 / t0.elapsed().as_secs_f64() / 1e6;
+            Ok((mb_s, lat))
+        })();
+        stop.store(true, Ordering::Relaxed);
+        for h in load {
+            h.join().unwrap_or_else(|_| Err(BenchError::Step("a calibration thread panicked".into())))?;
+        }
+        measured
+    })
+}
 
 /// Size of the file whose page-cache copies `copy` times.
 const COPY_FILE_MIB: usize = 32;
@@ -429,6 +533,17 @@ fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
     Ok((median(w), median(r)))
 }
 
+/// Puts the disk's original I/O scheduler back on drop (an error or interrupt included).
+struct SchedGuard {
+    queue: PathBuf,
+    original: String,
+}
+impl Drop for SchedGuard {
+    fn drop(&mut self) {
+        let _ = block::set_scheduler(&self.queue, &self.original);
+    }
+}
+
 /// The work directory and scratch file, removed on drop (also on an interrupt).
 struct WorkDir(PathBuf);
 impl Drop for WorkDir {
@@ -442,6 +557,7 @@ fn one_rep(
     fs_root: &File,
     plan: &CalPlan,
     depth: usize,
+    big: usize,
     rep: u32,
     progress: &mut dyn FnMut(CalProgress),
 ) -> Result<(Figures, bool), BenchError> {
@@ -473,8 +589,7 @@ fn one_rep(
     let (iops_d, mut lat_d) = s.at_depth(false, depth, plan.ops * 4, seed + 3)?;
     let channels = (iops_d * p50 / 1e6).round().clamp(1.0, 64.0);
     let (dp50, _, dp99) = percentiles(&mut lat_d);
-    // Large transfers at depth: whether the device's parallelism is bandwidth as well (recorded,
-    // not yet a field of the model: docs/twin.md, item 2).
+    // 1 MiB transfers at depth (recorded; the shared stage's rates are the `large` step's).
     let bw_depth = depth.min(BW_DEPTH);
     let mb_s = |ops_per_s: f64| ops_per_s * MIB as f64 / 1e6;
     let (r1m_d, _) = s.sized_at_depth(false, MIB, bw_depth, bw_depth * BW_OPS, seed + 9)?;
@@ -539,6 +654,22 @@ fn one_rep(
     step("copy", progress);
     let (copy_w, copy_r) = page_copies(s)?;
 
+    // The kernel's largest requests at depth, and a small read behind them.
+    step("large", progress);
+    let (rbig_d, _) = s.sized_at_depth(false, big, bw_depth, bw_depth * BW_OPS, seed + 11)?;
+    let (wbig_d, _) = s.sized_at_depth(true, big, bw_depth, bw_depth * BW_OPS, seed + 12)?;
+    let rseq_d = s.streams_at_depth(false, big, bw_depth, BW_OPS, seed + 15)?;
+    let wseq_d = s.streams_at_depth(true, big, bw_depth, BW_OPS, seed + 16)?;
+    step("under-load", progress);
+    let samples = (plan.ops / 2).max(10);
+    let (rl_mb_s, mut rl) = latency_under_load(s, false, big, samples, seed + 13)?;
+    let rl_mean = mean(&rl);
+    let (rl50, rl90, _) = percentiles(&mut rl);
+    let (wl_mb_s, mut wl) = latency_under_load(s, true, big, samples, seed + 14)?;
+    let wl_mean = mean(&wl);
+    let (wl50, wl90, _) = percentiles(&mut wl);
+    let big_mb_s = |ops_per_s: f64| ops_per_s * big as f64 / 1e6;
+
     f.extend([
         ("read_seq_mb_s", read_seq),
         ("cmd_overhead_us", overhead),
@@ -571,15 +702,49 @@ fn one_rep(
         ("copy_page_us", (copy_w + copy_r) / 2.0),
         ("copy_write_page_us", copy_w),
         ("copy_read_page_us", copy_r),
+        ("read_max_depth_mb_s", big_mb_s(rbig_d)),
+        ("write_max_depth_mb_s", big_mb_s(wbig_d)),
+        ("read_max_seq_depth_mb_s", rseq_d),
+        ("write_max_seq_depth_mb_s", wseq_d),
+        ("read_load_mb_s", rl_mb_s),
+        ("read_4k_under_read_load_p50_us", rl50),
+        ("read_4k_under_read_load_p90_us", rl90),
+        ("read_4k_under_read_load_mean_us", rl_mean),
+        ("write_load_mb_s", wl_mb_s),
+        ("read_4k_under_write_load_p50_us", wl50),
+        ("read_4k_under_write_load_p90_us", wl90),
+        ("read_4k_under_write_load_mean_us", wl_mean),
     ]);
     Ok((f, trim_ok))
 }
 
 /// How each figure was obtained (the `how` of its provenance entry).
-fn how(name: &str, depth: usize, ops: usize) -> (&'static str, String) {
+fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, String) {
     let d = |s: &str| ("derived", s.to_owned());
     let m = |s: String| ("measured", s);
+    let kib = big / 1024;
+    let rw = |n: &str| if n.starts_with("read") { "read" } else { "write" };
     match name {
+        n if n.ends_with("_max_seq_depth_mb_s") => m(format!(
+            "MB/s of {} sequential streams (a thread each, its own region of the file) of {BW_OPS} {kib} KiB (max_sectors_kb) O_DIRECT {}s",
+            depth.min(BW_DEPTH),
+            rw(n)
+        )),
+        n if n.ends_with("_max_depth_mb_s") => m(format!(
+            "MB/s of {} random {kib} KiB (max_sectors_kb) O_DIRECT {}s from {} threads",
+            depth.min(BW_DEPTH) * BW_OPS,
+            rw(n),
+            depth.min(BW_DEPTH)
+        )),
+        n if n.ends_with("_load_mb_s") => m(format!(
+            "MB/s of the {LOAD_THREADS} threads' back-to-back random {kib} KiB O_DIRECT {}s while the small reads ran",
+            rw(n)
+        )),
+        n if n.contains("_under_") => m(format!(
+            "{} 4 KiB random O_DIRECT reads at depth 1 while {LOAD_THREADS} threads {} random {kib} KiB O_DIRECT requests back to back",
+            (ops / 2).max(10),
+            if n.contains("under_read") { "read" } else { "write" }
+        )),
         "read_seq_mb_s" => d("(1 MiB - 4 KiB) / (median 1 MiB - median 4 KiB sequential O_DIRECT read, depth 1)"),
         "cmd_overhead_us" => d("median 4 KiB sequential read - 4 KiB / read_seq_mb_s"),
         "read_rand_iops" => d("1 / (median 4 KiB random read at depth 1 - cmd_overhead_us), the access at least 4 KiB / read_seq_mb_s"),
@@ -645,8 +810,29 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
     std::fs::create_dir_all(&work.0).map_err(io(&work.0, "create"))?;
     let queue = block::queue_dir_for_path(root, &work.0)?;
     let disk = block::disk_name(&queue);
-    let (sched, _) = block::scheduler(&queue)?;
+    let (original, available) = block::scheduler(&queue)?;
+    let _sched = match &plan.scheduler {
+        Some(want) if *want != original => {
+            if !available.iter().any(|a| a == want) {
+                return Err(BenchError::Step(format!(
+                    "{}: scheduler {want} not offered (available: {})",
+                    queue.display(),
+                    available.join(" ")
+                )));
+            }
+            block::set_scheduler(&queue, want)?;
+            Some(SchedGuard { queue: queue.clone(), original: original.clone() })
+        }
+        _ => None,
+    };
+    let sched = plan.scheduler.clone().unwrap_or(original);
     let (qd, qd_from) = block::queue_depth(&queue)?;
+    let max_kb: usize = block::queue_attr(&queue, "max_sectors_kb")?
+        .trim()
+        .parse()
+        .map_err(|e| BenchError::Step(format!("{}/max_sectors_kb: {e}", queue.display())))?;
+    // A multiple of 4 KiB, at least 64 KiB, at most MAX_REQUEST and a sixteenth of the file.
+    let big = (max_kb * 1024).clamp(16 * KIB4, MAX_REQUEST.min(plan.file_bytes as usize / 16)) / KIB4 * KIB4;
     let capacity = block::capacity_bytes(&queue)?;
     let depth = plan.depth.unwrap_or(qd as usize).clamp(1, MAX_DEPTH);
 
@@ -667,7 +853,7 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
     let mut reps = vec![];
     let mut trim_ok = true;
     for rep in 0..plan.reps {
-        let (f, ok) = one_rep(&s, &fs_root, plan, depth, rep, progress)?;
+        let (f, ok) = one_rep(&s, &fs_root, plan, depth, big, rep, progress)?;
         trim_ok &= ok;
         reps.push(f);
     }
@@ -683,13 +869,14 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
         let (source, how) = if *name == "discard_us_per_mib" && !trim_ok {
             ("assumed", "FITRIM is not supported here (no discard on this file system or device): 0".to_owned())
         } else {
-            let (s, h) = how(name, depth, plan.ops);
+            let (s, h) = how(name, depth, plan.ops, big);
             (s, h.to_owned())
         };
         fields.insert(name.to_string(), Measured { source: source.into(), value: med, min: lo, max: hi, how });
     }
     let fixed = |v: f64, how: String| Measured { source: "measured".into(), value: v, min: v, max: v, how };
     fields.insert("queue_depth".into(), fixed(qd as f64, format!("{}", qd_from.display())));
+    fields.insert("max_sectors_kb".into(), fixed(max_kb as f64, format!("{}/max_sectors_kb", queue.display())));
     fields.insert(
         "capacity_gib".into(),
         fixed((capacity >> 30).max(1) as f64, format!("{}/size", queue.parent().unwrap_or(&queue).display())),
@@ -744,8 +931,8 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
         write_streams: 0,
         service_cv: value("service_cv"),
         program_unit_us: 0.0,
-        read_depth_mb_s: value("read_1m_depth_mb_s"),
-        write_depth_mb_s: value("write_1m_depth_mb_s"),
+        read_depth_mb_s: value("read_max_seq_depth_mb_s"),
+        write_depth_mb_s: value("write_max_seq_depth_mb_s"),
         ftl: None,
         provenance: Some(DeviceProvenance {
             tool: format!("forefront bench calibrate {}", env!("CARGO_PKG_VERSION")),

@@ -25,7 +25,15 @@ fn unavailable() -> Option<String> {
 fn fixture() -> (tempfile::TempDir, LoopFs, CalPlan) {
     let work = tempfile::Builder::new().prefix("forefront-calibrate-test").tempdir_in("/var/tmp").unwrap();
     let fs = LoopFs::create(&work.path().join("image"), 512).expect("loop fixture");
-    let plan = CalPlan { dir: fs.dir().to_path_buf(), file_bytes: 128 << 20, reps: 5, ops: 200, depth: Some(4), name: None };
+    let plan = CalPlan {
+        dir: fs.dir().to_path_buf(),
+        file_bytes: 128 << 20,
+        reps: 5,
+        ops: 200,
+        depth: Some(4),
+        name: None,
+        scheduler: None,
+    };
     (work, fs, plan)
 }
 
@@ -51,7 +59,22 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
         assert!(m.min <= m.value && m.value <= m.max, "{name}: {m:?}");
         assert!(m.value.is_finite() && m.value >= 0.0, "{name}: {m:?}");
     }
-    for name in ["read_seq_mb_s", "write_seq_mb_s", "read_rand_iops", "write_rand_iops", "copy_page_us"] {
+    for name in [
+        "read_seq_mb_s",
+        "write_seq_mb_s",
+        "read_rand_iops",
+        "write_rand_iops",
+        "copy_page_us",
+        "read_max_depth_mb_s",
+        "write_max_depth_mb_s",
+        "read_max_seq_depth_mb_s",
+        "write_max_seq_depth_mb_s",
+        "read_load_mb_s",
+        "write_load_mb_s",
+        "read_4k_under_read_load_p50_us",
+        "read_4k_under_write_load_p50_us",
+        "max_sectors_kb",
+    ] {
         let m = &pa.fields[name];
         assert!(m.value > 0.0 && m.source != "assumed", "{name}: {m:?}");
     }
@@ -65,6 +88,9 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
 
     let file = work.path().join("dev.toml");
     std::fs::write(&file, a.to_toml()).unwrap();
+    // The shared stage's rates are the large requests' at depth.
+    assert_eq!(a.device.read_depth_mb_s, pa.fields["read_max_seq_depth_mb_s"].value);
+    assert_eq!(a.device.write_depth_mb_s, pa.fields["write_max_seq_depth_mb_s"].value);
     let loaded = forefront_workload::load_device(file.to_str().unwrap()).expect("the simulator loads the device file");
     assert_eq!(loaded, a.device);
     drop(fs);

@@ -312,6 +312,12 @@ struct CalibrateArgs {
     /// the figures by more than the repetitions of one run see.
     #[arg(long, value_name = "FILE")]
     check_against: Option<PathBuf>,
+    /// The I/O scheduler to measure under (e.g. `mq-deadline`, the bench's `baseline`): set on
+    /// the disk for the calibration and the original put back afterwards, also on an error or
+    /// an interrupt. Default: the one the disk has (the small reads behind large transfers of
+    /// step `under-load` depend on it).
+    #[arg(long, value_name = "NAME")]
+    scheduler: Option<String>,
 }
 
 fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
@@ -345,6 +351,7 @@ fn run_calibrate(a: CalibrateArgs) -> anyhow::Result<ExitCode> {
         ops: a.ops as usize,
         depth: a.depth.map(|d| d as usize),
         name: a.name.clone(),
+        scheduler: a.scheduler.clone(),
     };
     let (tty, bar) = progress_bar();
     let result = calibrate::calibrate(&plan, &mut |p| match p {
