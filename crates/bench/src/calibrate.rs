@@ -247,14 +247,29 @@ impl Scratch {
         seed: u64,
     ) -> Result<(f64, Vec<f64>), BenchError> {
         let per = total.div_ceil(depth);
+        let (wall, lat) = self
+            .threads_timed(write, size, depth, seed, |k| self.random_sized(size, per, seed.wrapping_mul(31) + k as u64 * 7919))?;
+        Ok((lat.len() as f64 / wall, lat))
+    }
+
+    /// `depth` threads at once, thread `k` timing `size`-byte accesses at `offsets(k)`: the wall
+    /// time (s) and every access's latency (µs).
+    fn threads_timed(
+        &self,
+        write: bool,
+        size: usize,
+        depth: usize,
+        seed: u64,
+        offsets: impl Fn(usize) -> Vec<u64> + Sync,
+    ) -> Result<(f64, Vec<f64>), BenchError> {
+        let offsets = &offsets;
         let t0 = Instant::now();
         let results: Vec<Result<Vec<f64>, BenchError>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..depth)
                 .map(|k| {
                     s.spawn(move || {
                         let mut buf = Aligned::new(size, seed + k as u64);
-                        let offs = self.random_sized(size, per, seed.wrapping_mul(31) + k as u64 * 7919);
-                        self.timed(write, size, &offs, &mut buf)
+                        self.timed(write, size, &offsets(k), &mut buf)
                     })
                 })
                 .collect();
@@ -267,7 +282,7 @@ impl Scratch {
         for r in results {
             lat.extend(r?);
         }
-        Ok((lat.len() as f64 / wall, lat))
+        Ok((wall, lat))
     }
 
     /// `depth` sequential streams of `size`-byte accesses, one thread each in its own region of
@@ -277,28 +292,11 @@ impl Scratch {
         if region < size as u64 {
             return Err(BenchError::Step(format!("{}: too small for {depth} streams of {size} bytes", self.path.display())));
         }
-        let t0 = Instant::now();
-        let results: Vec<Result<Vec<f64>, BenchError>> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..depth)
-                .map(|k| {
-                    s.spawn(move || {
-                        let mut buf = Aligned::new(size, seed + k as u64);
-                        let base = k as u64 * region;
-                        let offs: Vec<u64> = (0..per as u64).map(|i| base + (i * size as u64) % region).collect();
-                        self.timed(write, size, &offs, &mut buf)
-                    })
-                })
-                .collect();
-            hs.into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(BenchError::Step("a calibration thread panicked".into()))))
-                .collect()
-        });
-        let wall = t0.elapsed().as_secs_f64();
-        let mut n = 0;
-        for r in results {
-            n += r?.len();
-        }
-        Ok((n * size) as f64 / wall / 1e6)
+        let (wall, lat) = self.threads_timed(write, size, depth, seed, |k| {
+            let base = k as u64 * region;
+            (0..per as u64).map(|i| base + (i * size as u64) % region).collect()
+        })?;
+        Ok((lat.len() * size) as f64 / wall / 1e6)
     }
 
     fn fdatasync(&self) -> Result<(), BenchError> {
@@ -531,17 +529,6 @@ fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
     drop(f);
     std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
     Ok((median(w), median(r)))
-}
-
-/// Puts the disk's original I/O scheduler back on drop (an error or interrupt included).
-struct SchedGuard {
-    queue: PathBuf,
-    original: String,
-}
-impl Drop for SchedGuard {
-    fn drop(&mut self) {
-        let _ = block::set_scheduler(&self.queue, &self.original);
-    }
 }
 
 /// The work directory and scratch file, removed on drop (also on an interrupt).
@@ -821,7 +808,7 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
                 )));
             }
             block::set_scheduler(&queue, want)?;
-            Some(SchedGuard { queue: queue.clone(), original: original.clone() })
+            Some(crate::runner::SchedGuard { queue: queue.clone(), original: original.clone() })
         }
         _ => None,
     };

@@ -306,10 +306,10 @@ impl Drop for WorkDir {
     }
 }
 
-/// Puts the original I/O scheduler back, whatever happens.
-struct SchedGuard {
-    queue: PathBuf,
-    original: String,
+/// Puts the original I/O scheduler back, whatever happens (also `bench calibrate`'s).
+pub(crate) struct SchedGuard {
+    pub(crate) queue: PathBuf,
+    pub(crate) original: String,
 }
 impl Drop for SchedGuard {
     fn drop(&mut self) {
