@@ -1029,7 +1029,15 @@ impl Agent {
                                 self.place_now(p, Class::Interactive);
                             }
                         }
-                        self.rescan_after_reply = Some(keep_out);
+                        // The scan after the reply places the app and the one it replaces. While
+                        // the agent has placed nobody (nothing was ever in the background since
+                        // the last scan: see [`Agent::worth_placing`]) it would place nothing and
+                        // only read all of /proc, from cold caches after a drop, on the CPUs of
+                        // the launch it has just let go; the periodic scan finds a background
+                        // that appears. (Before the first scan nothing is known: scan.)
+                        if self.last_scan.is_none() || !self.members.is_empty() {
+                            self.rescan_after_reply = Some(keep_out);
+                        }
                     }
                     None => self.rescan(keep_out),
                 }
@@ -1773,10 +1781,14 @@ mod tests {
         cfg.scope.cgroups.clear();
         let mut a = Agent::start(cfg, None, |_| {}).unwrap();
         let in_fg = |t: &tempfile::TempDir| read(t, "forefront/fg/cgroup.procs").lines().any(|l| l == "100");
+        a.rescan(None); // (what the loop's first tick does: the agent knows its processes)
         for burst in [false, true] {
+            let scanned = a.last_scan;
             let r = a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst }, Peer { pid: 100, ..peer() });
             assert!(r.ok, "{r:?}");
             a.after_reply();
+            // nor is /proc read again beside the launch: the periodic scan is enough
+            assert_eq!(a.last_scan, scanned, "scanned after the reply with nothing in the background (burst {burst})");
             a.rescan(None);
             assert!(!in_fg(&t), "moved with nothing in the background (burst {burst})");
             assert!(a.members.is_empty(), "{:?}", a.members);
