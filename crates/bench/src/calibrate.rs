@@ -920,6 +920,8 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
         program_unit_us: 0.0,
         read_depth_mb_s: value("read_max_seq_depth_mb_s"),
         write_depth_mb_s: value("write_max_seq_depth_mb_s"),
+        // Seen in a block trace (scripts/twin-probe, docs/twin.md), not measured by a step here.
+        batch_completion: false,
         ftl: None,
         provenance: Some(DeviceProvenance {
             tool: format!("forefront bench calibrate {}", env!("CARGO_PKG_VERSION")),

@@ -306,12 +306,21 @@ impl Storage {
         self.scratch = started;
     }
 
+    /// `batch_completion` (single device only): whether device request `id`'s completion waits
+    /// for the shared stage to drain; returns when to ask again ([`crate::flash::FlashDevice::hold`]).
+    pub fn hold_completion(&mut self, reqs: &ReqSlab, id: ReqId, now: SimTime) -> Option<SimTime> {
+        if self.is_raid() {
+            return None;
+        }
+        self.members[0].dev.hold(id, reqs.get(id), now)
+    }
+
     /// Device request `id` finished at `now`; pushes the top requests that are now complete
     /// (their `completed` time set). The caller frees them after waking their waiters.
     pub fn complete(&mut self, reqs: &mut ReqSlab, id: ReqId, now: SimTime, done: &mut Vec<ReqId>) {
         if !self.is_raid() {
             let m = &mut self.members[0];
-            m.dev.finish(now);
+            m.dev.finish_held(id, now);
             m.bq.complete(reqs, id, now);
             done.push(id);
             return;

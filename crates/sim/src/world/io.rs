@@ -165,6 +165,13 @@ impl World {
     /// device; none or several, on RAID-0).
     pub(super) fn device_done(&mut self, id: ReqId) {
         let now = self.now();
+        if let Some(at) = self.st.hold_completion(&self.reqs, id, now) {
+            // The device's batch completion: asked again when its shared stage drains; the
+            // channel it freed may start a queued command.
+            self.q.schedule(at, Ev::DevDone(id));
+            self.dispatch();
+            return;
+        }
         let mut done = std::mem::take(&mut self.scratch_done);
         done.clear();
         self.st.complete(&mut self.reqs, id, now, &mut done);
