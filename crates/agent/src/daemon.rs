@@ -1030,10 +1030,10 @@ impl Agent {
                             }
                         }
                         // The scan after the reply places the app and the one it replaces. While
-                        // the agent has placed nobody (nothing was ever in the background since
-                        // the last scan: see [`Agent::worth_placing`]) it would place nothing and
-                        // only read all of /proc, from cold caches after a drop, on the CPUs of
-                        // the launch it has just let go; the periodic scan finds a background
+                        // the agent manages nobody (no background since it started, or since what
+                        // it placed exited: see [`Agent::worth_placing`]) it would place nothing
+                        // and only read all of /proc, from cold caches after a drop, on the CPUs
+                        // of the launch it has just let go; the periodic scan finds a background
                         // that appears. (Before the first scan nothing is known: scan.)
                         if self.last_scan.is_none() || !self.members.is_empty() {
                             self.rescan_after_reply = Some(keep_out);
