@@ -156,8 +156,16 @@ pub struct Agent {
     focus_seen: Option<(crate::focus::FocusChange, u64, String)>,
     /// With `cpu.pause_only`: the background groups' CPU shares between pauses, as last written.
     cpu_between: u64,
+    /// `[prefetch]`: the working sets of apps that left the foreground, by (pid, start time),
+    /// at most [`MAX_WORKING_SETS`]; and the app that just left, recorded after the reply.
+    working_sets: std::collections::VecDeque<((i32, u64), crate::prefetch::WorkingSet)>,
+    record_pending: Option<i32>,
+    restore_pending: Option<(i32, crate::prefetch::WorkingSet)>,
     log: fn(&str),
 }
+
+/// `[prefetch]`: apps whose working sets are kept (the oldest recorded goes first).
+const MAX_WORKING_SETS: usize = 32;
 
 /// The CLI's log: one line per call on stderr, control characters escaped (a client's string
 /// quoted in a message cannot start a line of its own), at most 4 KiB.
@@ -254,6 +262,9 @@ impl Agent {
             runtime_scope: Default::default(),
             fg_io: None,
             rescan_after_reply: None,
+            working_sets: Default::default(),
+            record_pending: None,
+            restore_pending: None,
             rescan_at_thaw: None,
             rule_seen: BTreeSet::new(),
             rules_primed: false,
@@ -539,6 +550,7 @@ impl Agent {
     /// Periodic work: replace a dead watchdog, end an overdue pause, place new processes.
     pub fn tick(&mut self) {
         self.keep_watchdog();
+        self.start_restore();
         self.raise_tags();
         if let Some((last, since)) = self.fg_io {
             let now = self.now_ms();
@@ -992,6 +1004,13 @@ impl Agent {
                 // reply), unless it named itself foreground (`agent exec`): then it is classified
                 // now, before it execs its app.
                 let names_itself = pid == Some(peer.pid);
+                // `[prefetch]`: an app named by pid that stops being the foreground has its
+                // working set recorded after the reply (it is still cached now).
+                if let Foreground::Pids(old) = &self.fg {
+                    if self.cfg.prefetch.enabled && fg != self.fg {
+                        self.record_pending = old.first().copied();
+                    }
+                }
                 self.fg = fg;
                 let keep_out = (!names_itself).then_some(peer.pid);
                 match pid {
@@ -1042,6 +1061,10 @@ impl Agent {
                     None => self.rescan(keep_out),
                 }
                 let reply = self.foreground_reply(&what, burst);
+                if let Some(pid) = pid {
+                    // The app's recorded pages are read back from the moment the reply is sent.
+                    self.prefetch(pid);
+                }
                 if pid.is_some() && self.gate.deadline().is_some() {
                     // The background is paused: placing the app (and the scan) can wait for
                     // the pause to end, so none of the agent's work competes with the launch.
@@ -1334,12 +1357,63 @@ impl Agent {
         Ok(t0.elapsed().as_secs_f64() * 1000.0)
     }
 
+    /// `[prefetch]`: starts reading back `pid`'s working set, if one was recorded when it last
+    /// left the foreground (the same process: pid and start time).
+    fn prefetch(&mut self, pid: i32) {
+        if !self.cfg.prefetch.enabled || self.working_sets.is_empty() {
+            return;
+        }
+        let Ok(st) = procfs::stat(&self.root, pid) else { return };
+        let Some(i) = self.working_sets.iter().position(|(k, _)| *k == (pid, st.start_time)) else { return };
+        self.restore_pending = self.working_sets.remove(i).map(|(_, ws)| (pid, ws));
+    }
+
+    /// `[prefetch]`: starts the restore [`Agent::prefetch`] owes, after the reply: its thread's
+    /// start and its first submissions would otherwise take CPU time from the reply's path.
+    fn start_restore(&mut self) {
+        if let Some((pid, ws)) = self.restore_pending.take() {
+            if let Err(e) = crate::prefetch::spawn_restore(self.root.clone(), pid, ws, self.log) {
+                (self.log)(&format!("prefetch: pid {pid}: no thread: {e}"));
+            }
+        }
+    }
+
+    /// `[prefetch]`: records the working set of the app that has just left the foreground.
+    fn record_working_set(&mut self, pid: i32) {
+        if self.exclude.contains(&pid) {
+            return;
+        }
+        let Ok(st) = procfs::stat(&self.root, pid) else { return };
+        let t0 = Instant::now();
+        let limits =
+            crate::prefetch::Limits { max_bytes: self.cfg.prefetch.max_mb << 20, max_files: self.cfg.prefetch.max_files };
+        let ws = crate::prefetch::record(&self.root, &crate::prefetch::app_pids(&self.root, pid), limits);
+        (self.log)(&format!(
+            "prefetch: pid {pid} ({}) left the foreground: {:.1} MiB cached in {} range(s) of {} of {} file(s), recorded in {:.1} ms",
+            st.comm,
+            ws.bytes() as f64 / (1 << 20) as f64,
+            ws.ranges(),
+            ws.files.len(),
+            ws.files_seen,
+            t0.elapsed().as_secs_f64() * 1000.0
+        ));
+        self.working_sets.retain(|(k, _)| *k != (pid, st.start_time));
+        if ws.files.is_empty() {
+            return;
+        }
+        if self.working_sets.len() >= MAX_WORKING_SETS {
+            self.working_sets.pop_front();
+        }
+        self.working_sets.push_back(((pid, st.start_time), ws));
+    }
+
     /// Work the last reply did not wait for: wait (at most 100 ms) until a pause that was just
     /// requested has taken hold, and log how long freezing took. It polls once a millisecond:
     /// this runs while the launch does, on the same CPUs, so it must cost the launch nothing
     /// measurable (every 200 µs it was up to 500 reads of the freezer state per pause, and the
     /// v1 read walks the group's tasks).
     pub fn after_reply(&mut self) {
+        self.start_restore();
         self.raise_tags();
         for (pid, start_time, class) in std::mem::take(&mut self.finish_moves) {
             if let Err(e) = self.place(pid, start_time, class) {
@@ -1350,6 +1424,9 @@ impl Agent {
         }
         if let Some(peer) = self.rescan_after_reply.take() {
             self.rescan(peer);
+        }
+        if let Some(pid) = self.record_pending.take() {
+            self.record_working_set(pid);
         }
         let Some((t0, groups)) = self.settling.take() else { return };
         while t0.elapsed() < Duration::from_millis(100) {
@@ -2086,6 +2163,66 @@ mod tests {
     }
 
     /// A fake disk `name` under the root with scheduler `sched` and `nr_requests`.
+    /// `[prefetch]` through the requests: the camera (pid 100) is the foreground, the updater is
+    /// named instead (the camera's cached pages are recorded after the reply), the camera's
+    /// pages are evicted, and naming the camera again reads them back; with `[prefetch]` off
+    /// nothing brings them back. The camera's open file is a real file on the disk the test
+    /// runs on, reached through the fake `/proc/100/fd/3`.
+    #[test]
+    fn a_switch_back_reads_the_apps_recorded_working_set_back() {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        use std::os::unix::io::AsRawFd;
+        for enabled in [true, false] {
+            let (t, mut cfg) = fake_v2();
+            cfg.prefetch.enabled = enabled;
+            let r = t.path();
+            let size: u64 = 4 << 20;
+            let path = r.join("ws");
+            let mut f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+            f.write_all(&vec![1u8; size as usize]).unwrap();
+            f.sync_all().unwrap();
+            let evict = |f: &std::fs::File| {
+                // SAFETY: plain syscall on an open descriptor.
+                unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, size as libc::off_t, libc::POSIX_FADV_DONTNEED) };
+            };
+            let touched = [(8 * 4096u64, 4096u64), (512 * 4096, 8192)];
+            let cached = |f: &std::fs::File| {
+                let res = crate::prefetch::resident_ranges(f, size, u64::MAX).unwrap();
+                touched.iter().all(|&(o, l)| res.iter().any(|&(ro, rl)| ro <= o && o + l <= ro + rl))
+            };
+            evict(&f);
+            if !crate::prefetch::resident_ranges(&f, size, u64::MAX).unwrap().is_empty() {
+                eprintln!("SKIP: the pages of {} cannot be evicted here (tmpfs?)", path.display());
+                return;
+            }
+            for &(o, l) in &touched {
+                f.seek(SeekFrom::Start(o)).unwrap();
+                f.read_exact(&mut vec![0u8; l as usize]).unwrap();
+            }
+            std::fs::create_dir_all(r.join("proc/100/fd")).unwrap();
+            std::os::unix::fs::symlink(&path, r.join("proc/100/fd/3")).unwrap();
+            let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+            let fg = |pid| Request::Fg { pid: Some(pid), uid: None, cgroup: None, burst: false };
+            assert!(a.handle(fg(100), peer()).ok);
+            a.after_reply();
+            assert!(a.working_sets.is_empty(), "nothing recorded while the camera is the foreground");
+            assert!(a.handle(fg(200), peer()).ok);
+            a.after_reply();
+            assert_eq!(a.working_sets.len(), usize::from(enabled), "the camera's working set, recorded on leaving");
+            evict(&f);
+            assert!(!cached(&f), "evicted");
+            assert!(a.handle(fg(100), peer()).ok);
+            a.after_reply();
+            let t0 = Instant::now();
+            while !cached(&f) && t0.elapsed() < Duration::from_secs(if enabled { 5 } else { 1 }) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(cached(&f), enabled, "prefetch {enabled}: the camera's pages read back");
+            assert!(a.working_sets.is_empty(), "a record is used once");
+            a.shutdown();
+        }
+    }
+
     fn fake_disk(r: &Path, name: &str, sched: &str, nr: u64) -> PathBuf {
         let d = r.join("sys/block").join(name);
         std::fs::create_dir_all(d.join("queue")).unwrap();

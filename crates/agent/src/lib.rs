@@ -21,6 +21,7 @@
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
 //! - [`pin`]: the launcher's helper kept in memory (`[agent] pin_exec`).
+//! - [`prefetch`]: a switched-to app's working set read back before it asks (`[prefetch]`).
 //!
 //! ```no_run
 //! use forefront_agent::{config::Config, control, proto::Request};
@@ -42,6 +43,7 @@ pub mod focus;
 pub mod iosched;
 pub mod pause;
 pub mod pin;
+pub mod prefetch;
 pub mod procevents;
 /// The control protocol (its own crate, so that clients need not link the agent).
 pub use forefront_proto as proto;

@@ -35,6 +35,7 @@ pub struct Config {
     pub io: IoSection,
     pub pause: PauseSection,
     pub memory: MemorySection,
+    pub prefetch: PrefetchSection,
     pub rules: RulesSection,
     pub focus: FocusSection,
     pub dbus: DbusSection,
@@ -319,6 +320,28 @@ pub struct PauseSection {
     pub strict_guarantees: bool,
 }
 
+/// A switched-to app's working set read back before it asks (`forefront_agent::prefetch`): when
+/// an app named foreground by pid stops being the foreground, the agent records which pages of
+/// the files it has open or mapped are cached; when a request names it foreground again, a
+/// thread of the agent at the real-time I/O class reads them back (`posix_fadvise(WILLNEED)`).
+/// BFQ's `low_latency` helps a new queue (a start-up), not an app that comes back (a switch).
+/// The simulator models no page-cache residency per app and does not honour it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PrefetchSection {
+    pub enabled: bool,
+    /// At most this many MiB recorded (and read back) per app.
+    pub max_mb: u64,
+    /// At most this many files looked at per app (open files first, then mapped ones).
+    pub max_files: usize,
+}
+
+impl Default for PrefetchSection {
+    fn default() -> Self {
+        PrefetchSection { enabled: true, max_mb: 256, max_files: 512 }
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemorySection {
@@ -398,6 +421,7 @@ impl Default for Config {
             io: IoSection::default(),
             pause: PauseSection::default(),
             memory: MemorySection::default(),
+            prefetch: PrefetchSection::default(),
             rules: RulesSection::default(),
             focus: FocusSection::default(),
             dbus: DbusSection::default(),
@@ -458,6 +482,12 @@ impl Config {
                 "pause.nr_requests",
                 format!("{} is outside 4..=2048 (the kernel's range with a scheduler), or 0 for off", self.pause.nr_requests),
             );
+        }
+        if self.prefetch.max_mb > 65_536 {
+            return bad("prefetch.max_mb", format!("{} is above 65536 (64 GiB)", self.prefetch.max_mb));
+        }
+        if self.prefetch.max_files > 65_536 {
+            return bad("prefetch.max_files", format!("{} is above 65536", self.prefetch.max_files));
         }
         if self.agent.rescan_ms < 10 {
             return bad("agent.rescan_ms", format!("{} is below 10", self.agent.rescan_ms));
@@ -628,6 +658,10 @@ mod tests {
         let s = Config::parse(Path::new("c.toml"), "[pause]\nnr_requests = 4096\n").unwrap_err().to_string();
         assert!(s.starts_with("c.toml: field `pause.nr_requests`: 4096 is outside 4..=2048"), "{s}");
         assert_eq!(Config::parse(Path::new("c.toml"), "[pause]\nnr_requests = 1024\n").unwrap().pause.nr_requests, 1024);
+        let s = Config::parse(Path::new("c.toml"), "[prefetch]\nmax_mb = 100000\n").unwrap_err().to_string();
+        assert_eq!(s, "c.toml: field `prefetch.max_mb`: 100000 is above 65536 (64 GiB)");
+        let c = Config::parse(Path::new("c.toml"), "[prefetch]\nenabled = false\nmax_mb = 16\n").unwrap();
+        assert_eq!((c.prefetch.enabled, c.prefetch.max_mb, c.prefetch.max_files), (false, 16, 512));
     }
 
     #[test]
