@@ -2162,7 +2162,6 @@ mod tests {
         b.shutdown();
     }
 
-    /// A fake disk `name` under the root with scheduler `sched` and `nr_requests`.
     /// `[prefetch]` through the requests: the camera (pid 100) is the foreground, the updater is
     /// named instead (the camera's cached pages are recorded after the reply), the camera's
     /// pages are evicted, and naming the camera again reads them back; with `[prefetch]` off
@@ -2223,6 +2222,7 @@ mod tests {
         }
     }
 
+    /// A fake disk `name` under the root with scheduler `sched` and `nr_requests`.
     fn fake_disk(r: &Path, name: &str, sched: &str, nr: u64) -> PathBuf {
         let d = r.join("sys/block").join(name);
         std::fs::create_dir_all(d.join("queue")).unwrap();
