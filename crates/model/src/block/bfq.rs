@@ -84,6 +84,11 @@
 //!   for the in-service queue the device gets nothing else. This under-serves background I/O
 //!   during idling on a device that queues commands.
 //! - No queue merging (stable or close cooperators), no queue splitting, no multi-actuator.
+//! - A sync queue belongs to a scenario's process (`prov.pid`, one per app) for the whole run;
+//!   the kernel's belongs to a process's I/O context, so an app started anew for each launch
+//!   (as `forefront bench` does) gets a new, interactive queue each time, where a scenario that
+//!   loops its launches in one thread keeps one queue (raised again only after
+//!   `wr_min_idle_time` idle; docs/twin.md, twin9).
 //! - No request-allocation limits per queue and class (`bfq_limit_depth`): the block queue's
 //!   `nr_requests` is the only bound on async requests.
 //! - Groups are flat (one level under the root, as Android's and the agent's are); a group's
