@@ -269,6 +269,14 @@ struct PredictOpts {
     seed: u64,
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
+    /// Also write each simulated mode's Perfetto / Chrome trace-event JSON as DIR/MODE.json
+    /// (requests per queue with their time in the scheduler and at the device, syscalls per
+    /// thread, tasks per CPU: `sim run --trace-out`'s export). DIR is created if missing.
+    #[arg(long, value_name = "DIR")]
+    trace_out: Option<PathBuf>,
+    /// With --trace-out: overwrite trace files that exist.
+    #[arg(long, requires = "trace_out")]
+    force: bool,
 }
 
 #[derive(Args)]
@@ -561,7 +569,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(device) = &a.predict {
         let saved = serde_json::to_value(&report)?;
-        let opts = PredictOpts { device: device.clone(), launches: 10, seed: 1, format: a.format };
+        let opts = PredictOpts { device: device.clone(), launches: 10, seed: 1, format: a.format, trace_out: None, force: false };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
             Format::Table => text.push_str(&format!("\n{p}")),
@@ -638,7 +646,18 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             bail!("{what}: mode {m} has no samples_ms");
         }
         let q = |p: f64| forefront_bench::stats::quantile(&samples, p);
-        let pred = predict(&w, &host, &device, &stock, m, o.launches, o.seed);
+        let pred = match &o.trace_out {
+            None => predict(&w, &host, &device, &stock, m, o.launches, o.seed),
+            Some(dir) => match forefront_sim::twin::config(&w, &host, &device, &stock, m, o.launches, o.seed) {
+                Ok(cfg) => {
+                    std::fs::create_dir_all(dir).with_context(|| format!("--trace-out {}", dir.display()))?;
+                    let path = dir.join(format!("{m}.json"));
+                    let report = crate::sim_cmd::run_with_trace(&cfg, Some(&path), o.force, &[])?;
+                    forefront_sim::twin::predicted(&cfg, report)
+                }
+                Err(reason) => Predicted::Unavailable { reason },
+            },
+        };
         rows.push((*m, q(0.5), q(0.9), meas["bg_window_mb_s"].as_f64(), pred));
     }
     let ratio = |p: f64, m: f64| if m > 0.0 { Some(p / m) } else { None };

@@ -74,35 +74,49 @@ pub fn predict(
     launches: u32,
     seed: u64,
 ) -> Predicted {
-    let unavailable = |reason: String| Predicted::Unavailable { reason };
-    let (scheduler, background, policy) = match setup_of(mode, sim_scheduler(stock)) {
-        Ok(s) => s,
-        Err(r) => return unavailable(r),
-    };
+    match config(w, host, device, stock, mode, launches, seed) {
+        Ok(cfg) => match crate::try_run(&cfg) {
+            Ok(r) => predicted(&cfg, r),
+            Err(e) => Predicted::Unavailable { reason: format!("the simulation failed: {e}") },
+        },
+        Err(reason) => Predicted::Unavailable { reason },
+    }
+}
+
+/// The simulator run [`predict`] makes for bench mode `mode` (for a caller that runs it
+/// itself, e.g. with a trace: `bench predict --trace-out`), or why the mode cannot be run.
+pub fn config(
+    w: &BenchWorkload,
+    host: &Host,
+    device: &FlashParams,
+    stock: &str,
+    mode: &str,
+    launches: u32,
+    seed: u64,
+) -> Result<RunConfig, String> {
+    let (scheduler, background, policy) = setup_of(mode, sim_scheduler(stock))?;
     let setup = SimSetup { scheduler: scheduler.into(), background, launches };
     let scenario = match w.scenario(&device.name, host, &setup) {
         Ok(s) => s,
         // The scenario format refuses a scheduler kind it does not know: the model is absent.
         Err(e) if e.contains("unknown variant") => {
-            return unavailable(format!("not yet in the simulator: I/O scheduler `{scheduler}` ({})", first_line(&e)))
+            return Err(format!("not yet in the simulator: I/O scheduler `{scheduler}` ({})", first_line(&e)))
         }
-        Err(e) => return unavailable(e),
+        Err(e) => return Err(e),
     };
-    let policy = match Policy::by_name(policy) {
-        Ok(p) => p,
-        Err(e) => return unavailable(format!("not yet in the simulator: policy `{policy}` ({e})")),
-    };
-    let cfg = RunConfig { bg_apps: scenario.bg_apps, scenario, device: device.clone(), policy, seed };
-    match crate::try_run(&cfg) {
-        Ok(r) => Predicted::Ran {
-            fg_p50_ms: r.metrics.fg_p50_ms,
-            fg_p90_ms: r.metrics.fg_p90_ms,
-            bg_mb_s: (cfg.bg_apps > 0).then_some(r.metrics.bg_mb_per_s),
-            fg_samples_ms: r.metrics.fg_samples_ms,
-            policy: r.policy,
-            scheduler: r.scheduler,
-        },
-        Err(e) => unavailable(format!("the simulation failed: {e}")),
+    let policy = Policy::by_name(policy).map_err(|e| format!("not yet in the simulator: policy `{policy}` ({e})"))?;
+    Ok(RunConfig { bg_apps: scenario.bg_apps, scenario, device: device.clone(), policy, seed })
+}
+
+/// A run of [`config`]'s as a prediction.
+pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport) -> Predicted {
+    Predicted::Ran {
+        fg_p50_ms: r.metrics.fg_p50_ms,
+        fg_p90_ms: r.metrics.fg_p90_ms,
+        bg_mb_s: (cfg.bg_apps > 0).then_some(r.metrics.bg_mb_per_s),
+        fg_samples_ms: r.metrics.fg_samples_ms,
+        policy: r.policy,
+        scheduler: r.scheduler,
     }
 }
 

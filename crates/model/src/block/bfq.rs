@@ -45,7 +45,11 @@
 //!   guarantees: the queue is weight-raised while others are not, or the scenario is
 //!   *asymmetric* — busy queues of different weights (unless this one has the smallest), of
 //!   more than one class, or more than one group with requests pending
-//!   (`idling_needed_for_service_guarantees`, `bfq_asymmetric_scenario`). An IDLE-class queue
+//!   (`idling_needed_for_service_guarantees`, `bfq_asymmetric_scenario`), or (Linux 5.12+,
+//!   `plug_only_busy`) the queue is the only busy one: then a queue that becomes busy while
+//!   its requests are in flight or it waits gets nothing dispatched unless it preempts (higher
+//!   weight or class), so it cannot fill the device ahead of the in-service queue's next
+//!   request. An IDLE-class queue
 //!   never idles and is expired after each request while others are busy. Think time is
 //!   tracked as CFQ's (the queue keeps its idle window while the mean is under `slice_idle / 2`).
 //!   `hw_tag` (whether the device queues commands) is estimated as the kernel does: more than 3
@@ -80,6 +84,11 @@
 //!   for the in-service queue the device gets nothing else. This under-serves background I/O
 //!   during idling on a device that queues commands.
 //! - No queue merging (stable or close cooperators), no queue splitting, no multi-actuator.
+//! - A sync queue belongs to a scenario's process (`prov.pid`, one per app) for the whole run;
+//!   the kernel's belongs to a process's I/O context, so an app started anew for each launch
+//!   (as `forefront bench` does) gets a new, interactive queue each time, where a scenario that
+//!   loops its launches in one thread keeps one queue (raised again only after
+//!   `wr_min_idle_time` idle; docs/twin.md, twin9).
 //! - No request-allocation limits per queue and class (`bfq_limit_depth`): the block queue's
 //!   `nr_requests` is the only bound on async requests.
 //! - Groups are flat (one level under the root, as Android's and the agent's are); a group's
@@ -144,6 +153,11 @@ pub struct BfqParams {
     /// Whether the device is rotational (`queue/rotational`); phones' and this VM's flash and
     /// virtual disks are not (default false).
     pub rotational: bool,
+    /// Keep plugging for the in-service sync queue when it is the only busy queue (Linux 5.12+,
+    /// "block, bfq: do not expire a queue when it is the only busy one": `tot_busy_queues == 1`
+    /// in `idling_needed_for_service_guarantees`). Not a sysfs tunable: the kernel version's
+    /// behaviour (default true, the kernels since 5.12; false is 5.x before it).
+    pub plug_only_busy: bool,
 }
 
 impl Default for BfqParams {
@@ -161,6 +175,7 @@ impl Default for BfqParams {
             wr_duration_ms: 3750,
             wr_min_idle_time_ms: 2000,
             rotational: false,
+            plug_only_busy: true,
         }
     }
 }
@@ -787,11 +802,15 @@ impl Bfq {
         boosts && self.wr_busy_queues == 0
     }
 
-    /// `idling_needed_for_service_guarantees`.
+    /// `idling_needed_for_service_guarantees`, with (5.12+) the case where `q` is the only busy
+    /// queue: plugging then costs no other queue anything, and it keeps a queue that becomes
+    /// busy meanwhile from filling the device before `q`'s next request (`plug_only_busy`).
     fn idling_needed(&self, q: usize) -> bool {
         let qu = &self.queues[q];
-        (qu.wr_coeff > 1 && (self.wr_busy_queues < self.tot_busy() || self.tot_rq_in_driver >= qu.dispatched + 4))
+        let tot_busy = self.tot_busy();
+        (qu.wr_coeff > 1 && (self.wr_busy_queues < tot_busy || self.tot_rq_in_driver >= qu.dispatched + 4))
             || self.asymmetric(Some(q))
+            || (self.p.plug_only_busy && tot_busy == 1)
     }
 
     /// `bfq_better_to_idle`.
@@ -1732,6 +1751,64 @@ mod tests {
         let raised = (1..=10).filter(|&pid| s.sync_weight(pid) == Some(1200)).count();
         assert!(raised < 8, "{raised} of 10 queues of a burst raised");
         assert!(s.sync_weight(10) == Some(40), "the queues after the threshold are not raised");
+    }
+
+    /// Linux 5.12+ (`idling_needed_for_service_guarantees`, "block, bfq: do not expire a queue
+    /// when it is the only busy one"): a sync queue that is the only busy one keeps the device
+    /// plugged while its request is in flight and then for its idle wait, so a lower-weight
+    /// queue that becomes busy meanwhile gets its request dispatched only after the in-service
+    /// queue's next one (asymmetric weights then keep the plug). Without the rule (5.x before
+    /// 5.12) the only busy queue is expired as soon as it empties and the newcomer's request
+    /// reaches the device first.
+    #[test]
+    fn the_only_busy_queue_keeps_the_device_plugged() {
+        let order = |plug_only_busy: bool| {
+            let p = BfqParams { low_latency: false, plug_only_busy, ..Default::default() };
+            let mut s = Bfq::new(p, &[1000]);
+            // A device that queues commands (this VM's virtio disk: BFQ's estimate is 1 there),
+            // where idling does not boost throughput: only the service guarantees keep a plug.
+            s.hw_tag = 1;
+            let mut slab = ReqSlab::default();
+            let mut out = Vec::new();
+            let us = |x: u64| SimTime::from_ns(x * 1000);
+            let take = |s: &mut Bfq, slab: &ReqSlab, t: SimTime, out: &mut Vec<ReqId>| {
+                while let Dispatch::Request(id) = s.dispatch(slab, 0, t) {
+                    out.push(id);
+                }
+            };
+            // A (ioprio level 0, weight 80) reads; its request is at the device.
+            let a1 = slab.insert(with_class(read(0, 1, 1), 2, 0));
+            s.add(a1, &slab, us(0));
+            take(&mut s, &slab, us(0), &mut out);
+            // B (level 4, weight 40) becomes busy while A1 is in flight.
+            let b1 = slab.insert(with_class(read(1_000_000, 2, 2), 2, 4));
+            s.add(b1, &slab, us(20));
+            take(&mut s, &slab, us(20), &mut out);
+            // A1 completes; A's next read comes 100 us later (a short think time).
+            s.completed(a1, &slab, us(200));
+            take(&mut s, &slab, us(200), &mut out);
+            let a2 = slab.insert(with_class(read(8, 1, 3), 2, 0));
+            s.add(a2, &slab, us(300));
+            take(&mut s, &slab, us(300), &mut out);
+            s.completed(a2, &slab, us(500));
+            take(&mut s, &slab, us(500), &mut out);
+            // Past A's idle wait (8 ms), B is served in any case.
+            take(&mut s, &slab, ms(20), &mut out);
+            let name = |id: ReqId| {
+                if id == a1 {
+                    "A1"
+                } else if id == a2 {
+                    "A2"
+                } else if id == b1 {
+                    "B1"
+                } else {
+                    "?"
+                }
+            };
+            out.into_iter().map(name).collect::<Vec<_>>()
+        };
+        assert_eq!(order(true), ["A1", "A2", "B1"], "plugged for the only busy queue");
+        assert_eq!(order(false), ["A1", "B1", "A2"], "without the rule B fills the device first");
     }
 
     /// Every request comes back once; flushes first; merged-away requests are forgotten.
