@@ -279,6 +279,10 @@ impl Agent {
             agent.shutdown();
             return Err(e);
         }
+        if let Err(e) = agent.set_tags() {
+            agent.shutdown();
+            return Err(e);
+        }
         if let Some(exe) = watchdog_exe {
             if let Err(e) = agent.spawn_watchdog(exe) {
                 agent.shutdown();
@@ -405,6 +409,35 @@ impl Agent {
         }
         if self.cfg.io.enabled && self.cfg.io.bg_ioprio_idle {
             self.notes.push("io: idle I/O class for background threads".into());
+        }
+        Ok(())
+    }
+
+    /// `io.nr_requests`: sets the request tags of every BFQ disk for the agent's lifetime, each
+    /// original journaled before its write (put back by [`Agent::shutdown`], a restarted agent
+    /// or `agent restore`). A write the kernel refuses is a note, not a failure: the agent runs
+    /// without it. The write drains the queue (tens of ms under load), once, here.
+    fn set_tags(&mut self) -> Result<(), AgentError> {
+        if !self.cfg.io.enabled {
+            return Ok(());
+        }
+        let plan = crate::iosched::plan_nr_requests_lifetime(&self.root, self.cfg.io.nr_requests);
+        for h in plan {
+            self.journal.record([Entry::Knob { path: h.path.clone(), original: h.original.clone() }])?;
+            let t0 = Instant::now();
+            match forefront_sysfs::write_value(&h.set, &h.value) {
+                Ok(_) => {
+                    self.applied.push((h.set.clone(), h.value.clone()));
+                    self.notes.push(format!(
+                        "io: {} = {} (was {}; the queue drained in {:.1} ms)",
+                        h.set.strip_prefix(&self.root).unwrap_or(&h.set).display(),
+                        h.value,
+                        h.original,
+                        t0.elapsed().as_secs_f64() * 1000.0
+                    ));
+                }
+                Err(e) => self.notes.push(format!("io: nr_requests not set: {e}")),
+            }
         }
         Ok(())
     }
@@ -1174,6 +1207,14 @@ impl Agent {
         }
         (self.log)(&format!("scope: {what} {} (from pid {})", if remove { "removed" } else { "added" }, peer.pid));
         self.rescan(Some(peer.pid));
+        // `[prefetch]`: an app sent to the background by pid has its working set recorded
+        // after the reply, as one that leaves the foreground does: a switch to it is then
+        // restored even if the agent never saw it in the foreground.
+        if let (Some(pid), false, true) = (pid, remove, self.cfg.prefetch.enabled) {
+            if self.members.get(&pid).is_some_and(|m| m.class == Class::Background) {
+                self.record_pending = Some(pid);
+            }
+        }
         Response::ok(format!(
             "{what} {} the managed processes ({} managed now)",
             if remove { "left" } else { "joined" },
@@ -1372,13 +1413,14 @@ impl Agent {
     /// start and its first submissions would otherwise take CPU time from the reply's path.
     fn start_restore(&mut self) {
         if let Some((pid, ws)) = self.restore_pending.take() {
-            if let Err(e) = crate::prefetch::spawn_restore(self.root.clone(), pid, ws, self.log) {
+            if let Err(e) = crate::prefetch::spawn_restore(self.root.clone(), pid, ws, self.cfg.prefetch.threads, self.log) {
                 (self.log)(&format!("prefetch: pid {pid}: no thread: {e}"));
             }
         }
     }
 
-    /// `[prefetch]`: records the working set of the app that has just left the foreground.
+    /// `[prefetch]`: records the working set of the app that has just left the foreground (or
+    /// been scoped into the background by pid).
     fn record_working_set(&mut self, pid: i32) {
         if self.exclude.contains(&pid) {
             return;
@@ -1389,7 +1431,7 @@ impl Agent {
             crate::prefetch::Limits { max_bytes: self.cfg.prefetch.max_mb << 20, max_files: self.cfg.prefetch.max_files };
         let ws = crate::prefetch::record(&self.root, &crate::prefetch::app_pids(&self.root, pid), limits);
         (self.log)(&format!(
-            "prefetch: pid {pid} ({}) left the foreground: {:.1} MiB cached in {} range(s) of {} of {} file(s), recorded in {:.1} ms",
+            "prefetch: pid {pid} ({}) went to the background: {:.1} MiB cached in {} range(s) of {} of {} file(s), recorded in {:.1} ms",
             st.comm,
             ws.bytes() as f64 / (1 << 20) as f64,
             ws.ranges(),
@@ -1512,7 +1554,9 @@ impl Agent {
         self.tell_watchdog("T");
         let _ = self.journal.forget(|e| match e {
             Entry::Frozen { .. } => false,
-            Entry::Knob { path, .. } => !held.iter().any(|h| &h.path == path),
+            // The pause's own entries: a setting the agent holds for its lifetime on the same
+            // file (`io.nr_requests` under `pause.nr_requests`) keeps its entry and original.
+            Entry::Knob { path, original } => !held.iter().any(|h| &h.path == path && &h.original == original),
             _ => true,
         });
         true
@@ -2218,6 +2262,15 @@ mod tests {
             }
             assert_eq!(cached(&f), enabled, "prefetch {enabled}: the camera's pages read back");
             assert!(a.working_sets.is_empty(), "a record is used once");
+            // An app sent to the background by `scope`, never seen leaving the foreground, is
+            // recorded too.
+            assert!(a.handle(fg(200), peer()).ok);
+            a.after_reply();
+            a.working_sets.clear();
+            let scope = Request::Scope { pid: Some(100), uid: None, cgroup: None, remove: false };
+            assert!(a.handle(scope, peer()).ok);
+            a.after_reply();
+            assert_eq!(a.working_sets.len(), usize::from(enabled), "recorded when scoped into the background");
             a.shutdown();
         }
     }
@@ -2285,6 +2338,59 @@ mod tests {
         let problems = j.restore();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(nr(&vda), "256", "restored by agent restore");
+    }
+
+    #[test]
+    fn io_nr_requests_sets_bfq_disks_tags_for_the_agents_lifetime_and_puts_them_back() {
+        let (t, mut cfg) = fake_v2();
+        cfg.io.nr_requests = 64;
+        let vda = fake_disk(t.path(), "vda", "bfq", 256);
+        let vdb = fake_disk(t.path(), "vdb", "mq-deadline", 256);
+        let small = fake_disk(t.path(), "vdc", "bfq", 32);
+        let same = fake_disk(t.path(), "vdd", "bfq", 64);
+        let nr = |p: &Path| std::fs::read_to_string(p).unwrap().trim().to_owned();
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!((nr(&vda), nr(&small)), ("64".into(), "64".into()), "set at the start, lowered or raised");
+        assert_eq!((nr(&vdb), nr(&same)), ("256".into(), "64".into()), "not BFQ, or already at the value: left alone");
+        assert!(!a.journal.entries().iter().any(|e| matches!(e, Entry::Knob { path, .. } if *path == same)));
+        assert!(a
+            .journal
+            .entries()
+            .iter()
+            .any(|e| matches!(e, Entry::Knob { path, original } if *path == vda && original == "256")));
+        // A pause that raises the tags puts back the lowered value, not the original.
+        a.cfg.pause.nr_requests = 1024;
+        a.cfg.pause.min_gap_ms = 0;
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        a.after_reply();
+        assert_eq!(nr(&vda), "1024");
+        assert!(a.handle(Request::BurstEnd {}, peer()).ok);
+        assert_eq!(nr(&vda), "64", "the pause gives back the agent's lifetime value");
+        a.shutdown();
+        assert_eq!(nr(&vda), "256", "put back when the agent stops");
+        drop(a);
+        // A crash: the restarted agent (here with the knob off) puts it back first.
+        let a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!(nr(&vda), "64");
+        a.die();
+        let mut off = cfg.clone();
+        off.io.nr_requests = 0;
+        let mut b = Agent::start(off, None, |_| {}).unwrap();
+        assert_eq!(nr(&vda), "256", "restored by the restarted agent; off: left alone");
+        b.shutdown();
+        drop(b);
+        // And `agent restore` after a crash; with `[io]` off the knob does nothing.
+        let c = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        assert_eq!(nr(&vda), "64");
+        c.die();
+        let j = Journal::open_existing(&cfg.agent.state, t.path(), &cfg.agent.group).unwrap().unwrap();
+        assert!(j.restore().is_empty());
+        assert_eq!(nr(&vda), "256", "restored by agent restore");
+        let mut io_off = cfg.clone();
+        io_off.io.enabled = false;
+        let mut d = Agent::start(io_off, None, |_| {}).unwrap();
+        assert_eq!(nr(&vda), "256", "[io] off: the queues are left alone");
+        d.shutdown();
     }
 
     #[test]

@@ -98,6 +98,17 @@ pub fn disks(root: &Path) -> Vec<Disk> {
 /// applied and released with the write-back settings, see [`crate::writeback::apply`]). Empty
 /// when `want` is 0. A disk whose `nr_requests` cannot be read is left out.
 pub fn plan_nr_requests(root: &Path, want: u64) -> Vec<crate::writeback::Held> {
+    plan_nr_requests_where(root, want, |now| now < want)
+}
+
+/// `io.nr_requests`: the settings that set the request queue's `nr_requests` to `want` on
+/// every disk run by BFQ whose queue has another depth, for the agent's lifetime (in the order
+/// of [`disks`]). Empty when `want` is 0. A disk whose `nr_requests` cannot be read is left out.
+pub fn plan_nr_requests_lifetime(root: &Path, want: u64) -> Vec<crate::writeback::Held> {
+    plan_nr_requests_where(root, want, |now| now != want)
+}
+
+fn plan_nr_requests_where(root: &Path, want: u64, change: impl Fn(u64) -> bool) -> Vec<crate::writeback::Held> {
     if want == 0 {
         return vec![];
     }
@@ -107,7 +118,7 @@ pub fn plan_nr_requests(root: &Path, want: u64) -> Vec<crate::writeback::Held> {
         .filter_map(|d| {
             let path = root.join("sys/block").join(&d.name).join("queue/nr_requests");
             let now: u64 = block::queue_attr(path.parent()?, "nr_requests").ok()?.parse().ok()?;
-            (now < want).then(|| crate::writeback::Held {
+            change(now).then(|| crate::writeback::Held {
                 set: path.clone(),
                 value: want.to_string(),
                 path,

@@ -13,7 +13,7 @@
 //! What the agent does:
 //!
 //! - **Record** ([`record`]): when an app named foreground by pid stops being the foreground,
-//!   the agent notes which pages of the regular files the app's processes have open
+//!   or a process is sent to the background by pid (`agent scope PID`), the agent notes which pages of the regular files the app's processes have open
 //!   (`/proc/PID/fd`) or mapped (`/proc/PID/map_files`) are in the page cache (`mincore(2)`
 //!   over a read-only, never-touched mapping), at most `max_mb` of them and `max_files` files.
 //!   That is a superset of the app's own working set: a page another process cached in one of
@@ -75,6 +75,28 @@ impl WorkingSet {
     }
     pub fn ranges(&self) -> usize {
         self.files.iter().map(|f| f.ranges.len()).sum()
+    }
+
+    /// The ranges dealt out to `n` parts in turn (over every file, in file order), each part
+    /// keeping only the files it has ranges of: for `n` restore threads. `n` = 0 counts as 1.
+    pub fn split(&self, n: usize) -> Vec<WorkingSet> {
+        let n = n.max(1);
+        let mut parts = vec![WorkingSet { files: vec![], files_seen: self.files_seen }; n];
+        let mut next = 0;
+        for f in &self.files {
+            let mut mine: Vec<Vec<(u64, u64)>> = vec![vec![]; n];
+            for &r in &f.ranges {
+                mine[next].push(r);
+                next = (next + 1) % n;
+            }
+            for (part, ranges) in parts.iter_mut().zip(mine) {
+                if !ranges.is_empty() {
+                    part.files.push(FileSet { dev: f.dev, ino: f.ino, ranges });
+                }
+            }
+        }
+        parts.retain(|p| !p.files.is_empty());
+        parts
     }
 }
 
@@ -266,28 +288,35 @@ pub const RESTORE_IOPRIO: forefront_sysfs::ioprio::IoPrio = forefront_sysfs::iop
 /// thread stuck behind a saturated queue).
 pub const RESTORE_LIMIT: Duration = Duration::from_secs(2);
 
-/// Restores `ws` on a thread of its own at [`RESTORE_IOPRIO`], `pids` found from `pid` and its
-/// descendants when the thread starts; logs what it did through `log`. The thread is not
-/// joined: it ends by itself within [`RESTORE_LIMIT`] plus the time of one `posix_fadvise`.
-pub fn spawn_restore(root: PathBuf, pid: i32, ws: WorkingSet, log: fn(&str)) -> std::io::Result<()> {
-    std::thread::Builder::new().name("ff-prefetch".into()).spawn(move || {
-        let t0 = Instant::now();
-        let class = match forefront_sysfs::ioprio::set(0, RESTORE_IOPRIO) {
-            Ok(()) => "real-time I/O class",
-            Err(_) => "the agent's I/O class (ioprio_set refused)",
-        };
-        let pids = app_pids(&root, pid);
-        let r = restore(&root, &pids, &ws, RESTORE_LIMIT);
-        log(&format!(
-            "prefetch: pid {pid}: {:.1} MiB asked for in {} of {} file(s) ({} gone, {} refused) in {:.1} ms, {class}",
-            r.bytes as f64 / (1 << 20) as f64,
-            r.files,
-            ws.files.len(),
-            r.missing,
-            r.failed,
-            t0.elapsed().as_secs_f64() * 1000.0
-        ));
-    })?;
+/// Restores `ws` on `threads` threads of its own (its ranges dealt out among them,
+/// [`WorkingSet::split`]) at [`RESTORE_IOPRIO`], `pids` found from `pid` and its descendants
+/// when each thread starts; each logs what it did through `log`. The threads are not joined:
+/// each ends by itself within [`RESTORE_LIMIT`] plus the time of one `posix_fadvise`.
+pub fn spawn_restore(root: PathBuf, pid: i32, ws: WorkingSet, threads: usize, log: fn(&str)) -> std::io::Result<()> {
+    let parts = ws.split(threads);
+    let n = parts.len();
+    for (k, part) in parts.into_iter().enumerate() {
+        let root = root.clone();
+        std::thread::Builder::new().name("ff-prefetch".into()).spawn(move || {
+            let t0 = Instant::now();
+            let class = match forefront_sysfs::ioprio::set(0, RESTORE_IOPRIO) {
+                Ok(()) => "real-time I/O class",
+                Err(_) => "the agent's I/O class (ioprio_set refused)",
+            };
+            let pids = app_pids(&root, pid);
+            let r = restore(&root, &pids, &part, RESTORE_LIMIT);
+            let which = if n > 1 { format!(" (thread {} of {n})", k + 1) } else { String::new() };
+            log(&format!(
+                "prefetch: pid {pid}{which}: {:.1} MiB asked for in {} of {} file(s) ({} gone, {} refused) in {:.1} ms, {class}",
+                r.bytes as f64 / (1 << 20) as f64,
+                r.files,
+                part.files.len(),
+                r.missing,
+                r.failed,
+                t0.elapsed().as_secs_f64() * 1000.0
+            ));
+        })?;
+    }
     Ok(())
 }
 
@@ -312,6 +341,29 @@ mod tests {
     use std::io::{Read, Seek, SeekFrom, Write};
 
     const PAGE: u64 = 4096;
+
+    #[test]
+    fn a_split_deals_every_range_out_once_and_keeps_only_files_with_ranges() {
+        let ws = WorkingSet {
+            files: vec![
+                FileSet { dev: 1, ino: 10, ranges: vec![(0, PAGE), (8 * PAGE, PAGE), (16 * PAGE, 2 * PAGE)] },
+                FileSet { dev: 1, ino: 11, ranges: vec![(0, PAGE)] },
+            ],
+            files_seen: 3,
+        };
+        assert_eq!(ws.split(1), vec![ws.clone()]);
+        assert_eq!(ws.split(0), vec![ws.clone()], "0 counts as 1");
+        let parts = ws.split(3);
+        assert_eq!(parts.len(), 3);
+        assert_eq!(
+            parts[0].files,
+            vec![FileSet { dev: 1, ino: 10, ranges: vec![(0, PAGE)] }, FileSet { dev: 1, ino: 11, ranges: vec![(0, PAGE)] }]
+        );
+        assert_eq!(parts[1].files, vec![FileSet { dev: 1, ino: 10, ranges: vec![(8 * PAGE, PAGE)] }]);
+        assert_eq!(parts[2].files, vec![FileSet { dev: 1, ino: 10, ranges: vec![(16 * PAGE, 2 * PAGE)] }]);
+        assert_eq!(parts.iter().map(WorkingSet::bytes).sum::<u64>(), ws.bytes());
+        assert_eq!(ws.split(8).len(), 4, "no empty parts");
+    }
 
     /// Whether each of `ranges` is wholly in the page cache.
     fn cached(file: &std::fs::File, size: u64, ranges: &[(u64, u64)]) -> Vec<bool> {

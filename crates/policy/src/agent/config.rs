@@ -249,6 +249,15 @@ pub struct IoSection {
     /// groups are throttled while the foreground misses it. 0 = off (the default: not measured
     /// here, this VM has no v2 io controller). See `forefront_agent::iosched`.
     pub fg_latency_us: u64,
+    /// Set the request queue's `nr_requests` (its scheduler tags) to this many on every disk
+    /// BFQ runs, for the agent's lifetime (journaled, put back at its exit, by a restarted agent
+    /// and by `agent restore`); 0 = leave the queues alone (the default). A request waits for a
+    /// tag before BFQ sees it: with every tag taken by background requests BFQ has queued (the
+    /// idle class's, async write-back), a foreground read waits unseen; BFQ gives sync reads
+    /// every tag and caps async writes at half of them (`bfq_limit_depth`). The write drains the
+    /// queue once, when the agent starts. See docs/agent.md, "Request tags for the agent's
+    /// lifetime".
+    pub nr_requests: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -334,11 +343,14 @@ pub struct PrefetchSection {
     pub max_mb: u64,
     /// At most this many files looked at per app (open files first, then mapped ones).
     pub max_files: usize,
+    /// Threads that read a working set back, its ranges dealt out among them (1..=64). Each is
+    /// a queue of its own to BFQ. See docs/agent.md, "Restore threads".
+    pub threads: usize,
 }
 
 impl Default for PrefetchSection {
     fn default() -> Self {
-        PrefetchSection { enabled: true, max_mb: 256, max_files: 512 }
+        PrefetchSection { enabled: true, max_mb: 256, max_files: 512, threads: 1 }
     }
 }
 
@@ -390,7 +402,15 @@ impl Default for CpuSection {
 
 impl Default for IoSection {
     fn default() -> Self {
-        IoSection { enabled: true, fg_weight: 1000, bg_weight: 10, bg_ioprio_idle: true, fg_group: true, fg_latency_us: 0 }
+        IoSection {
+            enabled: true,
+            fg_weight: 1000,
+            bg_weight: 10,
+            bg_ioprio_idle: true,
+            fg_group: true,
+            fg_latency_us: 0,
+            nr_requests: 0,
+        }
     }
 }
 
@@ -477,6 +497,12 @@ impl Config {
         if self.pause.max_ms == 0 || self.pause.max_ms > 60_000 {
             return bad("pause.max_ms", format!("{} is outside 1..=60000", self.pause.max_ms));
         }
+        if self.io.nr_requests != 0 && !(4..=2048).contains(&self.io.nr_requests) {
+            return bad(
+                "io.nr_requests",
+                format!("{} is outside 4..=2048 (the kernel's range with a scheduler), or 0 for off", self.io.nr_requests),
+            );
+        }
         if self.pause.nr_requests != 0 && !(4..=2048).contains(&self.pause.nr_requests) {
             return bad(
                 "pause.nr_requests",
@@ -485,6 +511,9 @@ impl Config {
         }
         if self.prefetch.max_mb > 65_536 {
             return bad("prefetch.max_mb", format!("{} is above 65536 (64 GiB)", self.prefetch.max_mb));
+        }
+        if !(1..=64).contains(&self.prefetch.threads) {
+            return bad("prefetch.threads", format!("{} is outside 1..=64", self.prefetch.threads));
         }
         if self.prefetch.max_files > 65_536 {
             return bad("prefetch.max_files", format!("{} is above 65536", self.prefetch.max_files));
@@ -658,6 +687,9 @@ mod tests {
         let s = Config::parse(Path::new("c.toml"), "[pause]\nnr_requests = 4096\n").unwrap_err().to_string();
         assert!(s.starts_with("c.toml: field `pause.nr_requests`: 4096 is outside 4..=2048"), "{s}");
         assert_eq!(Config::parse(Path::new("c.toml"), "[pause]\nnr_requests = 1024\n").unwrap().pause.nr_requests, 1024);
+        let s = Config::parse(Path::new("c.toml"), "[io]\nnr_requests = 2\n").unwrap_err().to_string();
+        assert!(s.starts_with("c.toml: field `io.nr_requests`: 2 is outside 4..=2048"), "{s}");
+        assert_eq!(Config::parse(Path::new("c.toml"), "[io]\nnr_requests = 64\n").unwrap().io.nr_requests, 64);
         let s = Config::parse(Path::new("c.toml"), "[prefetch]\nmax_mb = 100000\n").unwrap_err().to_string();
         assert_eq!(s, "c.toml: field `prefetch.max_mb`: 100000 is above 65536 (64 GiB)");
         let c = Config::parse(Path::new("c.toml"), "[prefetch]\nenabled = false\nmax_mb = 16\n").unwrap();
