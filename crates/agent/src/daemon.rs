@@ -1413,7 +1413,13 @@ impl Agent {
     /// start and its first submissions would otherwise take CPU time from the reply's path.
     fn start_restore(&mut self) {
         if let Some((pid, ws)) = self.restore_pending.take() {
-            if let Err(e) = crate::prefetch::spawn_restore(self.root.clone(), pid, ws, self.cfg.prefetch.threads, self.log) {
+            // `prefetch.in_fg_group`: the foreground's own blkio group (v1, `io.fg_group`).
+            let join = (self.cfg.prefetch.in_fg_group && self.cfg.io.fg_group)
+                .then(|| self.placements.iter().find(|p| p.has(Controller::Io) && p.version == Version::V1))
+                .flatten()
+                .map(|p| p.fg.dir.join("tasks"));
+            let threads = self.cfg.prefetch.threads;
+            if let Err(e) = crate::prefetch::spawn_restore(self.root.clone(), pid, ws, threads, join, self.log) {
                 (self.log)(&format!("prefetch: pid {pid}: no thread: {e}"));
             }
         }

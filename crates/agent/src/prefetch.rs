@@ -290,15 +290,32 @@ pub const RESTORE_LIMIT: Duration = Duration::from_secs(2);
 
 /// Restores `ws` on `threads` threads of its own (its ranges dealt out among them,
 /// [`WorkingSet::split`]) at [`RESTORE_IOPRIO`], `pids` found from `pid` and its descendants
-/// when each thread starts; each logs what it did through `log`. The threads are not joined:
-/// each ends by itself within [`RESTORE_LIMIT`] plus the time of one `posix_fadvise`.
-pub fn spawn_restore(root: PathBuf, pid: i32, ws: WorkingSet, threads: usize, log: fn(&str)) -> std::io::Result<()> {
+/// when each thread starts; each logs what it did through `log`. With `join`, a cgroup v1
+/// `tasks` file, each thread first moves itself (its tid alone) into that group, so that its
+/// reads are the group's. The threads are not joined: each ends by itself within
+/// [`RESTORE_LIMIT`] plus the time of one `posix_fadvise`.
+pub fn spawn_restore(
+    root: PathBuf,
+    pid: i32,
+    ws: WorkingSet,
+    threads: usize,
+    join: Option<PathBuf>,
+    log: fn(&str),
+) -> std::io::Result<()> {
     let parts = ws.split(threads);
     let n = parts.len();
     for (k, part) in parts.into_iter().enumerate() {
         let root = root.clone();
+        let join = join.clone();
         std::thread::Builder::new().name("ff-prefetch".into()).spawn(move || {
             let t0 = Instant::now();
+            if let Some(tasks) = &join {
+                // SAFETY: gettid has no arguments and cannot fail.
+                let tid = unsafe { libc::gettid() };
+                if let Err(e) = forefront_sysfs::write_value(tasks, &tid.to_string()) {
+                    log(&format!("prefetch: pid {pid}: the restore stays in the agent's group: {e}"));
+                }
+            }
             let class = match forefront_sysfs::ioprio::set(0, RESTORE_IOPRIO) {
                 Ok(()) => "real-time I/O class",
                 Err(_) => "the agent's I/O class (ioprio_set refused)",
@@ -341,6 +358,24 @@ mod tests {
     use std::io::{Read, Seek, SeekFrom, Write};
 
     const PAGE: u64 = 4096;
+
+    #[test]
+    fn each_restore_thread_joins_the_group_it_is_given_by_its_own_tid() {
+        let t = tempfile::tempdir().unwrap();
+        let tasks = t.path().join("tasks");
+        std::fs::write(&tasks, "").unwrap();
+        let ws = WorkingSet { files: vec![FileSet { dev: 1, ino: 10, ranges: vec![(0, PAGE)] }], files_seen: 1 };
+        // No /proc under this root: the thread finds no file to read and ends.
+        spawn_restore(t.path().to_path_buf(), 4242, ws, 1, Some(tasks.clone()), |_| {}).unwrap();
+        let t0 = Instant::now();
+        let mut text = String::new();
+        while text.is_empty() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+            text = std::fs::read_to_string(&tasks).unwrap();
+        }
+        let tid: i32 = text.trim().parse().unwrap_or_else(|_| panic!("a tid in {tasks:?}, got {text:?}"));
+        assert_ne!(tid, std::process::id() as i32, "the thread's own id, not the process's");
+    }
 
     #[test]
     fn a_split_deals_every_range_out_once_and_keeps_only_files_with_ranges() {

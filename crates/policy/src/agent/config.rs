@@ -346,11 +346,16 @@ pub struct PrefetchSection {
     /// Threads that read a working set back, its ranges dealt out among them (1..=64). Each is
     /// a queue of its own to BFQ. See docs/agent.md, "Restore threads".
     pub threads: usize,
+    /// cgroup v1 with `io.fg_group`: each restore thread moves itself into the foreground's
+    /// blkio group before it reads, so that BFQ counts its reads in the app's group instead of
+    /// the agent's. See docs/agent.md, "Request tags for the agent's lifetime, and the
+    /// restore's depth".
+    pub in_fg_group: bool,
 }
 
 impl Default for PrefetchSection {
     fn default() -> Self {
-        PrefetchSection { enabled: true, max_mb: 256, max_files: 512, threads: 1 }
+        PrefetchSection { enabled: true, max_mb: 256, max_files: 512, threads: 1, in_fg_group: false }
     }
 }
 
