@@ -55,9 +55,12 @@
 //!   `hw_tag` (whether the device queues commands) is estimated as the kernel does: more than 3
 //!   requests in the driver over 32 samples.
 //! - **Preemption** (`bfq_bfqq_handle_idle_busy_switch`): a queue that becomes busy expires the
-//!   in-service one if it is of a higher class or weight, or if it has budget left from a wait
-//!   that did not stop it (`non_blocking_wait_rq`, arrived within 3 × `slice_idle`) and is as
-//!   raised, or if the in-service queue would not idle anyway.
+//!   in-service one if it is of a higher class or weight (`bfq_bfqq_higher_class_or_weight`:
+//!   the queues' weights, raising included, when both are in one group; their groups' weights
+//!   otherwise), or if it has budget left from a wait that did not stop it
+//!   (`non_blocking_wait_rq`, arrived within 3 × `slice_idle`) and is as raised, or if the
+//!   in-service queue would not idle anyway. So a new process's queue, raised as interactive
+//!   (below), preempts a default-weight queue of its group that is in service.
 //! - **`low_latency`** (weight raising, `bfq_update_bfqq_wr_on_rq_arrival`). A sync queue of the
 //!   default weight (40) that becomes busy after being idle for at least `wr_min_idle_time` (2 s;
 //!   a new queue always is) and is not part of a *large burst* (8 or more queues created within
@@ -65,10 +68,22 @@
 //!   interactivity BFQ does not believe) is *interactive*: its weight is multiplied by
 //!   `wr_coeff` (30) for the weight-raising duration (`bfq_wr_duration`: the reference rate × the
 //!   reference duration over the peak rate; with the kernel's initial peak-rate estimate, 2/3 of
-//!   the non-rotational reference, 2.5 s × 1.5 = 3.75 s), its budget capped at two minimum
+//!   the reference, 1.5 × `ref_wr_duration`: 2.5 s × 1.5 = 3.75 s non-rotational, 7 s × 1.5 =
+//!   10.5 s rotational), its budget capped at two minimum
 //!   budgets, and raising ends earlier after 120000 sectors served while raised
 //!   (`max_service_from_wr`). A busy queue receiving an async request more than 500 ms after its
-//!   last raising start or finish is raised too (`bfq_wr_min_inter_arr_async`).
+//!   last raising start or finish is raised too (`bfq_wr_min_inter_arr_async`). A raised queue is
+//!   not counted in the weights tree (`bfq_add_bfqq_busy`), so raising alone does not make the
+//!   scenario asymmetric.
+//! - **Processes.** A sync queue is a process's (`prov.pid`): a thread that runs a scenario's
+//!   `exec` op goes on with a new pid, hence a new queue, which is interactive at its first
+//!   request (never served: idle "for long"), as the kernel's queue of a new process's I/O
+//!   context is.
+//! - **`rotational`** (`blk_queue_nonrot`, from the scenario or the device file through
+//!   [`super::SchedulerConfig::for_device`]): idling boosts throughput for a sequential,
+//!   I/O-bound queue even on a device that queues commands, any seek over 800 sectors is seeky
+//!   whatever the request's size, a budget shorter than 1 ms counts as `slice_idle` rather than
+//!   `BFQ_MIN_TT` (`bfq_bfqq_is_slow`), and the initial weight-raising duration is 10.5 s.
 //!
 //! # Simplifications versus the kernel
 //!
@@ -76,7 +91,11 @@
 //! - No peak-rate estimation (`bfq_update_peak_rate`): the maximum budget stays at
 //!   `max_budget` (the kernel's default until 194 budgets are assigned and its rate estimate is
 //!   valid, then `peak_rate × timeout`), and the weight-raising duration at its initial value
-//!   (`wr_duration_ms`, 3750 ms for a non-rotational device); both are tunables here.
+//!   (`wr_duration_ms`: 3750 ms for a non-rotational device, 10500 ms for a rotational one; the
+//!   kernel's falls to its 3000 ms floor once it has measured a disk faster than ~260 MB/s);
+//!   both are tunables here. `forefront bench` selects BFQ anew for each of its samples (when the
+//!   disk's scheduler is not BFQ already), so the initial values are the ones its launches meet;
+//!   an instance kept across samples measured 12× slower launches (docs/twin.md, twin10).
 //! - No soft real-time weight raising (`bfq_wr_max_softrt_rate`): it needs the rate at which a
 //!   queue issues I/O after idling, which the phone workloads here never show (they are either
 //!   interactive start-ups or I/O-bound).
@@ -84,11 +103,14 @@
 //!   for the in-service queue the device gets nothing else. This under-serves background I/O
 //!   during idling on a device that queues commands.
 //! - No queue merging (stable or close cooperators), no queue splitting, no multi-actuator.
-//! - A sync queue belongs to a scenario's process (`prov.pid`, one per app) for the whole run;
-//!   the kernel's belongs to a process's I/O context, so an app started anew for each launch
-//!   (as `forefront bench` does) gets a new, interactive queue each time, where a scenario that
-//!   loops its launches in one thread keeps one queue (raised again only after
-//!   `wr_min_idle_time` idle; docs/twin.md, twin9).
+//! - A sync queue belongs to a process id (`prov.pid`: an app's index, or a new one after an
+//!   `exec` op); the kernel's belongs to a process's I/O context. A queue whose process has
+//!   gone (`exec` left it) stays idle here; the kernel frees it, and stops idling for a queue
+//!   with no process left (`bfqq_process_refs`), which this model still does for up to
+//!   `slice_idle` (20 ms raised) after the old process's last request.
+//! - A new process's queue is created at its first request; the kernel's at the first I/O of
+//!   the process (a bench operation's process reads its executable ~1.5 s before the operation,
+//!   and its raising, 10.5 s here, outlasts that).
 //! - No request-allocation limits per queue and class (`bfq_limit_depth`): the block queue's
 //!   `nr_requests` is the only bound on async requests.
 //! - Groups are flat (one level under the root, as Android's and the agent's are); a group's
