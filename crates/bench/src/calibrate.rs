@@ -37,7 +37,8 @@
 //! `under-load` step measures what the stage predicts: a small read that arrives behind large
 //! transfers waits for them when the host serves its queue in arrival order, and does not when
 //! it shares its bandwidth among the commands in service.
-//! `queue_depth` and `capacity_gib` are read from sysfs. The device file's `[provenance]`
+//! `queue_depth`, `capacity_gib` and `rotational` (`queue/rotational`, which BFQ and CFQ read:
+//! the simulator passes it to them, not to the device model) are read from sysfs. The device file's `[provenance]`
 //! table holds every figure's median and range over the repetitions and how it was obtained
 //! (`measured`, `derived`, `assumed`), with the host, kernel and date.
 //!
@@ -821,6 +822,8 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
     // A multiple of 4 KiB, at least 64 KiB, at most MAX_REQUEST and a sixteenth of the file.
     let big = (max_kb * 1024).clamp(16 * KIB4, MAX_REQUEST.min(plan.file_bytes as usize / 16)) / KIB4 * KIB4;
     let capacity = block::capacity_bytes(&queue)?;
+    // What the kernel's schedulers read (`blk_queue_nonrot`): "1" or "0".
+    let rotational = block::queue_attr(&queue, "rotational")?.trim() == "1";
     let depth = plan.depth.unwrap_or(qd as usize).clamp(1, MAX_DEPTH);
 
     progress(CalProgress::Setup("writing the scratch file"));
@@ -864,6 +867,7 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
     let fixed = |v: f64, how: String| Measured { source: "measured".into(), value: v, min: v, max: v, how };
     fields.insert("queue_depth".into(), fixed(qd as f64, format!("{}", qd_from.display())));
     fields.insert("max_sectors_kb".into(), fixed(max_kb as f64, format!("{}/max_sectors_kb", queue.display())));
+    fields.insert("rotational".into(), fixed(f64::from(u8::from(rotational)), format!("{}/rotational", queue.display())));
     fields.insert(
         "capacity_gib".into(),
         fixed((capacity >> 30).max(1) as f64, format!("{}/size", queue.parent().unwrap_or(&queue).display())),
@@ -922,6 +926,7 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
         write_depth_mb_s: value("write_max_seq_depth_mb_s"),
         // Seen in a block trace (scripts/twin-probe, docs/twin.md), not measured by a step here.
         batch_completion: false,
+        rotational,
         ftl: None,
         provenance: Some(DeviceProvenance {
             tool: format!("forefront bench calibrate {}", env!("CARGO_PKG_VERSION")),

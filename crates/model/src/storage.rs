@@ -121,7 +121,7 @@ impl Storage {
             .into_iter()
             .enumerate()
             .map(|(i, d)| Member {
-                bq: BlockQueue::new(sched.build(blkio_weights), d.queue_depth, max_sectors),
+                bq: BlockQueue::new(sched.for_device(d.rotational).build(blkio_weights), d.queue_depth, max_sectors),
                 dev: FlashDevice::new(d).seeded(rng(i)),
             })
             .collect();

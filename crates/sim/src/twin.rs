@@ -234,6 +234,59 @@ mod tests {
         assert!(batched > 2.0 * alone, "the updaters still slow it: {batched} vs alone {alone} ms");
     }
 
+    /// Drops every `exec` op: the operations run in one process, as before twin10.
+    fn one_process(ops: &mut Vec<forefront_workload::Op>) {
+        use forefront_workload::Op;
+        ops.retain(|op| !matches!(op, Op::Exec));
+        for op in ops.iter_mut() {
+            if let Op::Repeat { ops, .. } = op {
+                one_process(ops);
+            }
+        }
+    }
+
+    /// twin10 (docs/twin.md, "Per-launch queues and preemption"): each real launch is a process
+    /// of its own, so its BFQ queue is new and BFQ deems it interactive (weight 40 × 30), and
+    /// every process of the bench is in the root blkio group, so that raised queue outweighs an
+    /// updater's in service and preempts it (`bfq_bfqq_higher_class_or_weight`). With one
+    /// process looping its launches (raised only while it has been idle 2 s) or the launch in a
+    /// group of its own (whose weight is the group's, not the raised queue's), the updaters'
+    /// bursts keep the device between the launch's reads. Measured on the quiet machine:
+    /// BFQ's launch 52.7 ms against 45.5 alone (launch-update-r15).
+    #[test]
+    fn a_new_raised_process_per_launch_preempts_the_updaters_under_bfq() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/quiet/this-vm-quiet-batch.toml");
+        let dev = forefront_workload::load_device(path).unwrap();
+        let host =
+            Host { read_ahead_kib: 8192, max_request_kib: 4096, nr_requests: 256, copy_page_us: Some(0.286), ..Host::default() };
+        // The bench's own workload (`bench run --fg launch --bg update`'s defaults): one
+        // process's launches come 1.5 s apart, under BFQ's 2 s `wr_min_idle_time`, so after its
+        // first raising (3.75 s) it is not raised again.
+        let w = BenchWorkload::named("launch/update").unwrap();
+        let p50 = |mode: &str, exec: bool, root: bool| {
+            let mut cfg = config(&w, &host, &dev, "mq-deadline", mode, 5, 1).unwrap();
+            assert!(cfg.scenario.phone.blkio_root_only, "the bench's scenario has no blkio groups");
+            cfg.scenario.phone.blkio_root_only = root;
+            if !exec {
+                for a in &mut cfg.scenario.apps {
+                    for t in &mut a.threads {
+                        one_process(&mut t.ops);
+                    }
+                }
+            }
+            let r = crate::try_run(&cfg).unwrap();
+            r.metrics.fg_p50_ms
+        };
+        let alone = p50("alone", true, true);
+        let (both, one, grouped, neither) =
+            (p50("bfq", true, true), p50("bfq", false, true), p50("bfq", true, false), p50("bfq", false, false));
+        eprintln!("alone {alone:.1} ms; bfq: both {both:.1}, one process {one:.1}, groups {grouped:.1}, neither {neither:.1}");
+        assert!(both < 1.25 * alone, "a new raised queue per launch preempts: {both} vs alone {alone} ms");
+        for (what, v) in [("one process", one), ("groups", grouped), ("neither", neither)] {
+            assert!(v > 1.25 * both, "{what}: {v} vs {both} ms");
+        }
+    }
+
     #[test]
     fn modes_the_simulator_lacks_say_so() {
         let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();

@@ -26,6 +26,12 @@
 //!   close of the last connection SQLite's checkpoint: the WAL `fsync`ed, the pages written
 //!   into the database ([`switch_checkpoint_pages`]), the database `fsync`ed and the WAL
 //!   deleted;
+//! - the processes: each foreground operation is a process of its own, as the bench starts
+//!   one per sample (an `exec` op at the start of each: its I/O gets a new BFQ queue, which
+//!   BFQ deems interactive), and every process's I/O is in the root blkio group
+//!   (`phone.blkio_root_only`: the bench sets up no cgroups outside the agent's modes); the real
+//!   operation's process starts before the background and reads its executable then, the
+//!   scenario's issues its first request at the operation;
 //! - what is not the bench's: the CPU time of SQLite and of the `read()` calls' copies is an
 //!   assumption ([`LAUNCH_COMPUTE_MS`], [`SWITCH_COMPUTE_MS`]); the bench restarts its
 //!   workers and drops every cache before each sample, the scenario keeps its workers running
@@ -366,6 +372,8 @@ impl BenchWorkload {
         // Stock Linux: no foreground/background groups, every task at the same weight.
         let _ = writeln!(w, "fg_cpu_shares = 1024\nbg_cpu_shares = 1024\nbg_cores = []");
         let _ = writeln!(w, "blkio_root_weight = 1000\nblkio_bg_weight = 1000");
+        // No blkio cgroups either: every process of the bench is in the root group (`blkio:/`).
+        let _ = writeln!(w, "blkio_root_only = true");
         let _ = writeln!(
             w,
             "dirty_background_ratio = {:?}\ndirty_ratio = {:?}\ndirty_expire_s = {:?}\nwriteback_interval_s = {:?}",
@@ -402,6 +410,8 @@ impl BenchWorkload {
         let _ = writeln!(w, "\n[[app]]\nname = \"shell\"\nrole = \"system\"\n[[app.thread]]\nname = \"main\"\nops = [{{ op = \"sleep\", ms = 1.0 }}]");
         let _ = writeln!(w, "\n[[app]]\nname = \"app\"\nrole = \"fg\"\n[[app.thread]]\nname = \"main\"\nops = [");
         let _ = writeln!(w, "  {{ op = \"repeat\", times = {launches}, ops = [");
+        // Each operation is a process of its own (`forefront_bench::runner::spawn_op`).
+        let _ = writeln!(w, "    {{ op = \"exec\" }},");
         let _ = writeln!(w, "    {{ op = \"sleep\", ms = {:?} }},", ramp.max(100.0));
         let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");

@@ -302,7 +302,7 @@ fn validate_scheduler(s: &SchedulerConfig) -> Result<(), String> {
             range_u64("phone.scheduler.timeout_sync", b.timeout_sync, 1, MS)?;
             range_u64("phone.scheduler.max_budget", b.max_budget, 0, 1 << 24)?;
             range_u64("phone.scheduler.wr_coeff", b.wr_coeff.into(), 1, 1000)?;
-            range_u64("phone.scheduler.wr_duration_ms", b.wr_duration_ms, 1, MS)?;
+            range_u64("phone.scheduler.wr_duration_ms", b.wr_duration_ms, 0, MS)?;
             range_u64("phone.scheduler.wr_min_idle_time_ms", b.wr_min_idle_time_ms, 0, MS)
         }
     }
@@ -517,6 +517,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Trace { .. } => "trace",
         Op::SwitchCell { .. } => "switch_cell",
         Op::DropCaches { .. } => "drop_caches",
+        Op::Exec => "exec",
         Op::Input { .. } => "input",
         Op::BinderCall { .. } => "binder_call",
         Op::BinderServe { .. } => "binder_serve",

@@ -129,6 +129,14 @@ pub struct Phone {
     /// blkio weights (CFQ groups): root and background [AOSP].
     pub blkio_root_weight: u32,
     pub blkio_bg_weight: u32,
+    /// Every task's I/O in the root blkio group (a stock Linux machine where nothing sets up
+    /// blkio cgroups: `/proc/PID/cgroup` shows `blkio:/` for every process, as for
+    /// `forefront bench` on this VM) instead of the foreground/background groups Android's
+    /// cgroups give its apps. CFQ and BFQ schedule groups as entities of their own, so this
+    /// decides which queues compare weights (BFQ's preemption, `bfq_asymmetric_scenario`). A
+    /// policy's per-task I/O weight (the agent's cgroups) still applies. Default false: the
+    /// phones' groups.
+    pub blkio_root_only: bool,
     /// Memory the page cache may use (MiB).
     pub page_cache_mib: u64,
     /// vm.dirty_background_ratio / vm.dirty_ratio (% of page-cache memory) [K].
@@ -198,6 +206,7 @@ impl Default for Phone {
             bg_cores: Vec::new(),
             blkio_root_weight: 1000,
             blkio_bg_weight: 200,
+            blkio_root_only: false,
             page_cache_mib: 512,
             dirty_background_ratio: 10.0,
             dirty_ratio: 20.0,
@@ -462,6 +471,12 @@ pub enum Op {
     DropCaches {
         app: String,
     },
+    /// The thread goes on as a new process (`fork` + `exec`, as `forefront bench` starts one per
+    /// operation): from here its requests carry a new process id, so the kernel's per-process
+    /// state keyed by it starts afresh — BFQ's and CFQ's sync queue (the kernel's is per I/O
+    /// context: a new process gets a new one, and BFQ deems a new queue interactive). Its app,
+    /// uid, groups and files stay the same.
+    Exec,
     /// An input event delivered by the input dispatcher: starts an *interaction*, a headline
     /// sample named `phase` that ends when SurfaceFlinger displays a frame showing its result
     /// (`post_frame`). The thread joins the user-interactive task chain (FTC) and so does every

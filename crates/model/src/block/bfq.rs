@@ -55,9 +55,12 @@
 //!   `hw_tag` (whether the device queues commands) is estimated as the kernel does: more than 3
 //!   requests in the driver over 32 samples.
 //! - **Preemption** (`bfq_bfqq_handle_idle_busy_switch`): a queue that becomes busy expires the
-//!   in-service one if it is of a higher class or weight, or if it has budget left from a wait
-//!   that did not stop it (`non_blocking_wait_rq`, arrived within 3 × `slice_idle`) and is as
-//!   raised, or if the in-service queue would not idle anyway.
+//!   in-service one if it is of a higher class or weight (`bfq_bfqq_higher_class_or_weight`:
+//!   the queues' weights, raising included, when both are in one group; their groups' weights
+//!   otherwise), or if it has budget left from a wait that did not stop it
+//!   (`non_blocking_wait_rq`, arrived within 3 × `slice_idle`) and is as raised, or if the
+//!   in-service queue would not idle anyway. So a new process's queue, raised as interactive
+//!   (below), preempts a default-weight queue of its group that is in service.
 //! - **`low_latency`** (weight raising, `bfq_update_bfqq_wr_on_rq_arrival`). A sync queue of the
 //!   default weight (40) that becomes busy after being idle for at least `wr_min_idle_time` (2 s;
 //!   a new queue always is) and is not part of a *large burst* (8 or more queues created within
@@ -65,10 +68,22 @@
 //!   interactivity BFQ does not believe) is *interactive*: its weight is multiplied by
 //!   `wr_coeff` (30) for the weight-raising duration (`bfq_wr_duration`: the reference rate × the
 //!   reference duration over the peak rate; with the kernel's initial peak-rate estimate, 2/3 of
-//!   the non-rotational reference, 2.5 s × 1.5 = 3.75 s), its budget capped at two minimum
+//!   the reference, 1.5 × `ref_wr_duration`: 2.5 s × 1.5 = 3.75 s non-rotational, 7 s × 1.5 =
+//!   10.5 s rotational), its budget capped at two minimum
 //!   budgets, and raising ends earlier after 120000 sectors served while raised
 //!   (`max_service_from_wr`). A busy queue receiving an async request more than 500 ms after its
-//!   last raising start or finish is raised too (`bfq_wr_min_inter_arr_async`).
+//!   last raising start or finish is raised too (`bfq_wr_min_inter_arr_async`). A raised queue is
+//!   not counted in the weights tree (`bfq_add_bfqq_busy`), so raising alone does not make the
+//!   scenario asymmetric.
+//! - **Processes.** A sync queue is a process's (`prov.pid`): a thread that runs a scenario's
+//!   `exec` op goes on with a new pid, hence a new queue, which is interactive at its first
+//!   request (never served: idle "for long"), as the kernel's queue of a new process's I/O
+//!   context is.
+//! - **`rotational`** (`blk_queue_nonrot`, from the scenario or the device file through
+//!   [`super::SchedulerConfig::for_device`]): idling boosts throughput for a sequential,
+//!   I/O-bound queue even on a device that queues commands, any seek over 800 sectors is seeky
+//!   whatever the request's size, a budget shorter than 1 ms counts as `slice_idle` rather than
+//!   `BFQ_MIN_TT` (`bfq_bfqq_is_slow`), and the initial weight-raising duration is 10.5 s.
 //!
 //! # Simplifications versus the kernel
 //!
@@ -76,7 +91,11 @@
 //! - No peak-rate estimation (`bfq_update_peak_rate`): the maximum budget stays at
 //!   `max_budget` (the kernel's default until 194 budgets are assigned and its rate estimate is
 //!   valid, then `peak_rate × timeout`), and the weight-raising duration at its initial value
-//!   (`wr_duration_ms`, 3750 ms for a non-rotational device); both are tunables here.
+//!   (`wr_duration_ms`: 3750 ms for a non-rotational device, 10500 ms for a rotational one; the
+//!   kernel's falls to its 3000 ms floor once it has measured a disk faster than ~260 MB/s);
+//!   both are tunables here. `forefront bench` selects BFQ anew for each of its samples (when the
+//!   disk's scheduler is not BFQ already), so the initial values are the ones its launches meet;
+//!   an instance kept across samples measured 12× slower launches (docs/twin.md, twin10).
 //! - No soft real-time weight raising (`bfq_wr_max_softrt_rate`): it needs the rate at which a
 //!   queue issues I/O after idling, which the phone workloads here never show (they are either
 //!   interactive start-ups or I/O-bound).
@@ -84,11 +103,14 @@
 //!   for the in-service queue the device gets nothing else. This under-serves background I/O
 //!   during idling on a device that queues commands.
 //! - No queue merging (stable or close cooperators), no queue splitting, no multi-actuator.
-//! - A sync queue belongs to a scenario's process (`prov.pid`, one per app) for the whole run;
-//!   the kernel's belongs to a process's I/O context, so an app started anew for each launch
-//!   (as `forefront bench` does) gets a new, interactive queue each time, where a scenario that
-//!   loops its launches in one thread keeps one queue (raised again only after
-//!   `wr_min_idle_time` idle; docs/twin.md, twin9).
+//! - A sync queue belongs to a process id (`prov.pid`: an app's index, or a new one after an
+//!   `exec` op); the kernel's belongs to a process's I/O context. A queue whose process has
+//!   gone (`exec` left it) stays idle here; the kernel frees it, and stops idling for a queue
+//!   with no process left (`bfqq_process_refs`), which this model still does for up to
+//!   `slice_idle` (20 ms raised) after the old process's last request.
+//! - A new process's queue is created at its first request; the kernel's at the first I/O of
+//!   the process (a bench operation's process reads its executable ~1.5 s before the operation,
+//!   and its raising, 10.5 s here, outlasts that).
 //! - No request-allocation limits per queue and class (`bfq_limit_depth`): the block queue's
 //!   `nr_requests` is the only bound on async requests.
 //! - Groups are flat (one level under the root, as Android's and the agent's are); a group's
@@ -143,15 +165,18 @@ pub struct BfqParams {
     pub low_latency: bool,
     /// Weight-raising factor (kernel 30, `bfq_wr_coeff`).
     pub wr_coeff: u32,
-    /// Weight-raising duration of an interactive queue, ms: `bfq_wr_duration` with the kernel's
-    /// initial peak-rate estimate on a non-rotational device, `ref_wr_duration[1]` (2500 ms) ×
-    /// `ref_rate` / (2/3 `ref_rate`) = 3750 ms (the kernel clamps it to 3000..25000 ms).
+    /// Weight-raising duration of an interactive queue, ms; 0 (the default) is the kernel's
+    /// `bfq_wr_duration` with its initial peak-rate estimate (`bfq_init_queue`: `peak_rate` =
+    /// 2/3 `ref_rate`, `rate_dur_prod` = `ref_rate` × `ref_wr_duration`), i.e. 1.5 ×
+    /// `ref_wr_duration` of the device's kind clamped to 3000..25000 ms: 2500 ms × 1.5 = 3750 ms
+    /// non-rotational, 7000 ms × 1.5 = 10500 ms rotational ([`initial_wr_duration_ms`]).
     pub wr_duration_ms: u64,
     /// Idle time after which a queue that becomes busy again is interactive, ms (kernel 2000,
     /// `bfq_wr_min_idle_time`).
     pub wr_min_idle_time_ms: u64,
-    /// Whether the device is rotational (`queue/rotational`); phones' and this VM's flash and
-    /// virtual disks are not (default false).
+    /// Whether the device is rotational (`queue/rotational`, the kernel's `blk_queue_nonrot`):
+    /// default false, the phones' flash; a device file's `rotational = true` (a calibrated disk
+    /// that says so, like this VM's virtio disk) sets it too ([`super::SchedulerConfig::for_device`]).
     pub rotational: bool,
     /// Keep plugging for the in-service sync queue when it is the only busy queue (Linux 5.12+,
     /// "block, bfq: do not expire a queue when it is the only busy one": `tot_busy_queues == 1`
@@ -172,7 +197,7 @@ impl Default for BfqParams {
             max_budget: 0,
             low_latency: true,
             wr_coeff: 30,
-            wr_duration_ms: 3750,
+            wr_duration_ms: 0,
             wr_min_idle_time_ms: 2000,
             rotational: false,
             plug_only_busy: true,
@@ -225,6 +250,16 @@ enum Expire {
     BudgetExhausted,
     NoMoreRequests,
     Preempted,
+}
+
+/// `ref_wr_duration[]` of `bfq_init` (ms): rotational, non-rotational.
+const REF_WR_DURATION_MS: [u64; 2] = [7000, 2500];
+
+/// The weight-raising duration (ms) BFQ gives an interactive queue before it has a peak-rate
+/// estimate of its own: `bfq_wr_duration` = `rate_dur_prod` / `peak_rate` with the initial
+/// `peak_rate` = 2/3 `ref_rate`, so 1.5 × `ref_wr_duration`, clamped to 3000..25000 ms.
+pub fn initial_wr_duration_ms(rotational: bool) -> u64 {
+    (REF_WR_DURATION_MS[usize::from(!rotational)] * 3 / 2).clamp(3000, 25000)
 }
 
 /// `bfq_ioprio_to_weight`.
@@ -419,7 +454,7 @@ impl Bfq {
             slice_idle: ms(p.slice_idle),
             timeout: ms(p.timeout_sync.max(1)),
             max_budget,
-            wr_duration: ms(p.wr_duration_ms.max(1)),
+            wr_duration: ms(if p.wr_duration_ms > 0 { p.wr_duration_ms } else { initial_wr_duration_ms(p.rotational) }),
             wr_min_idle: ms(p.wr_min_idle_time_ms),
             back_max_sectors: p.back_seek_max.saturating_mul(2),
             nonrot: !p.rotational,
@@ -719,15 +754,18 @@ impl Bfq {
     // ------------------------------------------------------------ queue state
 
     /// Count `q` in the weights tree with its current weight (`bfq_weights_tree_add`, and a
-    /// weight change while counted) and its group as having pending requests.
+    /// weight change while counted) and its group as having pending requests. A weight-raised
+    /// queue is not in the weights tree (`bfq_add_bfqq_busy` and
+    /// `__bfq_entity_update_weight_prio` add a queue only while `wr_coeff == 1`): raising
+    /// alone does not make the scenario asymmetric.
     fn weights_add(&mut self, q: usize) {
         let w = self.ents[self.queues[q].ent].weight;
-        match self.queues[q].weight_counted {
-            Some(old) if old == w => {}
-            old => {
-                if let Some(old) = old {
-                    self.weight_dec(old);
-                }
+        let want = (self.queues[q].wr_coeff == 1).then_some(w);
+        if self.queues[q].weight_counted != want {
+            if let Some(old) = self.queues[q].weight_counted.take() {
+                self.weight_dec(old);
+            }
+            if let Some(w) = want {
                 *self.queue_weights.entry(w).or_insert(0) += 1;
                 self.queues[q].weight_counted = Some(w);
             }
@@ -1027,7 +1065,7 @@ impl Bfq {
             // The new weight applies to its tree now (the kernel applies `prio_changed` at
             // the next requeue) and to the weights tree.
             self.set_weight(e, w);
-            if self.queues[q].weight_counted.is_some() {
+            if self.queues[q].busy || self.queues[q].dispatched > 0 {
                 self.weights_add(q);
             }
         }
@@ -1360,6 +1398,8 @@ impl IoScheduler for Bfq {
                 self.queues[q].wr_coeff = self.p.wr_coeff;
                 self.queues[q].wr_cur_max_time = self.wr_duration;
                 self.wr_busy_queues += 1;
+                // Out of the weights tree while raised (the kernel at the prio change).
+                self.weights_add(q);
             }
             if prev != Some(next) && self.in_service != Some(q) {
                 // bfq_updated_next_req
@@ -1809,6 +1849,92 @@ mod tests {
         };
         assert_eq!(order(true), ["A1", "A2", "B1"], "plugged for the only busy queue");
         assert_eq!(order(false), ["A1", "B1", "A2"], "without the rule B fills the device first");
+    }
+
+    /// `bfq_bfqq_handle_idle_busy_switch`: a queue that becomes busy expires the in-service
+    /// one when it "is in a higher priority class, or has a higher weight than the in-service
+    /// queue" (`bfq_bfqq_higher_class_or_weight`), and a new queue is interactive, so raised
+    /// to 40 × 30. A greedy reader A (its own raising long over) is in service when a new
+    /// process B reads once: in the root group beside A, B's raised queue outweighs A's and
+    /// is served at once. With A and B in groups of their own of the same weight, the kernel
+    /// compares the groups' weights (equal), and A keeps the device, idling for it being
+    /// needed (two groups with pending requests), until its budget is used up.
+    #[test]
+    fn a_new_raised_queue_preempts_a_lighter_in_service_queue() {
+        let wait = |weights: &[u32], ga: u16, gb: u16| {
+            let mut s = Bfq::new(BfqParams::default(), weights);
+            let (mut initial, mut src) = readers(&[(1, ga, 2, 4, ms(0), ms(3000))], 4);
+            let mut b = in_group(read(500_000_000, 2, 1_000_000), gb);
+            b.sectors = 8;
+            initial.push((ms(1000), b));
+            let done = run(&mut s, initial, 4, &svc, Some(&mut src), ms(1500));
+            assert_eq!(s.sync_weight(1).or(Some(40)), Some(40), "A's raising is over");
+            let d = done.iter().find(|d| d.pid == 2).expect("B is served");
+            (d.dispatched.ns() - d.submitted.ns()) as f64 / 1e6
+        };
+        let root = wait(&[1000], 0, 0);
+        let groups = wait(&[1000, 1000, 1000], 2, 1);
+        assert!(root < 0.5, "B preempts in the root group: dispatched after {root:.3} ms");
+        assert!(groups > 4.0 * root.max(0.25), "B in an equal group waits for A's budget: {groups:.3} ms (root {root:.3})");
+    }
+
+    /// `bfq_add_bfqq_busy` and `__bfq_entity_update_weight_prio` put a queue in the weights
+    /// tree only while it is not weight-raised: a raised newcomer beside a default-weight
+    /// queue leaves the scenario symmetric (so the other queue is not idled for), while two
+    /// unraised queues of different ioprio weights make it asymmetric.
+    #[test]
+    fn weight_raised_queues_are_not_in_the_weights_tree() {
+        let busy_pair = |low_latency: bool, level_b: u8| {
+            let mut s = Bfq::new(BfqParams { low_latency, ..Default::default() }, &[1000]);
+            let mut slab = ReqSlab::default();
+            for (i, (pid, level)) in [(1u32, 4u8), (2, level_b)].into_iter().enumerate() {
+                let id = slab.insert(with_class(read(i as u64 * 1_000_000, pid, i as u64), 2, level));
+                s.add(id, &slab, ms(0));
+            }
+            (s.wr_busy_queues, s.asymmetric(None))
+        };
+        assert_eq!(busy_pair(true, 4), (2, false), "two raised queues: neither counted");
+        assert_eq!(busy_pair(false, 4), (0, false), "equal weights");
+        assert_eq!(busy_pair(false, 0), (0, true), "weights 40 and 80: asymmetric");
+        // One raised (new, default weight) beside one that is not (ioprio level 0 is not a
+        // default weight, so it is not deemed interactive): only the unraised one counts.
+        assert_eq!(busy_pair(true, 0), (1, false), "the raised queue's 1200 is not in the tree");
+    }
+
+    /// The weight-raising duration before BFQ has a peak-rate estimate: 1.5 × `ref_wr_duration`
+    /// (`bfq_init_queue`), 3750 ms on a non-rotational device and 10500 ms on a rotational one,
+    /// which a device file's `rotational` selects through `SchedulerConfig::for_device`.
+    #[test]
+    fn the_raising_duration_follows_the_rotational_flag() {
+        assert_eq!((initial_wr_duration_ms(false), initial_wr_duration_ms(true)), (3750, 10500));
+        // A light reader (64 KiB every 100 ms) raised at its first request, seen at 5 s.
+        let raised_at_5s = |s: &mut Bfq| {
+            let arrivals: Vec<(SimTime, Request)> = (0..50)
+                .map(|i| {
+                    let mut r = read(i * 128, 1, i);
+                    r.sectors = 128;
+                    (ms(i * 100), r)
+                })
+                .collect();
+            let done = run(s, arrivals, 4, &svc, None, ms(5000));
+            done.len()
+        };
+        for (rot, want) in [(false, Some(40)), (true, Some(1200))] {
+            let mut s = Bfq::new(BfqParams { rotational: rot, ..Default::default() }, &[1000]);
+            assert_eq!(raised_at_5s(&mut s), 50);
+            assert_eq!(s.sync_weight(1), want, "rotational {rot}");
+        }
+        // A device file's flag: the storage builds its scheduler from `for_device`.
+        use super::super::{cfq::CfqParams, SchedulerConfig};
+        let bfq = SchedulerConfig::Bfq(BfqParams::default());
+        assert_eq!(bfq.for_device(true), SchedulerConfig::Bfq(BfqParams { rotational: true, ..Default::default() }));
+        assert_eq!(bfq.for_device(false), bfq);
+        let cfq = SchedulerConfig::Cfq(CfqParams::default());
+        assert_eq!(cfq.for_device(true), SchedulerConfig::Cfq(CfqParams { rotational: true, ..Default::default() }));
+        // An explicit duration wins over the flag.
+        let mut s = Bfq::new(BfqParams { rotational: true, wr_duration_ms: 3000, ..Default::default() }, &[1000]);
+        raised_at_5s(&mut s);
+        assert_eq!(s.sync_weight(1), Some(40));
     }
 
     /// Every request comes back once; flushes first; merged-away requests are forgotten.

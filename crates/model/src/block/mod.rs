@@ -289,6 +289,17 @@ impl Default for SchedulerConfig {
 }
 
 impl SchedulerConfig {
+    /// The configuration for a device that says whether it is rotational (its device file's
+    /// `rotational`, the kernel's `queue/rotational`): CFQ and BFQ read the flag
+    /// (`blk_queue_nonrot`), so a rotational device sets their `rotational` too.
+    pub fn for_device(&self, rotational: bool) -> SchedulerConfig {
+        match self {
+            SchedulerConfig::Cfq(p) if rotational => SchedulerConfig::Cfq(cfq::CfqParams { rotational: true, ..p.clone() }),
+            SchedulerConfig::Bfq(p) if rotational => SchedulerConfig::Bfq(bfq::BfqParams { rotational: true, ..p.clone() }),
+            c => c.clone(),
+        }
+    }
+
     pub fn build(&self, blkio_weights: &[u32]) -> Box<dyn IoScheduler> {
         match self {
             SchedulerConfig::Noop => Box::new(noop::Noop::default()),

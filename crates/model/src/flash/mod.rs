@@ -157,6 +157,13 @@ pub struct FlashParams {
     /// "Completions in batches"); false = each completes when its own transfer ends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub batch_completion: bool,
+    /// The device says it is rotational (`/sys/block/<dev>/queue/rotational` = 1: a disk, or a
+    /// virtual disk that does not say otherwise, like this VM's virtio disk). The device model
+    /// ignores it; the I/O schedulers that read it in the kernel (`blk_queue_nonrot`: CFQ's and
+    /// BFQ's idling, seekiness and BFQ's weight-raising duration) get it
+    /// ([`crate::block::SchedulerConfig::for_device`]). Default false: flash.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rotational: bool,
     /// The flash translation layer's geometry ([`ftl`]); none: the flat model above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ftl: Option<ftl::FtlParams>,
@@ -704,6 +711,7 @@ pub(crate) mod tests {
             read_depth_mb_s: 0.0,
             write_depth_mb_s: 0.0,
             batch_completion: false,
+            rotational: false,
             ftl: None,
             provenance: None,
         }

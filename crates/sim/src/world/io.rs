@@ -59,6 +59,16 @@ impl World {
         self.block_on(tid, Blocker::Request { id, why }, cat);
     }
 
+    /// The blkio group of user task `tid`'s requests: its CPU group's (Android's cgroups), or the
+    /// root group on a machine without blkio cgroups (`phone.blkio_root_only`).
+    pub(super) fn blkio_group_of(&self, tid: Tid) -> u16 {
+        if self.phone.blkio_root_only {
+            ROOT_GROUP
+        } else {
+            self.cpu.group_of(tid)
+        }
+    }
+
     /// Submit one request for a run of pages (read fill or write-back); sets `io` on the pages.
     pub(super) fn submit_pages(
         &mut self,
@@ -72,7 +82,7 @@ impl World {
         let kernel = self.tasks[tid as usize].kind != Kind::User;
         let sync = !write || !kernel || origin == Origin::Fsync;
         let fg = self.prio.request_is_fg(kernel, self.task_is_fg(tid), self.is_fg_uid(owner));
-        let group = if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) };
+        let group = if kernel { ROOT_GROUP } else { self.blkio_group_of(tid) };
         let prov = Provenance { uid: owner, pid: self.tasks[tid as usize].pid, tid, fg, origin, blkio_group: group };
         let op = if write { ReqOp::Write } else { ReqOp::Read };
         let req = Request::new(op, lba * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK as u32, sync, prov);
@@ -224,7 +234,7 @@ impl World {
             tid,
             fg,
             origin,
-            blkio_group: if kernel { ROOT_GROUP } else { self.cpu.group_of(tid) },
+            blkio_group: if kernel { ROOT_GROUP } else { self.blkio_group_of(tid) },
         };
         // Checkpoint writes are write-back; discards are async too: 3.10's blkdev_issue_discard
         // submits REQ_WRITE | REQ_DISCARD without REQ_SYNC (and waits for it) — QASIO's D_discard.

@@ -27,6 +27,9 @@ use super::{Ev, Exec, Kind, Sample, World};
 use crate::program::Instr;
 use crate::Cat;
 
+/// Process ids `exec` gives start above this (an app's tasks carry its index as their pid).
+const EXEC_PID_BASE: u32 = 1 << 20;
+
 /// An IPC channel: a counting semaphore (its waiters are in the wait graph).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Chan {
@@ -141,6 +144,12 @@ impl World {
         match op {
             Op::Open { path } | Op::Close { path } | Op::Stat { path } => {
                 self.file_of(&path, uid);
+                (sys, After::Step)
+            }
+            Op::Exec => {
+                // A pid no app's task has (theirs are app indices) and no earlier exec gave.
+                let last = self.tasks.iter().map(|t| t.pid).max().unwrap_or(0);
+                self.tasks[tid as usize].pid = last.max(EXEC_PID_BASE) + 1;
                 (sys, After::Step)
             }
             Op::Creat { path } => {
@@ -314,7 +323,7 @@ impl World {
                 let fg = self.prio.request_is_fg(false, self.task_is_fg(tid), false);
                 let sectors = bytes.0.div_ceil(512).clamp(1, u64::from(u32::MAX)) as u32;
                 let prov =
-                    Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.cpu.group_of(tid) };
+                    Provenance { uid: t.uid, pid: t.pid, tid, fg, origin: Origin::Replay, blkio_group: self.blkio_group_of(tid) };
                 let op = if write { ReqOp::Write } else { ReqOp::Read };
                 let req = Request::new(op, sector, sectors, sync || !write, prov);
                 self.count_bytes(tid, u64::from(sectors) * 512, write);
