@@ -13,13 +13,14 @@
 //! What the agent does:
 //!
 //! - **Record** ([`record`]): when an app named foreground by pid stops being the foreground,
-//!   or a process is sent to the background by pid (`agent scope PID`), the agent notes which pages of the regular files the app's processes have open
+//!   or a process is sent to the background by pid (`agent scope PID`), the agent notes which
+//!   pages of the regular files the app's processes have open
 //!   (`/proc/PID/fd`) or mapped (`/proc/PID/map_files`) are in the page cache (`mincore(2)`
 //!   over a read-only, never-touched mapping), at most `max_mb` of them and `max_files` files.
 //!   That is a superset of the app's own working set: a page another process cached in one of
 //!   those files counts too (the page cache does not say who read a page).
 //! - **Restore** ([`spawn_restore`]): when a request names that app foreground again (the same
-//!   pid and process start time), a thread of the agent reopens the files the app still has
+//!   pid and process start time), a thread of the agent (`prefetch.threads` of them) reopens the files the app still has
 //!   open or mapped (matched by device and inode: a file replaced under the same name is not
 //!   read) and asks the kernel to read the recorded ranges back (`posix_fadvise(WILLNEED)`: the
 //!   kernel's read-ahead, which submits the reads and returns; a page still cached costs a
