@@ -20,14 +20,14 @@
 //!   That is a superset of the app's own working set: a page another process cached in one of
 //!   those files counts too (the page cache does not say who read a page).
 //! - **Restore** ([`spawn_restore`]): when a request names that app foreground again (the same
-//!   pid and process start time), a thread of the agent (`prefetch.threads` of them) reopens the files the app still has
-//!   open or mapped (matched by device and inode: a file replaced under the same name is not
-//!   read) and asks the kernel to read the recorded ranges back (`posix_fadvise(WILLNEED)`: the
-//!   kernel's read-ahead, which submits the reads and returns; a page still cached costs a
-//!   lookup). The thread runs at the real-time I/O class (`ioprio_set`, level 4), so BFQ and
-//!   mq-deadline serve its reads ahead of best-effort and idle-class I/O, including the kernel's
-//!   write-back; the app's own reads of a page being read wait for that read instead of issuing
-//!   their own, one at a time.
+//!   pid and process start time), a thread of the agent (`prefetch.threads` of them) reopens
+//!   the files the app still has open or mapped (matched by device and inode: a file replaced
+//!   under the same name is not read) and asks the kernel to read the recorded ranges back
+//!   (`posix_fadvise(WILLNEED)`: the kernel's read-ahead, which submits the reads and returns;
+//!   a page still cached costs a lookup). The thread runs at the real-time I/O class
+//!   (`ioprio_set`, level 4), so BFQ and mq-deadline serve its reads ahead of best-effort and
+//!   idle-class I/O, including the kernel's write-back; the app's own reads of a page being
+//!   read wait for that read instead of issuing their own, one at a time.
 //!
 //! Invariants: recording only reads (`open(O_RDONLY | O_NONBLOCK | O_NOATIME)` of regular files
 //! only, so a FIFO or a device is never opened; a mapping that is never touched, so nothing is
