@@ -38,9 +38,9 @@
 //! transfers waits for them when the host serves its queue in arrival order, and does not when
 //! it shares its bandwidth among the commands in service.
 //! `queue_depth`, `capacity_gib` and `rotational` (`queue/rotational`, which BFQ and CFQ read:
-//! the simulator passes it to them, not to the device model) are read from sysfs. The device file's `[provenance]`
-//! table holds every figure's median and range over the repetitions and how it was obtained
-//! (`measured`, `derived`, `assumed`), with the host, kernel and date.
+//! the simulator passes it to them, not to the device model) are read from sysfs. The device
+//! file's `[provenance]` table holds every figure's median and range over the repetitions and
+//! how it was obtained (`measured`, `derived`, `assumed`), with the host, kernel and date.
 //!
 //! Simplifications (said again in the file): no write buffer (`write_buffer_kib = 0`: a
 //! write's measured completion time is its cost, whatever cache the host keeps behind it);
