@@ -262,6 +262,12 @@ pub struct Host {
     /// CPU µs per 4 KiB page copied by `read()`/`write()` on this machine (`bench calibrate`'s
     /// `copy_page_us`), or `None` for the simulator's default `[phone.costs]`.
     pub copy_page_us: Option<f64>,
+    /// The launcher's burst call to the agent (ms, `fg PID --burst` over its socket): the bench
+    /// times each `agent`-mode operation from before that call (`forefront_bench::runner::
+    /// time_op`) and reports its median (`burst_call_ms`). `Some`: the simulator's `agent`
+    /// mode waits that long after the pause begins, before the operation's first call; `None`:
+    /// the call is free, as before twin11.
+    pub burst_call_ms: Option<f64>,
 }
 
 impl Default for Host {
@@ -279,6 +285,7 @@ impl Default for Host {
             dirty_expire_s: 30.0,
             writeback_interval_s: 5.0,
             copy_page_us: None,
+            burst_call_ms: None,
         }
     }
 }
