@@ -7,7 +7,7 @@
 //! | `alone` | no background, the disk's stock scheduler (the bench report's; mq-deadline is the simulator's `deadline`), policy `android` with stock Linux's equal weights |
 //! | `baseline` | the background workers, the same setup |
 //! | `bfq` | scheduler `bfq` — where the simulator has one (issue 29's BFQ model) |
-//! | `agent` | policy `agent` — where the simulator has one (issue 29's agent policy) |
+//! | `agent` | policy `agent` — where the simulator has one (issue 29's agent policy); with [`Host::burst_call_ms`](forefront_workload::bench::Host::burst_call_ms), the launcher's burst call after the pause begins |
 //! | `ionice-idle` | not expressed: the background's idle I/O class needs BFQ's idle class |
 //!
 //! A mode the simulator cannot run yet comes back as [`Predicted::Unavailable`] with the
