@@ -609,6 +609,7 @@ fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
         dirty_expire_s: wb.expire_centisecs as f64 / 100.0,
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
         copy_page_us: None,
+        burst_call_ms: None,
     })
 }
 
@@ -646,6 +647,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             bail!("{what}: mode {m} has no samples_ms");
         }
         let q = |p: f64| forefront_bench::stats::quantile(&samples, p);
+        // The agent modes' launches were timed with the launcher's burst call in them.
+        let host = forefront_workload::bench::Host { burst_call_ms: meas["burst_call_ms"].as_f64(), ..host.clone() };
         let pred = match &o.trace_out {
             None => predict(&w, &host, &device, &stock, m, o.launches, o.seed),
             Some(dir) => match forefront_sim::twin::config(&w, &host, &device, &stock, m, o.launches, o.seed) {

@@ -262,6 +262,12 @@ pub struct Host {
     /// CPU µs per 4 KiB page copied by `read()`/`write()` on this machine (`bench calibrate`'s
     /// `copy_page_us`), or `None` for the simulator's default `[phone.costs]`.
     pub copy_page_us: Option<f64>,
+    /// The launcher's burst call to the agent (ms, `fg PID --burst` over its socket): the bench
+    /// times each `agent`-mode operation from before that call (`forefront_bench::runner::
+    /// time_op`) and reports its median (`burst_call_ms`). `Some`: the simulator's `agent`
+    /// mode waits that long after the pause begins, before the operation's first call; `None`:
+    /// the call is free, as before twin11.
+    pub burst_call_ms: Option<f64>,
 }
 
 impl Default for Host {
@@ -279,6 +285,7 @@ impl Default for Host {
             dirty_expire_s: 30.0,
             writeback_interval_s: 5.0,
             copy_page_us: None,
+            burst_call_ms: None,
         }
     }
 }
@@ -412,7 +419,17 @@ impl BenchWorkload {
         let _ = writeln!(w, "  {{ op = \"repeat\", times = {launches}, ops = [");
         // Each operation is a process of its own (`forefront_bench::runner::spawn_op`).
         let _ = writeln!(w, "    {{ op = \"exec\" }},");
-        let _ = writeln!(w, "    {{ op = \"sleep\", ms = {:?} }},", ramp.max(100.0));
+        // The ramp, then a uniform random extra of up to one more ramp (the run's seed decides
+        // it): nothing in the bench ties a launch's start to the phase of the workers' I/O
+        // cycles (an fdatasync burst or a read-ahead window every 20-30 ms here), and on the
+        // real machine the host's varying service times over the 1.5 s ramp spread it over the
+        // whole cycle. A fixed pause made every simulated launch meet the background at one
+        // phase (the same number of MiB in flight each time), since the simulated cycle is
+        // periodic and restarts with each launch (a thaw, a preemption). The extra spans 50 and
+        // more cycles, so each phase is about equally likely; its length is not fitted, and a
+        // run of 10 launches stays under the 30 s dirty expiry, as each real sample's new
+        // background does (docs/twin.md, "The launch meets the background at a random phase").
+        let _ = writeln!(w, "    {{ op = \"think\", ms = {:?}, jitter_ms = {:?} }},", ramp.max(100.0), ramp.max(100.0));
         let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
@@ -602,6 +619,21 @@ mod tests {
         // A 4 KiB row: leaf, one overflow page, index leaf, page 1.
         assert_eq!(switch_tx_pages(), 4);
         assert_eq!(switch_checkpoint_pages(), 2 + 20 + 3);
+    }
+
+    #[test]
+    fn each_operation_waits_the_ramp_plus_a_random_phase() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
+        let s = w(Bg::Update).scenario("x", &Host::default(), &setup).unwrap();
+        let app = s.apps.iter().find(|a| a.role == crate::Role::Fg).expect("the foreground app");
+        let crate::Op::Repeat { ops, .. } = &app.threads[0].ops[0] else { panic!("{:?}", app.threads[0].ops) };
+        let waits: Vec<_> = ops.iter().filter(|o| matches!(o, crate::Op::Think { .. } | crate::Op::Sleep { .. })).collect();
+        assert_eq!(waits.len(), 1, "{ops:?}");
+        assert!(
+            matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 1500.0 && *jitter_ms == 1500.0),
+            "{:?}",
+            waits[0]
+        );
     }
 
     #[test]
