@@ -441,8 +441,8 @@ pub const RESTORE_LIMIT: Duration = Duration::from_secs(2);
 /// when each thread starts; each logs what it did through `log`. With `join`, a cgroup v1
 /// `tasks` file, each thread first moves itself (its tid alone) into that group, so that its
 /// reads are the group's. The threads are not joined: each ends by itself within
-/// [`RESTORE_LIMIT`] plus the time of one `posix_fadvise` and of the waits for one window
-/// ([`window_per_thread`]).
+/// [`RESTORE_LIMIT`] plus the time of one `posix_fadvise` (its polls for room in its window,
+/// [`window_per_thread`], stop at that limit too).
 pub fn spawn_restore(
     root: PathBuf,
     pid: i32,
