@@ -294,10 +294,7 @@ mod tests {
     /// BFQ's launch 52.7 ms against 45.5 alone (launch-update-r15).
     #[test]
     fn a_new_raised_process_per_launch_preempts_the_updaters_under_bfq() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/quiet/this-vm-quiet-batch.toml");
-        let dev = forefront_workload::load_device(path).unwrap();
-        let host =
-            Host { read_ahead_kib: 8192, max_request_kib: 4096, nr_requests: 256, copy_page_us: Some(0.286), ..Host::default() };
+        let (dev, host) = quiet_vm();
         // The bench's own workload (`bench run --fg launch --bg update`'s defaults): one
         // process's launches come 1.5 s apart, under BFQ's 2 s `wr_min_idle_time`, so after its
         // first raising (3.75 s) it is not raised again.
@@ -309,11 +306,7 @@ mod tests {
             // launch by up to an updater's burst, as much as the groups do, and its longer gaps
             // (up to 3 s) let one process's queue idle past `wr_min_idle_time` and be raised
             // again; the test isolates the two mechanisms it is about.
-            for a in &mut cfg.scenario.apps {
-                for t in &mut a.threads {
-                    fixed_pauses(&mut t.ops);
-                }
-            }
+            fixed_pauses_everywhere(&mut cfg);
             cfg.scenario.phone.blkio_root_only = root;
             if !exec {
                 for a in &mut cfg.scenario.apps {
@@ -332,6 +325,25 @@ mod tests {
         assert!(both < 1.25 * alone, "a new raised queue per launch preempts: {both} vs alone {alone} ms");
         for (what, v) in [("one process", one), ("groups", grouped), ("neither", neither)] {
             assert!(v > 1.25 * both, "{what}: {v} vs {both} ms");
+        }
+    }
+
+    /// This VM's quiet calibration (docs/results/twin/quiet/this-vm-quiet-batch.toml) and its
+    /// queue settings (read_ahead_kb 8192, max_sectors_kb 4096, nr_requests 256).
+    fn quiet_vm() -> (FlashParams, Host) {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/quiet/this-vm-quiet-batch.toml");
+        let dev = forefront_workload::load_device(path).unwrap();
+        let host =
+            Host { read_ahead_kib: 8192, max_request_kib: 4096, nr_requests: 256, copy_page_us: Some(0.286), ..Host::default() };
+        (dev, host)
+    }
+
+    /// [`fixed_pauses`] in every thread of every app of `cfg`'s scenario.
+    fn fixed_pauses_everywhere(cfg: &mut RunConfig) {
+        for a in &mut cfg.scenario.apps {
+            for t in &mut a.threads {
+                fixed_pauses(&mut t.ops);
+            }
         }
     }
 
@@ -356,19 +368,12 @@ mod tests {
     /// With the random extra the launches spread over the cycle and pay half a window on average.
     #[test]
     fn launches_meet_the_background_at_random_phases() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/quiet/this-vm-quiet-batch.toml");
-        let dev = forefront_workload::load_device(path).unwrap();
-        let host =
-            Host { read_ahead_kib: 8192, max_request_kib: 4096, nr_requests: 256, copy_page_us: Some(0.286), ..Host::default() };
+        let (dev, host) = quiet_vm();
         let w = BenchWorkload::named("launch/upload").unwrap();
         let samples = |mode: &str, jitter: bool| {
             let mut cfg = config(&w, &host, &dev, "mq-deadline", mode, 10, 1).unwrap();
             if !jitter {
-                for a in &mut cfg.scenario.apps {
-                    for t in &mut a.threads {
-                        fixed_pauses(&mut t.ops);
-                    }
-                }
+                fixed_pauses_everywhere(&mut cfg);
             }
             crate::try_run(&cfg).unwrap().metrics.fg_samples_ms
         };
@@ -394,10 +399,7 @@ mod tests {
     #[test]
     fn the_agent_modes_launch_includes_the_burst_call() {
         use forefront_workload::Op;
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/quiet/this-vm-quiet-batch.toml");
-        let dev = forefront_workload::load_device(path).unwrap();
-        let host =
-            Host { read_ahead_kib: 8192, max_request_kib: 4096, nr_requests: 256, copy_page_us: Some(0.286), ..Host::default() };
+        let (dev, host) = quiet_vm();
         let called = Host { burst_call_ms: Some(5.0), ..host.clone() };
         let w = small(Bg::Copy);
         let sleeps_after_begin = |cfg: &RunConfig| {
