@@ -1018,6 +1018,7 @@ impl Agent {
                 self.foreground_reply(&format!("cell {name} ({path})"), burst)
             }
             Request::Fg { pid, uid, cgroup, burst } => {
+                let t0 = Instant::now();
                 let (fg, what) = if let Some(pid) = pid {
                     if let Err(why) = self.check_pid(pid) {
                         return Response::err(why);
@@ -1093,7 +1094,15 @@ impl Agent {
                     }
                     None => self.rescan(keep_out),
                 }
+                let placed = t0.elapsed();
                 let reply = self.foreground_reply(&what, burst);
+                // The launcher waits for this much of the agent (its own exec and the socket's
+                // round trip aside): the moves before the reply and the pause's start.
+                (self.log)(&format!(
+                    "foreground: replied in {:.1} ms ({:.1} ms placing)",
+                    t0.elapsed().as_secs_f64() * 1000.0,
+                    placed.as_secs_f64() * 1000.0
+                ));
                 if let Some(pid) = pid {
                     // The app's recorded pages are read back from the moment the reply is sent.
                     self.prefetch(pid);

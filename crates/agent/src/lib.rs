@@ -21,6 +21,7 @@
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
 //! - [`pin`]: the launcher's helper kept in memory (`[agent] pin_exec`).
+//! - [`dynmods`]: cgroup moves without an RCU grace period (`[agent] favor_dynmods`).
 //! - [`prefetch`]: a switched-to app's working set read back before it asks (`[prefetch]`).
 //!
 //! ```no_run
@@ -39,6 +40,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod dbus;
+pub mod dynmods;
 pub mod focus;
 pub mod iosched;
 pub mod pause;
@@ -102,6 +104,8 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         });
     }
     let mut agent = Agent::start(cfg.clone(), exe, log)?;
+    // Before the first scan and its moves (the journal's directory, where it mounts, exists now).
+    dynmods::favor(cfg.agent.favor_dynmods, &cfg.agent.root, &cfg.agent.state, log);
     // Held for the loop's lifetime: the launcher's helper stays in memory.
     let _pinned = pin_helper(&cfg, exe, log);
     let listener = match control::bind(&cfg.agent.socket) {

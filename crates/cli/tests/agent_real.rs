@@ -1,7 +1,10 @@
 //! The agent on this real kernel (cgroup v1 cpu, blkio, freezer). Each test needs root and
 //! those hierarchies; elsewhere it prints `SKIP: ... (reason)` and passes. Every test cleans
 //! up through [`Rig`]'s `Drop`, even when an assertion fails: it kills only the processes it
-//! started (by pid), thaws and removes its own uniquely named groups.
+//! started (by pid), thaws and removes its own uniquely named groups. One change is not undone:
+//! the agent's `[agent] favor_dynmods` (on by default) turns the kernel's cgroup `favordynmods` on,
+//! which from kernel 6.18 stays on until reboot (moves stop waiting for RCU grace periods; forks
+//! and exits measured no slower: docs/agent.md, "Moves without a grace period").
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -746,4 +749,31 @@ fn a_burst_moves_the_named_processs_background_child_before_the_reply() {
     assert!(rig.cli(&["fg", "--burst-end"]).status.success());
     let status = rig.signal_agent(nix::sys::signal::Signal::SIGTERM);
     assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind() {
+    real_kernel_or_skip!("favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind");
+    let mut rig = Rig::new("dyn");
+    let (bg, _) = rig.spawn_ticker();
+    // `[agent] favor_dynmods` is on by default: the rig's config does not name it.
+    let cfg = rig.config(&[bg], "");
+    rig.start_agent(&cfg);
+    let log = std::fs::read_to_string(rig.log()).unwrap();
+    let line = log.lines().find(|l| l.contains("favor_dynmods:")).unwrap_or_else(|| panic!("no favor_dynmods line in the log:\n{log}"));
+    if line.contains("refused") {
+        skip_note(&format!("SKIP: favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind: this kernel has no favordynmods ({line})"));
+        return;
+    }
+    assert!(line.contains("and unmounted") || line.contains("already mounted with favordynmods"), "{line}");
+    // Nothing of it stays: no mount of its named hierarchy, no directory beside the journal.
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mi.contains("name=forefront_dyn"), "a forefront_dyn hierarchy is still mounted:\n{mi}");
+    let left: Vec<_> = std::fs::read_dir(rig.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("dynmods."))
+        .collect();
+    assert!(left.is_empty(), "left beside the journal: {left:?}");
+    assert!(rig.signal_agent(nix::sys::signal::Signal::SIGTERM).success());
 }
