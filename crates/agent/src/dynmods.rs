@@ -122,7 +122,9 @@ pub fn favor(enabled: bool, root: &Path, state: &Path, log: fn(&str)) -> Outcome
             Outcome::TurnedOn
         }
         Err(e) => {
-            log(&format!("favor_dynmods: the kernel refused a cgroup hierarchy with favordynmods ({e}); moves wait for RCU grace periods"));
+            log(&format!(
+                "favor_dynmods: the kernel refused a cgroup hierarchy with favordynmods ({e}); moves wait for RCU grace periods"
+            ));
             Outcome::Failed
         }
     };

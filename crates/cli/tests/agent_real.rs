@@ -760,9 +760,12 @@ fn favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind() {
     let cfg = rig.config(&[bg], "");
     rig.start_agent(&cfg);
     let log = std::fs::read_to_string(rig.log()).unwrap();
-    let line = log.lines().find(|l| l.contains("favor_dynmods:")).unwrap_or_else(|| panic!("no favor_dynmods line in the log:\n{log}"));
+    let line =
+        log.lines().find(|l| l.contains("favor_dynmods:")).unwrap_or_else(|| panic!("no favor_dynmods line in the log:\n{log}"));
     if line.contains("refused") {
-        skip_note(&format!("SKIP: favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind: this kernel has no favordynmods ({line})"));
+        skip_note(&format!(
+            "SKIP: favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind: this kernel has no favordynmods ({line})"
+        ));
         return;
     }
     assert!(line.contains("and unmounted") || line.contains("already mounted with favordynmods"), "{line}");
