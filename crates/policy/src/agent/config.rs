@@ -173,11 +173,12 @@ pub struct AgentSection {
     /// switch (docs/agent.md, "Pinning the helper, and the switch").
     #[serde(default)]
     pub pin_exec: bool,
-    /// Mount a named cgroup v1 hierarchy with the kernel's `favordynmods` option for the agent's
-    /// lifetime (beside the state journal; unmounted at exit): a move between cgroups then no
-    /// longer waits for an RCU grace period (7–8 ms idle, tens of ms under load, paid by every
+    /// Turn the kernel's cgroup `favordynmods` on at start, by mounting a named v1 hierarchy
+    /// with it (beside the state journal) and unmounting it at once: a move between cgroups then
+    /// no longer waits for an RCU grace period (7–8 ms idle, tens of ms under load, paid by every
     /// switch to a running app). The switch is global: from kernel 6.18 on it stays on until
-    /// reboot, and its price is slower forks and exits, which this VM did not show (see "Moves
+    /// reboot (before 6.18 it ends with the unmount, so there this does nothing lasting), and its
+    /// price is slower forks and exits, which this VM did not show (see "Moves
     /// without a grace period" in docs/agent.md: a switch's call to the agent went from 34 to
     /// about 7 ms). Skipped when a cgroup mount already has it; logged and skipped when the
     /// kernel refuses it.
