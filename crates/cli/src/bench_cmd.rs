@@ -277,6 +277,19 @@ struct PredictOpts {
     /// With --trace-out: overwrite trace files that exist.
     #[arg(long, requires = "trace_out")]
     force: bool,
+    /// The kernel's preemption model to simulate: `auto` reads this machine's (debugfs's
+    /// `sched/preempt`, else `preempt=` and the kernel's configuration); `none`: a woken task
+    /// waits for the running one's system call to end; `full`: it preempts at once.
+    #[arg(long, value_enum, default_value = "auto")]
+    preempt: PreemptArg,
+}
+
+/// `--preempt` of `bench predict`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PreemptArg {
+    Auto,
+    None,
+    Full,
 }
 
 #[derive(Args)]
@@ -569,7 +582,15 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(device) = &a.predict {
         let saved = serde_json::to_value(&report)?;
-        let opts = PredictOpts { device: device.clone(), launches: 10, seed: 1, format: a.format, trace_out: None, force: false };
+        let opts = PredictOpts {
+            device: device.clone(),
+            launches: 10,
+            seed: 1,
+            format: a.format,
+            trace_out: None,
+            force: false,
+            preempt: PreemptArg::Auto,
+        };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
             Format::Table => text.push_str(&format!("\n{p}")),
@@ -585,9 +606,11 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// This machine's kernel settings for the simulated twin (`disk`: the bench's block device).
-fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
+/// This machine's kernel settings for the simulated twin (`disk`: the bench's block device;
+/// `preempt`: the preemption model, or `auto` for this kernel's).
+fn this_host(disk: &str, preempt: PreemptArg) -> anyhow::Result<forefront_workload::bench::Host> {
     use forefront_sysfs::{block, vm};
+    use forefront_workload::bench::Preempt;
     let root = std::path::Path::new("/");
     let queue = root.join("sys/block").join(disk).join("queue");
     let num = |name: &str| -> anyhow::Result<u64> {
@@ -610,6 +633,20 @@ fn this_host(disk: &str) -> anyhow::Result<forefront_workload::bench::Host> {
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
         copy_page_us: None,
         burst_call_ms: None,
+        preempt: match preempt {
+            PreemptArg::None => Preempt::None,
+            PreemptArg::Full => Preempt::Full,
+            PreemptArg::Auto => {
+                match forefront_sysfs::sched::preempt_model(root) {
+                    Ok(p) if p.model.preempts_kernel_code() => Preempt::Full,
+                    Ok(_) => Preempt::None,
+                    Err(e) => {
+                        eprintln!("bench predict: this kernel's preemption model is unknown ({e}); modelled as full (--preempt chooses)");
+                        Preempt::Full
+                    }
+                }
+            }
+        },
     })
 }
 
@@ -631,7 +668,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
-    let mut host = this_host(&disk).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    let mut host = this_host(&disk, o.preempt).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
     // The CPU's page-copy cost where the calibration measured it (older files: the default).
     host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
@@ -686,6 +723,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             .collect();
         let doc = serde_json::json!({
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
+            "preempt": host.preempt.name(),
             "fg": w.fg, "bg": w.bg, "modes": v
         });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
@@ -694,14 +732,15 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}) vs measured ({what}); ratio = predicted / measured",
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, kernel preemption {}) vs measured ({what}); ratio = predicted / measured",
         device.name,
         o.launches,
         o.seed,
         match host.copy_page_us {
             Some(c) => format!("page copy {c:.3} us measured"),
             None => "page copy: the simulator's default".into(),
-        }
+        },
+        host.preempt.name()
     );
     let _ = writeln!(
         s,
@@ -749,8 +788,20 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         Predicted::Unavailable { .. } => None,
     };
     let measured = |r: &Row| predicted(r).map(|_| r.1);
+    // Where the simulated launch waits for a CPU (behind the background's system calls on a
+    // kernel without preemption): the figure a sched_switch trace of the real one gives.
+    let runnable: Vec<String> = rows
+        .iter()
+        .filter_map(|r| match &r.4 {
+            Predicted::Ran { breakdown_ms, .. } => breakdown_ms.get("cpu_runnable").map(|v| format!("{} {v:.1}", r.0)),
+            Predicted::Unavailable { .. } => None,
+        })
+        .collect();
     let _ = writeln!(s, "p50 order, measured:  {}", rank(&measured));
     let _ = writeln!(s, "p50 order, predicted: {}", rank(&predicted));
+    if !runnable.is_empty() {
+        let _ = writeln!(s, "predicted wait for a CPU per launch (ms): {}", runnable.join(", "));
+    }
     let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
     for n in notes {
         let _ = writeln!(s, "{n}");

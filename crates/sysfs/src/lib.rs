@@ -12,6 +12,7 @@
 //! - [`ioprio`]: I/O priority classes of threads.
 //! - [`block`]: the queue and I/O scheduler behind a file system.
 //! - [`vm`]: dropping the page cache.
+//! - [`sched`]: the kernel's preemption model.
 //!
 //! ```no_run
 //! use forefront_sysfs::{Cgroup, CgroupMounts, Controller, Knob};
@@ -30,6 +31,7 @@ mod error;
 pub mod ioprio;
 pub mod mounts;
 pub mod procfs;
+pub mod sched;
 pub mod vm;
 
 pub use cgroup::{Cgroup, Knob};

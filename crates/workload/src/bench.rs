@@ -40,6 +40,8 @@
 
 use std::fmt::Write;
 
+pub use forefront_model::cpu::Preempt;
+
 /// Sizes of the app. The defaults make a mid-sized mobile app: 40 MiB of code and resources in
 /// 32 files, a 16 MiB SQLite database of 4 000 rows.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -268,6 +270,10 @@ pub struct Host {
     /// mode waits that long after the pause begins, before the operation's first call; `None`:
     /// the call is free, as before twin11.
     pub burst_call_ms: Option<f64>,
+    /// The kernel's preemption model (`forefront_sysfs::sched::preempt_model`): with
+    /// [`Preempt::None`] a woken task waits for the running one's system call to end (a
+    /// background writer's `write()` call of page copies) before it gets the CPU.
+    pub preempt: Preempt,
 }
 
 impl Default for Host {
@@ -286,6 +292,7 @@ impl Default for Host {
             writeback_interval_s: 5.0,
             copy_page_us: None,
             burst_call_ms: None,
+            preempt: Preempt::Full,
         }
     }
 }
@@ -396,6 +403,9 @@ impl BenchWorkload {
         }
         let cores = vec!["1.0"; host.cpus.max(1)].join(", ");
         let _ = writeln!(w, "\n[phone.cpu]\ncores = [{cores}]");
+        if host.preempt == Preempt::None {
+            let _ = writeln!(w, "preempt = \"none\"");
+        }
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
         let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");
         if let Some(c) = host.copy_page_us {

@@ -38,6 +38,22 @@
 //!   wake-up preemption test stays. Tickless like CFS: the next tick is a deadline armed only
 //!   while tasks compete.
 //!
+//! # Where the running task can be preempted ([`Preempt`])
+//!
+//! With [`Preempt::Full`] (`CONFIG_PREEMPT`) a decision to preempt takes effect at once,
+//! wherever the running task is. It is the default, and what every phone scenario ran with
+//! before this model existed (whether each paper's phone kernel was built preemptible is not
+//! checked here). With [`Preempt::None`]
+//! (`CONFIG_PREEMPT_NONE` or `preempt=none`, a server or VM kernel such as the one `bench
+//! predict` models) a task running kernel code is preempted only where it gives the CPU up
+//! itself: on its return to user space or at a `cond_resched()`. The simulator marks each burst
+//! as kernel or user code ([`CpuSched::set_kernel`]); a kernel burst is one system call's work
+//! (a `write()`'s page copies: `generic_perform_write` calls `cond_resched()` once per folio,
+//! and a large folio can hold the whole call). While a kernel burst runs, a wake-up that would
+//! preempt it and the end of its slice are both deferred to the burst's end (the kernel's
+//! `TIF_NEED_RESCHED`, checked on the way out). Voluntary preemption (`preempt=voluntary`) adds
+//! `might_resched()` points that a page-copy loop does not reach, so it is modelled as `None`.
+//!
 //! Every runnable wait ends in a recorded *episode* when [`CpuSched::record_latencies`] is on:
 //! dispatch latency (woken → first instruction) or preemption latency (preempted → running
 //! again), the two latencies of the FTC/VT-CFS paper. A task preempted during a burst also ends
@@ -94,6 +110,9 @@ pub struct CpuParams {
     /// (`SCHED_FEAT(HRTICK, 0)`, `kernel/sched_features.h`, 2.6.25 on), so a task runs until the
     /// first tick at or after its slice's end. Off (the default): slices end exactly, tickless.
     pub slice_on_tick: bool,
+    /// The kernel's preemption model: `"full"` (a kernel burst is preempted at once, the
+    /// default) or `"none"` (deferred to the burst's end; see the module doc).
+    pub preempt: Preempt,
     /// Spread of `compute` work: each burst is its nominal time times a log-normal factor of
     /// mean 1 and this coefficient of variation (frequency scaling, cache and memory state);
     /// 0 = exactly nominal.
@@ -122,6 +141,30 @@ impl SchedKind {
     }
 }
 
+/// The kernel's preemption model (`CONFIG_PREEMPT*`, or the boot's `preempt=` with
+/// `PREEMPT_DYNAMIC`): where a task running kernel code can be preempted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preempt {
+    /// Anywhere (`CONFIG_PREEMPT`, `preempt=full`).
+    #[default]
+    #[serde(rename = "full")]
+    Full,
+    /// Only where the task leaves the kernel or calls `cond_resched()`: at the end of its
+    /// kernel burst (`CONFIG_PREEMPT_NONE` / `_VOLUNTARY`, `preempt=none` / `voluntary`).
+    #[serde(rename = "none")]
+    None,
+}
+
+impl Preempt {
+    /// The scenario's (and the kernel's `preempt=`) name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preempt::Full => "full",
+            Preempt::None => "none",
+        }
+    }
+}
+
 /// Why a task waited in a run queue (an episode of [`CpuSched::record_latencies`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitKind {
@@ -146,6 +189,7 @@ impl Default for CpuParams {
             scheduler: SchedKind::Cfs,
             tick_ms: 4.0,
             slice_on_tick: false,
+            preempt: Preempt::Full,
             compute_cv: 0.0,
         }
     }
@@ -180,6 +224,8 @@ struct TaskEnt {
     episode: Option<(WaitKind, SimTime)>,
     /// The first preemption of the current run (wake-up to stop), for [`WaitKind::PreemptedToDone`].
     preempted_at: Option<SimTime>,
+    /// Its current (or next) burst is kernel code ([`CpuSched::set_kernel`]).
+    kernel: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -428,6 +474,7 @@ impl CpuSched {
             interactive: false,
             episode: None,
             preempted_at: None,
+            kernel: false,
         });
     }
 
@@ -469,6 +516,10 @@ impl CpuSched {
         }
         let t = &self.tasks[tid as usize];
         let burst_end = t.since.after(c.speed.time_for(t.remaining));
+        if self.params.preempt == Preempt::None && t.kernel {
+            // Not preemptible: a slice's end waits for the burst's (continue_burst checks it).
+            return Some((burst_end, c.gen));
+        }
         Some((burst_end.min(c.slice_end), c.gen))
     }
 
@@ -633,9 +684,11 @@ impl CpuSched {
         }
         if self.should_preempt(core, tid) {
             self.preemptions += 1;
-            if self.cores[core].burst_done {
-                // The simulator is deciding what the current task does next: preempt it as
-                // soon as it continues (its slice ends now).
+            if self.cores[core].burst_done || self.in_kernel(core) {
+                // The simulator is deciding what the current task does next, or the task runs
+                // kernel code that cannot be preempted: preempt it as soon as it continues (its
+                // slice ends now; `deadline` holds a kernel burst's timer to the burst's end, so
+                // the core's timer does not move).
                 self.cores[core].slice_end = now;
             } else {
                 self.preempt_current(core, now);
@@ -688,6 +741,19 @@ impl CpuSched {
             .filter(|&c| self.allowed(tid, c))
             .min_by_key(|&c| (self.queued_tasks(c) + usize::from(self.cores[c].curr.is_some()), c))
             .unwrap_or(prev)
+    }
+
+    /// Whether `tid`'s current (or next) burst is kernel code: with [`Preempt::None`] a
+    /// running kernel burst is not preempted before it ends (see the module doc). Call it
+    /// before [`CpuSched::wake`] or [`CpuSched::continue_burst`] starts the burst; it does not
+    /// change a burst already running.
+    pub fn set_kernel(&mut self, tid: Tid, kernel: bool) {
+        self.tasks[tid as usize].kernel = kernel;
+    }
+
+    /// The task running on `core` runs kernel code that cannot be preempted now.
+    fn in_kernel(&self, core: usize) -> bool {
+        self.params.preempt == Preempt::None && self.cores[core].curr.is_some_and(|t| self.tasks[t as usize].kernel)
     }
 
     /// The running task `tid` continues with a new burst without leaving the core.

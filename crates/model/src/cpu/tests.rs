@@ -559,3 +559,81 @@ fn a_preempted_run_ends_a_preempted_to_done_episode_when_it_stops() {
     let to_done: Vec<_> = eps.iter().filter(|e| e.1 == WaitKind::PreemptedToDone).collect();
     assert_eq!(to_done, vec![&(0, WaitKind::PreemptedToDone, 4_000_000), &(1, WaitKind::PreemptedToDone, 4_000_000)]);
 }
+
+/// `preempt = "none"`: a wake-up that would preempt a task in the middle of a kernel burst (a
+/// system call's work) waits for the burst's end, where the task gives the CPU up on its way
+/// out; a user burst (a `compute`) and every burst under `full` are preempted at once.
+#[test]
+fn without_kernel_preemption_a_wakeup_waits_for_the_system_calls_end() {
+    // (preempt, the running burst is kernel code) -> when the woken task gets the core.
+    let run = |preempt: Preempt, kernel: bool| -> SimTime {
+        let mut s = CpuSched::new(CpuParams { cores: vec![1.0], preempt, ..Default::default() }, vec![1024]);
+        s.add_task(0, 0, 1024);
+        s.add_task(1, 0, 1024);
+        s.set_kernel(0, kernel);
+        // Task 0 runs 6 ms (its vruntime is charged at that burst's end), then a 20 ms burst.
+        s.wake(0, 6_000_000, SimTime::ZERO);
+        let t = loop {
+            let (t, g) = s.deadline(0).unwrap();
+            if s.expire(0, g, t) == Some(Expired::BurstDone(0)) {
+                break t;
+            }
+        };
+        s.continue_burst(0, 20_000_000, t);
+        // Task 1 wakes at 8 ms, placed half a latency (3 ms) behind task 0's 6 ms of
+        // vruntime: over the 1 ms wake-up granularity, so CFS preempts.
+        let at = SimTime::from_ms(8);
+        assert!(s.deadline(0).unwrap().0 > at);
+        s.set_kernel(1, true);
+        s.wake(1, 100_000, at);
+        if s.running_on(0) == Some(1) {
+            return at;
+        }
+        // Not preempted: the core's next event is task 0's burst end, and task 0 gives the
+        // core up when it continues.
+        let (t, g) = s.deadline(0).unwrap();
+        assert_eq!(s.expire(0, g, t), Some(Expired::BurstDone(0)));
+        s.set_kernel(0, kernel);
+        s.continue_burst(0, 10_000_000, t);
+        assert_eq!(s.running_on(0), Some(1), "preempted at the burst's end");
+        t
+    };
+    let at = SimTime::from_ms(8);
+    assert_eq!(run(Preempt::Full, true), at);
+    assert_eq!(run(Preempt::Full, false), at);
+    assert_eq!(run(Preempt::None, false), at, "user code is preempted at once");
+    let deferred = run(Preempt::None, true);
+    // The end of the 20 ms burst that began at 6 ms.
+    assert!(deferred >= SimTime::from_ms(26) && deferred < SimTime::from_ms(27), "{deferred:?}");
+}
+
+/// `preempt = "none"`: a slice's end inside a kernel burst is deferred to the burst's end too.
+#[test]
+fn without_kernel_preemption_a_slice_ends_with_the_kernel_burst() {
+    let shares = |preempt: Preempt| {
+        let mut s = CpuSched::new(CpuParams { cores: vec![1.0], preempt, ..Default::default() }, vec![1024]);
+        s.add_task(0, 0, 1024);
+        s.add_task(1, 0, 1024);
+        s.set_kernel(0, true);
+        s.set_kernel(1, true);
+        // Two 50 ms kernel bursts on one core: under `full` they alternate by slices (6 ms);
+        // under `none` the first runs its whole burst before the second starts.
+        s.wake(0, 50_000_000, SimTime::ZERO);
+        s.wake(1, 50_000_000, SimTime::ZERO);
+        let mut now = SimTime::ZERO;
+        let mut first_done = None;
+        while let Some((t, g)) = s.deadline(0) {
+            now = t;
+            if let Some(Expired::BurstDone(tid)) = s.expire(0, g, now) {
+                first_done.get_or_insert((tid, now));
+                s.stop(tid, now);
+            }
+        }
+        (first_done.unwrap(), now)
+    };
+    let ((_, full_first), full_end) = shares(Preempt::Full);
+    let ((_, none_first), none_end) = shares(Preempt::None);
+    assert!(full_first > SimTime::from_ms(90), "interleaved: the first ends near the end ({full_first:?})");
+    assert!(none_first < SimTime::from_ms(51), "run to completion ({none_first:?})");
+    assert!(full_end >= SimTime::from_ms(100) && none_end >= SimTime::from_ms(100));
+}

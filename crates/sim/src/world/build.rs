@@ -344,6 +344,7 @@ impl World {
             bg_prio,
             span: None,
             zero_steps: 0,
+            user_burst: false,
         });
         tid
     }

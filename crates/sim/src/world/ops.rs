@@ -42,6 +42,8 @@ pub(super) struct Chan {
 impl World {
     /// Advance `tid` by one step: returns CPU work to do first (ns) and what follows it.
     pub(super) fn step(&mut self, tid: Tid) -> (u64, After) {
+        // Kernel code unless the instruction below is a `compute` (user code).
+        self.tasks[tid as usize].user_burst = false;
         match self.tasks[tid as usize].kind {
             Kind::Flusher => {
                 let p = WritebackParams {
@@ -200,6 +202,7 @@ impl World {
                 (sys, After::Step)
             }
             Op::Compute { ms } => {
+                self.tasks[tid as usize].user_burst = true;
                 let ms = ms * self.compute_spread.sample(&mut self.compute_rng);
                 (((ms * 1e6) as u64).max(1), After::Step)
             }

@@ -96,6 +96,9 @@ pub(super) struct Task {
     /// The op in progress, for `--trace-out` syscall spans: (name, path, size, start).
     pub(super) span: Option<(&'static str, Option<String>, Option<u64>, SimTime)>,
     pub(super) zero_steps: u32,
+    /// The burst its last step returned is user code (an `Op::Compute`); every other burst is
+    /// kernel code (a system call's work, a kernel thread's): the CPU model's preemption points.
+    pub(super) user_burst: bool,
 }
 
 /// A phase begun and not yet ended: (name, start, blocked ns per category, CPU (running,
@@ -239,6 +242,8 @@ impl World {
                 // FTC: the chain task's weight for the run queue it joins now.
                 self.ftc_promote(tid);
             }
+            // The wake-up's work is the kernel's (the rest of the call the task slept in).
+            self.cpu.set_kernel(tid, true);
             self.cpu.wake(tid, work, now);
         }
     }
@@ -255,6 +260,7 @@ impl World {
             if cost > 0 {
                 self.tasks[tid as usize].zero_steps = 0;
                 self.tasks[tid as usize].after = after;
+                self.cpu.set_kernel(tid, !self.tasks[tid as usize].user_burst);
                 self.cpu.continue_burst(tid, cost, now);
                 return;
             }

@@ -1,0 +1,223 @@
+//! The kernel's preemption model: where a task running kernel code can be preempted.
+//!
+//! Read, in this order, from the first source that answers:
+//!
+//! 1. `/sys/kernel/debug/sched/preempt` (kernels with `PREEMPT_DYNAMIC`): the modes, the
+//!    current one in parentheses, e.g. `none voluntary (full) lazy`. Debugfs is often not
+//!    mounted or refused (kernel lockdown), so this is only the first try.
+//! 2. The kernel's configuration, `/proc/config.gz` (gzip, `CONFIG_IKCONFIG_PROC`) or
+//!    `/boot/config-<release>`: with `CONFIG_PREEMPT_DYNAMIC=y` a `preempt=` on the kernel's
+//!    command line (`/proc/cmdline`) chooses the mode, else the configured one does
+//!    (`CONFIG_PREEMPT_NONE`, `_VOLUNTARY`, `CONFIG_PREEMPT`, `_LAZY`, `_RT`;
+//!    `kernel/Kconfig.preempt`).
+//!
+//! The boot log's `Dynamic Preempt: <mode>` line says the same but needs the kernel log, which
+//! may have rotated; it is not read.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{read_to_string, Error, Result};
+
+/// A preemption model of `kernel/Kconfig.preempt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreemptModel {
+    /// `CONFIG_PREEMPT_NONE` / `preempt=none`: kernel code is preempted only where it calls
+    /// `cond_resched()` or returns to user space.
+    None,
+    /// `CONFIG_PREEMPT_VOLUNTARY` / `preempt=voluntary`: as `None`, plus `might_sleep()` points.
+    Voluntary,
+    /// `CONFIG_PREEMPT` / `preempt=full`: anywhere outside a critical section.
+    Full,
+    /// `CONFIG_PREEMPT_LAZY` / `preempt=lazy`: fair-class tasks as `None` until the next tick,
+    /// then as `Full`.
+    Lazy,
+    /// `CONFIG_PREEMPT_RT`: fully preemptible.
+    Rt,
+}
+
+impl PreemptModel {
+    /// The name the kernel uses (`preempt=` values, debugfs).
+    pub fn name(self) -> &'static str {
+        match self {
+            PreemptModel::None => "none",
+            PreemptModel::Voluntary => "voluntary",
+            PreemptModel::Full => "full",
+            PreemptModel::Lazy => "lazy",
+            PreemptModel::Rt => "rt",
+        }
+    }
+
+    fn parse(s: &str) -> Option<PreemptModel> {
+        Some(match s {
+            "none" => PreemptModel::None,
+            "voluntary" => PreemptModel::Voluntary,
+            "full" => PreemptModel::Full,
+            "lazy" => PreemptModel::Lazy,
+            "rt" => PreemptModel::Rt,
+            _ => return None,
+        })
+    }
+
+    /// Whether a woken task can take the CPU from one in the middle of a system call: false
+    /// for `none` and `voluntary` (it waits for the call's end or a `cond_resched()`), and for
+    /// `lazy`, whose fair-class wake-ups wait the same way up to a tick.
+    pub fn preempts_kernel_code(self) -> bool {
+        matches!(self, PreemptModel::Full | PreemptModel::Rt)
+    }
+}
+
+/// The preemption model and the file it was read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preemption {
+    pub model: PreemptModel,
+    /// Where it was found, e.g. `/proc/config.gz (CONFIG_PREEMPT_NONE=y)`.
+    pub source: String,
+}
+
+/// This kernel's preemption model (see the module doc for the sources, in order).
+pub fn preempt_model(root: &Path) -> Result<Preemption> {
+    let debugfs = root.join("sys/kernel/debug/sched/preempt");
+    if let Ok(text) = read_to_string(&debugfs) {
+        if let Some(m) = current_of_debugfs(&text) {
+            return Ok(Preemption { model: m, source: debugfs.display().to_string() });
+        }
+    }
+    let (config_path, config) = kernel_config(root)?;
+    let has = |key: &str| config.lines().any(|l| l.trim() == format!("{key}=y"));
+    if has("CONFIG_PREEMPT_DYNAMIC") {
+        let cmdline = root.join("proc/cmdline");
+        let text = read_to_string(&cmdline)?;
+        // Arguments after `--` go to init, not to the kernel.
+        let chosen = text.split_whitespace().take_while(|a| *a != "--").filter_map(|a| a.strip_prefix("preempt=")).last();
+        if let Some(v) = chosen {
+            let model = PreemptModel::parse(v).ok_or_else(|| Error::Parse {
+                path: cmdline.clone(),
+                line: 1,
+                message: format!("preempt={v:?} is not one of none, voluntary, full, lazy"),
+            })?;
+            return Ok(Preemption { model, source: format!("{} (preempt={v})", cmdline.display()) });
+        }
+    }
+    let keys = [
+        ("CONFIG_PREEMPT_RT", PreemptModel::Rt),
+        ("CONFIG_PREEMPT", PreemptModel::Full),
+        ("CONFIG_PREEMPT_LAZY", PreemptModel::Lazy),
+        ("CONFIG_PREEMPT_VOLUNTARY", PreemptModel::Voluntary),
+        ("CONFIG_PREEMPT_NONE", PreemptModel::None),
+    ];
+    for (key, model) in keys {
+        if has(key) {
+            return Ok(Preemption { model, source: format!("{} ({key}=y)", config_path.display()) });
+        }
+    }
+    Err(Error::Parse {
+        path: config_path,
+        line: 0,
+        message: "no CONFIG_PREEMPT_NONE, _VOLUNTARY, CONFIG_PREEMPT, _LAZY or _RT set to y".into(),
+    })
+}
+
+/// The mode in parentheses of debugfs's `sched/preempt`.
+fn current_of_debugfs(text: &str) -> Option<PreemptModel> {
+    let open = text.find('(')?;
+    let close = open + text[open..].find(')')?;
+    PreemptModel::parse(text[open + 1..close].trim())
+}
+
+/// The kernel's configuration as text: `/proc/config.gz`, else `/boot/config-<release>`.
+fn kernel_config(root: &Path) -> Result<(PathBuf, String)> {
+    let gz = root.join("proc/config.gz");
+    match std::fs::File::open(&gz) {
+        Ok(f) => {
+            let mut text = String::new();
+            flate2::read::GzDecoder::new(f).read_to_string(&mut text).map_err(|e| Error::Read { path: gz.clone(), source: e })?;
+            return Ok((gz, text));
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::Read { path: gz, source: e }),
+        Err(_) => {}
+    }
+    let release = read_to_string(&root.join("proc/sys/kernel/osrelease"))?;
+    let boot = root.join("boot").join(format!("config-{}", release.trim()));
+    let text = read_to_string(&boot).map_err(|_| Error::Unsupported {
+        path: boot.clone(),
+        message: format!("no kernel configuration: neither {} nor this file", gz.display()),
+    })?;
+    Ok((boot, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (p, content) in files {
+            let path = d.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+        d
+    }
+
+    fn gz(text: &str) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text.as_bytes()).unwrap();
+        e.finish().unwrap()
+    }
+
+    const DYNAMIC_NONE: &str = "CONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPTION=y\n";
+
+    #[test]
+    fn debugfs_answers_first() {
+        let d = tree(&[
+            ("sys/kernel/debug/sched/preempt", b"none voluntary (full) lazy\n"),
+            ("proc/config.gz", &gz(DYNAMIC_NONE)),
+            ("proc/cmdline", b"quiet\n"),
+        ]);
+        let p = preempt_model(d.path()).unwrap();
+        assert_eq!(p.model, PreemptModel::Full);
+        assert!(p.source.ends_with("sys/kernel/debug/sched/preempt"), "{}", p.source);
+    }
+
+    #[test]
+    fn a_dynamic_kernel_without_preempt_on_its_command_line_runs_its_configured_mode() {
+        // This VM: CONFIG_PREEMPT_NONE=y with PREEMPT_DYNAMIC, debugfs refused, an init's
+        // `preempt=` after `--` that the kernel does not take.
+        let d = tree(&[("proc/config.gz", &gz(DYNAMIC_NONE)), ("proc/cmdline", b"quiet panic=1 -- --init preempt=full\n")]);
+        let p = preempt_model(d.path()).unwrap();
+        assert_eq!(p.model, PreemptModel::None);
+        assert!(p.source.contains("config.gz (CONFIG_PREEMPT_NONE=y)"), "{}", p.source);
+        assert!(!p.model.preempts_kernel_code());
+    }
+
+    #[test]
+    fn the_command_line_chooses_on_a_dynamic_kernel() {
+        let d = tree(&[("proc/config.gz", &gz(DYNAMIC_NONE)), ("proc/cmdline", b"quiet preempt=full\n")]);
+        assert_eq!(preempt_model(d.path()).unwrap().model, PreemptModel::Full);
+        let d = tree(&[("proc/config.gz", &gz(DYNAMIC_NONE)), ("proc/cmdline", b"preempt=sometimes\n")]);
+        let e = preempt_model(d.path()).unwrap_err().to_string();
+        assert!(e.contains("cmdline") && e.contains("sometimes"), "{e}");
+    }
+
+    #[test]
+    fn a_static_kernel_ignores_preempt_on_its_command_line_and_boot_config_is_read() {
+        let d = tree(&[
+            ("proc/sys/kernel/osrelease", b"5.15.0-x\n"),
+            ("boot/config-5.15.0-x", b"CONFIG_PREEMPT=y\nCONFIG_PREEMPT_COUNT=y\n"),
+            ("proc/cmdline", b"preempt=none\n"),
+        ]);
+        let p = preempt_model(d.path()).unwrap();
+        assert_eq!(p.model, PreemptModel::Full);
+        assert!(p.model.preempts_kernel_code());
+        assert!(p.source.contains("config-5.15.0-x (CONFIG_PREEMPT=y)"), "{}", p.source);
+    }
+
+    #[test]
+    fn no_configuration_is_an_error_naming_the_files() {
+        let d = tree(&[("proc/sys/kernel/osrelease", b"6.1.0\n")]);
+        let e = preempt_model(d.path()).unwrap_err().to_string();
+        assert!(e.contains("config-6.1.0") && e.contains("config.gz"), "{e}");
+    }
+}
