@@ -47,3 +47,28 @@ pub fn die_with_parent() -> nix::Result<()> {
     }
     Ok(())
 }
+
+/// Name the calling process (its `comm`, at most 15 bytes: longer names are cut) so that a
+/// scheduler or block trace tells the bench's processes apart: every one of them is otherwise
+/// `forefront`. The bench names its foreground operation `ff-op-<fg>` and each background worker
+/// `ff-bg-<kind>` (`scripts/sched-probe` reads the roles from these names); threads inherit it.
+pub fn set_process_name(name: &str) -> nix::Result<()> {
+    let bytes: Vec<u8> = name.bytes().filter(|&b| b != 0).take(15).collect();
+    let c = std::ffi::CString::new(bytes).expect("NUL bytes removed");
+    nix::sys::prctl::set_name(&c)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The name is the thread's `comm`, cut to the kernel's 15 bytes.
+    #[test]
+    fn a_process_name_is_its_comm_cut_to_15_bytes() {
+        std::thread::spawn(|| {
+            super::set_process_name("ff-bg-seq-write-and-more").unwrap();
+            let comm = std::fs::read_to_string("/proc/thread-self/comm").unwrap();
+            assert_eq!(comm.trim_end(), "ff-bg-seq-write");
+        })
+        .join()
+        .unwrap();
+    }
+}

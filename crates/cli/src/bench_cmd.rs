@@ -431,11 +431,26 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         BenchCommand::Op { fg, dir, seq, trace, think } => {
             forefront_bench::interrupt::die_with_parent()?;
+            let name = match fg {
+                FgArg::Launch => "ff-op-launch",
+                FgArg::Switch => "ff-op-switch",
+                FgArg::Replay => "ff-op-replay",
+            };
+            forefront_bench::interrupt::set_process_name(name)?;
             runner::op_child(fg_of(fg), &dir, seq, trace.as_deref(), think)?;
             Ok(ExitCode::SUCCESS)
         }
         BenchCommand::Worker { bg, file, len, overwrite, ioprio_idle } => {
             forefront_bench::interrupt::die_with_parent()?;
+            let name = match bg {
+                WorkerArg::Update => "ff-bg-update",
+                WorkerArg::Copy => "ff-bg-copy",
+                WorkerArg::Upload => "ff-bg-upload",
+                WorkerArg::SeqRead => "ff-bg-seq-read",
+                WorkerArg::SeqWrite => "ff-bg-seq-write",
+                WorkerArg::SyncLoop => "ff-bg-sync-loop",
+            };
+            forefront_bench::interrupt::set_process_name(name)?;
             if ioprio_idle {
                 forefront_sysfs::ioprio::set(0, forefront_sysfs::ioprio::IoPrio::IDLE)?;
             }

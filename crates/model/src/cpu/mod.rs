@@ -48,8 +48,9 @@
 //! predict` models) a task running kernel code is preempted only where it gives the CPU up
 //! itself: on its return to user space or at a `cond_resched()`. The simulator marks each burst
 //! as kernel or user code ([`CpuSched::set_kernel`]); a kernel burst is one system call's work
-//! (a `write()`'s page copies: `generic_perform_write` calls `cond_resched()` once per folio,
-//! and a large folio can hold the whole call). While a kernel burst runs, a wake-up that would
+//! (a `write()`'s page copies: the copy loop, `generic_perform_write`, works a folio at a time
+//! and a large folio can hold the whole call; on the VM of docs/twin.md, twin12, a woken task
+//! waited about one 1 MiB call behind a writer). While a kernel burst runs, a wake-up that would
 //! preempt it and the end of its slice are both deferred to the burst's end (the kernel's
 //! `TIF_NEED_RESCHED`, checked on the way out). Voluntary preemption (`preempt=voluntary`) adds
 //! `might_resched()` points that a page-copy loop does not reach, so it is modelled as `None`.
