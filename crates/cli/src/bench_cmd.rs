@@ -57,8 +57,8 @@ enum BenchCommand {
         forefront bench run --fg launch --bg update --runs 5 --format json > update.json\n  \
         forefront bench calibrate -o this-vm.toml\n  \
         forefront bench predict update.json --device this-vm.toml\n\n\
-        The page cache, CPUs, read-ahead, nr_requests, max_sectors_kb and write-back settings are this \
-        machine's (sysfs and /proc/sys/vm). Modes the simulator cannot express yet print why instead of a number.")]
+        The page cache, CPUs, read-ahead, nr_requests, max_sectors_kb, write-back settings and the kernel's \
+        preemption model are this machine's (sysfs, /proc/sys/vm, the kernel's configuration; --preempt overrides the last). Modes the simulator cannot express yet print why instead of a number.")]
     Predict(PredictArgs),
     /// (internal) One foreground operation: prints `ready`, waits for a line, runs, prints `done MS BYTES`.
     #[command(hide = true)]

@@ -427,8 +427,8 @@ mod tests {
 
     /// twin12: on a kernel without kernel preemption (this VM: `Dynamic Preempt: none`), each
     /// of the launch's wake-ups waits for the copy writer on its CPU to finish its `write()`
-    /// call (a 1 MiB call of page copies; traced on this VM: 252 wake-ups per launch, 92-139
-    /// µs median wait, 62-81 ms per launch). With full preemption the writers cannot delay
+    /// call (a 1 MiB call of page copies; traced on this VM: 252-259 wake-ups per launch,
+    /// 115-138 µs median wait, 69-78 ms per launch, docs/twin.md twin12). With full preemption the writers cannot delay
     /// the launch (nothing of theirs reaches the disk during it); without it they do. The
     /// scenario carries the host's model.
     #[test]
