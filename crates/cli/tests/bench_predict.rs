@@ -117,3 +117,47 @@ fn sim_run_names_the_bench_workload() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--device"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `--preempt` chooses the kernel's preemption model; the header names it and the table ends
+/// with the simulated launch's wait for a CPU per mode (docs/twin.md, twin12). A bad value is
+/// refused by name.
+#[test]
+fn the_preemption_model_is_named_and_can_be_chosen() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_preemption_model_is_named_and_can_be_chosen: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = t.path().join("copy.json");
+    let mode = |ms: [f64; 3], bg: Option<f64>| serde_json::json!({ "median_ms": ms[1], "samples_ms": ms, "bg_window_mb_s": bg });
+    let report = serde_json::json!({
+        "fg": "launch", "bg": "copy", "runs": 3, "device": disk, "scheduler": "mq-deadline",
+        "app": { "code_files": 8, "code_bytes": 8 << 20, "db_rows": 500, "row_bytes": 4096 },
+        "bg_procs": 2, "bg_file_bytes": 64 << 20, "ramp_ms": 500,
+        "modes": { "alone": mode([40.0, 50.0, 60.0], None), "baseline": mode([90.0, 100.0, 110.0], Some(100.0)) }
+    });
+    std::fs::write(&saved, serde_json::to_string(&report).unwrap()).unwrap();
+    let run = |preempt: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(&saved)
+            .args(["--device", "galaxy-s6-ufs", "--launches", "3", "--preempt", preempt])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for p in ["none", "full"] {
+        let (ok, text, err) = run(p);
+        assert!(ok, "{err}");
+        assert!(text.lines().next().unwrap().contains(&format!("kernel preemption {p}")), "{text}");
+        let wait =
+            text.lines().find(|l| l.starts_with("predicted wait for a CPU per launch (ms):")).unwrap_or_else(|| panic!("{text}"));
+        assert!(wait.contains("alone ") && wait.contains("baseline "), "{wait}");
+    }
+    let (ok, _, err) = run("sometimes");
+    assert!(!ok && err.contains("--preempt") && err.contains("sometimes"), "{err}");
+}

@@ -1,0 +1,59 @@
+//! `scripts/sched-probe OUTDIR --analyse` on a made-up trace in the kernel's text format: the
+//! roles come from the bench's process names, each wake-up's wait ends at the switch that puts
+//! the op on a CPU, and waits are split by what held that CPU. Skips without python3.
+
+use std::fmt::Write as _;
+use std::process::Command;
+
+/// One op (`ff-op-launch`, pid 200) woken `n` times on CPU 0, where a copy worker (pid 100)
+/// runs, and given the CPU `wait_us` later; then once on an idle CPU 1.
+fn trace(n: usize, wait_us: u64) -> String {
+    let mut t = String::from("# tracer: nop\n");
+    let mut at = 10_000_000u64; // µs
+    let line = |t: &mut String, who: &str, cpu: u32, at: u64, ev: &str| {
+        let _ = writeln!(t, "{who:>20} [{cpu:03}] d..2. {}.{:06}: {ev}", at / 1_000_000, at % 1_000_000);
+    };
+    line(&mut t, "<idle>-0", 0, at, "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ff-bg-copy next_pid=100 next_prio=120");
+    for _ in 0..n {
+        at += 300;
+        line(&mut t, "<idle>-0", 1, at, "sched_wakeup: comm=ff-op-launch pid=200 prio=120 target_cpu=000");
+        at += wait_us;
+        line(&mut t, "ff-bg-copy-100", 0, at, "sched_switch: prev_comm=ff-bg-copy prev_pid=100 prev_prio=120 prev_state=R ==> next_comm=ff-op-launch next_pid=200 next_prio=120");
+        at += 20;
+        line(&mut t, "ff-op-launch-200", 0, at, "sched_switch: prev_comm=ff-op-launch prev_pid=200 prev_prio=120 prev_state=D ==> next_comm=ff-bg-copy next_pid=100 next_prio=120");
+    }
+    at += 300;
+    line(&mut t, "<idle>-0", 1, at, "sched_wakeup: comm=ff-op-launch pid=200 prio=120 target_cpu=001");
+    line(&mut t, "<idle>-0", 1, at + 5, "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ff-op-launch next_pid=200 next_prio=120");
+    t
+}
+
+#[test]
+fn waits_for_a_cpu_are_found_and_split_by_holder() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED waits_for_a_cpu_are_found_and_split_by_holder: no python3");
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/sched-probe");
+    let analyse = |n: usize, wait_us: u64| {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("trace.txt"), trace(n, wait_us)).unwrap();
+        let out = Command::new("python3").arg(script).arg(d.path()).arg("--analyse").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let roles = std::fs::read_to_string(d.path().join("pids.txt")).unwrap();
+        assert_eq!(roles, "100 worker:copy\n200 op\n");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = analyse(12, 150);
+    assert!(text.contains("op 200: 13 wake-ups; 13 ended by a switch-in"), "{text}");
+    assert!(text.contains("behind worker:copy: 12 wake-ups, median 150 us"), "{text}");
+    assert!(text.contains("behind idle: 1 wake-ups, median 5 us"), "{text}");
+    // 12 x 150 µs + 5 µs.
+    assert!(text.contains("median 1.8 ms over 1 ops"), "{text}");
+    // The waits follow the trace: a writer that yields at once leaves nothing to wait for.
+    let text = analyse(12, 0);
+    assert!(text.contains("behind worker:copy: 12 wake-ups, median 0 us"), "{text}");
+    // An op with fewer than 10 wake-ups (a warm-up that never ran) is not summarised.
+    let text = analyse(3, 150);
+    assert!(!text.contains("op 200:"), "{text}");
+}
