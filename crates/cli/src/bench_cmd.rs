@@ -282,6 +282,22 @@ struct PredictOpts {
     /// waits for the running one's system call to end; `full`: it preempts at once.
     #[arg(long, value_enum, default_value = "auto")]
     preempt: PreemptArg,
+    /// The fair scheduler to simulate: `cfs` (the default: the simulator's CFS, the model the
+    /// published twin tables used); `auto` reads this kernel's (EEVDF from Linux 6.6, with its
+    /// release's base slice and `CONFIG_HZ`'s tick); `eevdf` forces that model (0.70 ms and
+    /// 4 ms where the figures cannot be read). The EEVDF model over-predicts the launch's waits
+    /// for a CPU behind disk-bound workers about 3× (docs/twin.md, twin13): not the default
+    /// until it agrees with the kernel's traces.
+    #[arg(long, value_enum, default_value = "cfs")]
+    fair: FairArg,
+}
+
+/// `--fair` of `bench predict`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum FairArg {
+    Auto,
+    Cfs,
+    Eevdf,
 }
 
 /// `--preempt` of `bench predict`.
@@ -605,6 +621,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             trace_out: None,
             force: false,
             preempt: PreemptArg::Auto,
+            fair: FairArg::Cfs,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -623,7 +640,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// This machine's kernel settings for the simulated twin (`disk`: the bench's block device;
 /// `preempt`: the preemption model, or `auto` for this kernel's).
-fn this_host(disk: &str, preempt: PreemptArg) -> anyhow::Result<forefront_workload::bench::Host> {
+fn this_host(disk: &str, preempt: PreemptArg, fair: FairArg) -> anyhow::Result<forefront_workload::bench::Host> {
     use forefront_sysfs::{block, vm};
     use forefront_workload::bench::Preempt;
     let root = std::path::Path::new("/");
@@ -662,6 +679,19 @@ fn this_host(disk: &str, preempt: PreemptArg) -> anyhow::Result<forefront_worklo
                 }
             }
         },
+        eevdf: {
+            let found = forefront_sysfs::sched::fair_scheduler(root);
+            match (fair, found) {
+                (FairArg::Cfs, _) => None,
+                (FairArg::Auto, Ok(f)) => f.eevdf.then_some((f.base_slice_ms, f.tick_ms)),
+                (FairArg::Eevdf, Ok(f)) => Some((if f.eevdf { f.base_slice_ms } else { 0.70 }, f.tick_ms)),
+                (FairArg::Eevdf, Err(_)) => Some((0.70, 4.0)),
+                (FairArg::Auto, Err(e)) => {
+                    eprintln!("bench predict: this kernel's fair scheduler is unknown ({e}); modelled as CFS (--fair chooses)");
+                    None
+                }
+            }
+        },
     })
 }
 
@@ -683,7 +713,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
-    let mut host = this_host(&disk, o.preempt).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    let mut host =
+        this_host(&disk, o.preempt, o.fair).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
     // The CPU's page-copy cost where the calibration measured it (older files: the default).
     host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
@@ -739,6 +770,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         let doc = serde_json::json!({
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
             "preempt": host.preempt.name(),
+            "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "fg": w.fg, "bg": w.bg, "modes": v
         });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
@@ -747,7 +779,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, kernel preemption {}) vs measured ({what}); ratio = predicted / measured",
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, kernel preemption {}, fair scheduler {}) vs measured ({what}); ratio = predicted / measured",
         device.name,
         o.launches,
         o.seed,
@@ -755,7 +787,11 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             Some(c) => format!("page copy {c:.3} us measured"),
             None => "page copy: the simulator's default".into(),
         },
-        host.preempt.name()
+        host.preempt.name(),
+        match host.eevdf {
+            Some((slice, tick)) => format!("eevdf (base slice {slice} ms, tick {tick} ms)"),
+            None => "cfs".into(),
+        }
     );
     let _ = writeln!(
         s,

@@ -259,6 +259,11 @@ fn list() -> anyhow::Result<ExitCode> {
     writeln!(out, "cpu schedulers ([phone.cpu] scheduler):")?;
     writeln!(out, "  {:<16} stock CFS: weighted slices, wake-up preemption", SchedKind::Cfs.name())?;
     writeln!(out, "  {:<16} VT-CFS [VT]: preemption at every tick (tick_ms), no weighted slice", SchedKind::VtCfs.name())?;
+    writeln!(
+        out,
+        "  {:<16} EEVDF (Linux 6.6+): earliest eligible virtual deadline, lag kept across sleeps",
+        SchedKind::Eevdf.name()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -160,4 +160,16 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
     }
     let (ok, _, err) = run("sometimes");
     assert!(!ok && err.contains("--preempt") && err.contains("sometimes"), "{err}");
+    // The fair scheduler: CFS unless asked; `--fair eevdf` names its base slice and tick.
+    let (_, text, _) = run("none");
+    assert!(text.lines().next().unwrap().contains("fair scheduler cfs"), "{text}");
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .args(["--device", "galaxy-s6-ufs", "--launches", "3", "--preempt", "none", "--fair", "eevdf"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.lines().next().unwrap().contains("fair scheduler eevdf (base slice"), "{text}");
 }

@@ -455,6 +455,29 @@ mod tests {
         assert!((agent_none - agent_full).abs() < 0.05 * agent_full, "{agent_none} vs {agent_full} ms");
     }
 
+    /// twin13: the host's EEVDF reaches the scenario (scheduler, base slice, tick, slices checked
+    /// at the tick), and a copy launch's waits for a CPU differ from CFS's: under EEVDF a woken
+    /// launch with no lag waits for a writer's request (and the tick) instead of one call.
+    #[test]
+    fn the_hosts_eevdf_reaches_the_scenario_and_changes_the_waits() {
+        let (dev, host) = quiet_vm();
+        let none = Host { preempt: forefront_workload::bench::Preempt::None, ..host.clone() };
+        let eevdf = Host { eevdf: Some((0.70, 4.0)), ..none.clone() };
+        let w = small(Bg::Copy);
+        let cpu = config(&w, &eevdf, &dev, "mq-deadline", "baseline", 3, 1).unwrap().scenario.phone.cpu;
+        assert_eq!(cpu.scheduler, forefront_model::cpu::SchedKind::Eevdf);
+        assert_eq!((cpu.min_granularity_ms, cpu.tick_ms, cpu.slice_on_tick), (0.70, 4.0, true));
+        let cfs = config(&w, &none, &dev, "mq-deadline", "baseline", 3, 1).unwrap().scenario.phone.cpu;
+        assert_eq!(cfs.scheduler, forefront_model::cpu::SchedKind::Cfs);
+        let waits = |h: &Host| match predict(&w, h, &dev, "mq-deadline", "baseline", 3, 1) {
+            Predicted::Ran { fg_p50_ms, .. } => fg_p50_ms,
+            p => panic!("{p:?}"),
+        };
+        let (a, b) = (waits(&none), waits(&eevdf));
+        eprintln!("launch under copy, no kernel preemption: CFS {a:.1} ms, EEVDF {b:.1} ms");
+        assert!((a - b).abs() > 0.01 * a, "the fair scheduler is in the model: CFS {a} vs EEVDF {b} ms");
+    }
+
     #[test]
     fn modes_the_simulator_lacks_say_so() {
         let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();

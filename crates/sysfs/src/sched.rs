@@ -1,6 +1,8 @@
-//! The kernel's preemption model: where a task running kernel code can be preempted.
+//! The kernel's CPU scheduling as the simulator models it: the preemption model (where a task
+//! running kernel code can be preempted, [`preempt_model`]) and the fair scheduler with its
+//! base slice and tick ([`fair_scheduler`]).
 //!
-//! Read, in this order, from the first source that answers:
+//! The preemption model is read, in this order, from the first source that answers:
 //!
 //! 1. `/sys/kernel/debug/sched/preempt` (kernels with `PREEMPT_DYNAMIC`): the modes, the
 //!    current one in parentheses, e.g. `none voluntary (full) lazy`. Debugfs is often not
@@ -118,6 +120,59 @@ pub fn preempt_model(root: &Path) -> Result<Preemption> {
     })
 }
 
+/// Which fair-class scheduler the kernel runs, and the figures the simulator needs of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FairScheduler {
+    /// EEVDF (Linux 6.6 and later) rather than CFS.
+    pub eevdf: bool,
+    /// The base slice before its `1 + log2(ncpus)` scaling, ms: EEVDF's
+    /// `normalized_sysctl_sched_base_slice` (0.75 ms in 6.6–6.14, 0.70 ms from 6.15, commit
+    /// 2ae891b82695 "sched: Reduce the default slice…"), or CFS's minimum granularity (0.75 ms).
+    pub base_slice_ms: f64,
+    /// The tick, ms (`1000 / CONFIG_HZ`): where a slice's end is checked (`HRTICK` is off by
+    /// default).
+    pub tick_ms: f64,
+    /// Where the figures came from, e.g. `/proc/sys/kernel/osrelease (6.18.44), /proc/config.gz (CONFIG_HZ=250)`.
+    pub source: String,
+}
+
+/// This kernel's fair scheduler: EEVDF from release 6.6 (`/proc/sys/kernel/osrelease`), with
+/// the base slice of its release, and the tick of its configuration's `CONFIG_HZ` (see
+/// [`preempt_model`] for where the configuration is found).
+pub fn fair_scheduler(root: &Path) -> Result<FairScheduler> {
+    let path = root.join("proc/sys/kernel/osrelease");
+    let release = read_to_string(&path)?;
+    let release = release.trim();
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let (major, minor) =
+        match (parts.next().and_then(|p| p.parse::<u32>().ok()), parts.next().and_then(|p| p.parse::<u32>().ok())) {
+            (Some(a), Some(b)) => (a, b),
+            _ => {
+                return Err(Error::Parse {
+                    path,
+                    line: 1,
+                    message: format!("{release:?} is not a kernel release (MAJOR.MINOR…)"),
+                });
+            }
+        };
+    let eevdf = (major, minor) >= (6, 6);
+    let base_slice_ms = if (major, minor) >= (6, 15) { 0.70 } else { 0.75 };
+    let (config_path, config) = kernel_config(root)?;
+    let hz = config.lines().find_map(|l| l.trim().strip_prefix("CONFIG_HZ=")).map(str::to_owned);
+    let hz = hz.ok_or_else(|| Error::Parse { path: config_path.clone(), line: 0, message: "no CONFIG_HZ".into() })?;
+    let hz_num: u32 = hz.parse().ok().filter(|&h| h > 0).ok_or_else(|| Error::Parse {
+        path: config_path.clone(),
+        line: 0,
+        message: format!("CONFIG_HZ={hz} is not a positive number"),
+    })?;
+    Ok(FairScheduler {
+        eevdf,
+        base_slice_ms,
+        tick_ms: 1000.0 / f64::from(hz_num),
+        source: format!("{} ({release}), {} (CONFIG_HZ={hz})", path.display(), config_path.display()),
+    })
+}
+
 /// The mode in parentheses of debugfs's `sched/preempt`.
 fn current_of_debugfs(text: &str) -> Option<PreemptModel> {
     let open = text.find('(')?;
@@ -212,6 +267,29 @@ mod tests {
         assert_eq!(p.model, PreemptModel::Full);
         assert!(p.model.preempts_kernel_code());
         assert!(p.source.contains("config-5.15.0-x (CONFIG_PREEMPT=y)"), "{}", p.source);
+    }
+
+    #[test]
+    fn the_fair_scheduler_follows_the_release_and_the_tick_the_configuration() {
+        let with = |release: &[u8], hz: &str| {
+            let config = format!("{DYNAMIC_NONE}CONFIG_HZ_250=y\nCONFIG_HZ={hz}\n");
+            tree(&[("proc/sys/kernel/osrelease", release), ("proc/config.gz", &gz(&config))])
+        };
+        let d = with(b"6.18.44-cloud\n", "250");
+        let f = fair_scheduler(d.path()).unwrap();
+        assert!(f.eevdf);
+        assert_eq!((f.base_slice_ms, f.tick_ms), (0.70, 4.0));
+        assert!(f.source.contains("6.18.44-cloud") && f.source.contains("CONFIG_HZ=250"), "{}", f.source);
+        let f = fair_scheduler(with(b"6.6.0\n", "1000").path()).unwrap();
+        assert!(f.eevdf);
+        assert_eq!((f.base_slice_ms, f.tick_ms), (0.75, 1.0));
+        let f = fair_scheduler(with(b"5.15.0-91-generic\n", "100").path()).unwrap();
+        assert!(!f.eevdf);
+        assert_eq!(f.tick_ms, 10.0);
+        let e = fair_scheduler(with(b"weird\n", "250").path()).unwrap_err().to_string();
+        assert!(e.contains("osrelease") && e.contains("weird"), "{e}");
+        let e = fair_scheduler(with(b"6.18.0\n", "0").path()).unwrap_err().to_string();
+        assert!(e.contains("config.gz") && e.contains("CONFIG_HZ=0"), "{e}");
     }
 
     #[test]

@@ -274,6 +274,11 @@ pub struct Host {
     /// [`Preempt::None`] a woken task waits for the running one's system call to end (a
     /// background writer's `write()` call of page copies) before it gets the CPU.
     pub preempt: Preempt,
+    /// The kernel's fair scheduler (`forefront_sysfs::sched::fair_scheduler`): `Some` for
+    /// EEVDF (Linux 6.6+) with its base slice and tick (ms, before the `1 + log2(ncpus)`
+    /// scaling of the slice), modelled as `[phone.cpu] scheduler = "eevdf"` with slices
+    /// checked at the tick; `None`: the simulator's CFS, as before.
+    pub eevdf: Option<(f64, f64)>,
 }
 
 impl Default for Host {
@@ -293,6 +298,7 @@ impl Default for Host {
             copy_page_us: None,
             burst_call_ms: None,
             preempt: Preempt::Full,
+            eevdf: None,
         }
     }
 }
@@ -405,6 +411,10 @@ impl BenchWorkload {
         let _ = writeln!(w, "\n[phone.cpu]\ncores = [{cores}]");
         if host.preempt == Preempt::None {
             let _ = writeln!(w, "preempt = \"none\"");
+        }
+        if let Some((slice, tick)) = host.eevdf {
+            let _ =
+                writeln!(w, "scheduler = \"eevdf\"\nmin_granularity_ms = {slice:?}\ntick_ms = {tick:?}\nslice_on_tick = true");
         }
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
         let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");

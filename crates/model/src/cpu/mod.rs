@@ -23,12 +23,12 @@
 //! (new-idle balancing). Not modelled: periodic load balancing between busy cores, PELT load
 //! tracking, SMT, frequency scaling within a run (speed factors are fixed per core).
 //!
-//! # Two disciplines on one run queue
+//! # Three disciplines on one run queue
 //!
 //! The run queues, vruntime accounting and placement above are shared. The decisions that
-//! differ between schedulers go through one seam, [`SchedKind`], consulted in three places:
+//! differ between schedulers go through one seam, [`SchedKind`], consulted in four places:
 //! how long the picked task may run (its slice), whether a wake-up preempts the running task,
-//! and where a woken *interactive* task is placed.
+//! where a woken task is placed, and which queued entity is picked.
 //!
 //! - [`SchedKind::Cfs`]: weighted slices, wake-up preemption (above).
 //! - [`SchedKind::VtCfs`]: VT-CFS (Huh, Yoo, Hong, SPE 2015; [`vtcfs`]): no weighted slice; a
@@ -37,6 +37,9 @@
 //!   `V*curr + ω0/(ω−20+1)·λ` when it wakes so it runs at the next tick at the latest. CFS's
 //!   wake-up preemption test stays. Tickless like CFS: the next tick is a deadline armed only
 //!   while tasks compete.
+//! - [`SchedKind::Eevdf`]: Linux's fair scheduler since 6.6 ([`eevdf`]): the eligible entity
+//!   with the earliest virtual deadline is picked, a request runs to its deadline, lag is kept
+//!   across sleeps and a wake-up preempts only when it makes the running entity ineligible.
 //!
 //! # Where the running task can be preempted ([`Preempt`])
 //!
@@ -69,6 +72,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::prov::Tid;
 
+pub mod eevdf;
 pub mod vtcfs;
 
 pub type GroupId = u16;
@@ -101,7 +105,8 @@ pub struct CpuParams {
     pub wakeup_granularity_ms: f64,
     /// Cost of a context switch (µs of work charged to the incoming task).
     pub context_switch_us: f64,
-    /// The scheduling discipline: `"cfs"` (stock) or `"vt-cfs"` [VT].
+    /// The scheduling discipline: `"cfs"` (stock), `"vt-cfs"` [VT] or `"eevdf"` (Linux 6.6+;
+    /// `min_granularity_ms` is then its base slice).
     pub scheduler: SchedKind,
     /// The scheduler tick (ms, 1000 / CONFIG_HZ): VT-CFS's preemption tick λ, and the period
     /// at which CFS checks slice expiry when [`CpuParams::slice_on_tick`] is on.
@@ -131,6 +136,10 @@ pub enum SchedKind {
     /// wake-up preemption, interactive tasks placed to run at the next tick.
     #[serde(rename = "vt-cfs")]
     VtCfs,
+    /// EEVDF, Linux's fair scheduler since 6.6 ([`eevdf`]): the eligible entity with the
+    /// earliest virtual deadline runs; lag is kept across sleeps; a request runs to its deadline.
+    #[serde(rename = "eevdf")]
+    Eevdf,
 }
 
 impl SchedKind {
@@ -138,6 +147,7 @@ impl SchedKind {
         match self {
             SchedKind::Cfs => "cfs",
             SchedKind::VtCfs => "vt-cfs",
+            SchedKind::Eevdf => "eevdf",
         }
     }
 }
@@ -227,6 +237,15 @@ struct TaskEnt {
     preempted_at: Option<SimTime>,
     /// Its current (or next) burst is kernel code ([`CpuSched::set_kernel`]).
     kernel: bool,
+    /// EEVDF: the virtual deadline of its current request, the lag it left with, whether it
+    /// was ever placed (a first placement has no lag and half a slice), and the core it left.
+    deadline: u64,
+    vlag: i64,
+    placed: bool,
+    left_core: usize,
+    /// When it was last put in a queue ([`CpuSched::next_seq`]): EEVDF's order among equal
+    /// deadlines.
+    seq: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -238,6 +257,12 @@ struct GroupRq {
     nr: u32,
     load: u64,
     min_vruntime: u64,
+    /// EEVDF: the group entity's deadline, the lag it left the top level with, and whether it
+    /// was ever placed.
+    deadline: u64,
+    vlag: i64,
+    placed: bool,
+    seq: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -306,6 +331,9 @@ struct Core {
     /// Tasks queued here (not running): load balancing's measure, kept as tasks come and go.
     queued: u32,
     busy_ns: u64,
+    /// EEVDF: a wake-up decided to preempt while the running task could not be (its kernel
+    /// burst, or the simulator deciding its next burst): reschedule when it continues.
+    resched: bool,
 }
 
 /// What a core's timer means when it fires.
@@ -345,6 +373,8 @@ pub struct CpuSched {
     latencies: Option<Vec<(Tid, WaitKind, u64)>>,
     /// Groups with cgroup `cpu.idle` set, and the weight each had before ([`CpuSched::set_group_idle`]).
     idle_groups: Vec<Option<u32>>,
+    /// Insertions into the queues so far (each entity's `seq`).
+    next_seq: u64,
 }
 
 impl CpuSched {
@@ -370,8 +400,19 @@ impl CpuSched {
                 burst_done: false,
                 queued: 0,
                 busy_ns: 0,
+                resched: false,
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let mut cores = cores;
+        if kind == SchedKind::Eevdf {
+            // Start the clocks high enough that lag never asks for a negative vruntime.
+            for c in &mut cores {
+                c.min_vruntime = eevdf::V_BASE;
+                for g in &mut c.groups {
+                    (g.vruntime, g.min_vruntime) = (eevdf::V_BASE, eevdf::V_BASE);
+                }
+            }
+        }
         CpuSched {
             latency: ms(params.sched_latency_ms),
             min_gran: ms(params.min_granularity_ms),
@@ -391,6 +432,7 @@ impl CpuSched {
             tick_preemptions: 0,
             context_switches: 0,
             latencies: None,
+            next_seq: 0,
         }
     }
 
@@ -476,6 +518,11 @@ impl CpuSched {
             episode: None,
             preempted_at: None,
             kernel: false,
+            deadline: 0,
+            vlag: 0,
+            placed: false,
+            left_core: tid as usize % self.cores.len(),
+            seq: 0,
         });
     }
 
@@ -643,11 +690,17 @@ impl CpuSched {
             State::Off => {}
             State::Queued(core) => {
                 self.account_wait(tid, now);
+                if self.kind == SchedKind::Eevdf {
+                    self.eevdf_dequeue(core, tid);
+                }
                 self.remove_queued(core, tid);
                 self.tasks[tid as usize].state = State::Off;
             }
             State::Running(core) => {
                 self.account_run(core, now);
+                if self.kind == SchedKind::Eevdf {
+                    self.eevdf_dequeue(core, tid);
+                }
                 self.cores[core].curr = None;
                 self.cores[core].burst_done = false;
                 self.leave(core, tid);
@@ -683,9 +736,14 @@ impl CpuSched {
             // The woken task competes from the next tick on, if it does not preempt now.
             self.arm_tick(core, now);
         }
-        if self.should_preempt(core, tid) {
+        let preempts = match self.kind {
+            SchedKind::Eevdf => self.eevdf_wakeup_preempts(core, tid, now),
+            _ => self.should_preempt(core, tid),
+        };
+        if preempts {
             self.preemptions += 1;
             if self.cores[core].burst_done || self.in_kernel(core) {
+                self.cores[core].resched = true;
                 // The simulator is deciding what the current task does next, or the task runs
                 // kernel code that cannot be preempted: preempt it as soon as it continues (its
                 // slice ends now; `deadline` holds a kernel burst's timer to the burst's end, so
@@ -777,6 +835,10 @@ impl CpuSched {
         let State::Running(core) = self.tasks[tid as usize].state else {
             panic!("stop on a task that is not running");
         };
+        if self.kind == SchedKind::Eevdf {
+            self.account_run(core, now);
+            self.eevdf_dequeue(core, tid);
+        }
         self.cores[core].curr = None;
         self.cores[core].burst_done = false;
         self.leave(core, tid);
@@ -814,6 +876,20 @@ impl CpuSched {
     fn slice_expired(&mut self, core: usize, now: SimTime) {
         if self.kind == SchedKind::VtCfs {
             self.tick(core, now);
+            return;
+        }
+        if self.kind == SchedKind::Eevdf {
+            // update_deadline: a request that reached its deadline gets the next one, and the
+            // core is rescheduled if anyone waits (or a deferred wake-up asked for it).
+            let passed = self.eevdf_refresh(core);
+            let resched = std::mem::take(&mut self.cores[core].resched);
+            let waiting = !(self.cores[core].top.is_empty() && self.group_queue_empty(core));
+            if (passed || resched) && waiting {
+                self.preempt_current(core, now);
+            } else {
+                let tid = self.cores[core].curr.expect("running");
+                self.cores[core].slice_end = self.eevdf_slice_end(core, tid, now);
+            }
             return;
         }
         if self.cores[core].top.is_empty() && self.group_queue_empty(core) {
@@ -885,17 +961,30 @@ impl CpuSched {
             None
         };
         let half = self.latency / 2;
+        let eevdf = (self.kind == SchedKind::Eevdf).then(|| {
+            // enqueue_entity brings the running task up to date before placing (update_curr).
+            self.account_run(core, now);
+            self.eevdf_place(core, tid)
+        });
         let (g, w) = {
             let t = &self.tasks[tid as usize];
             (t.group, u64::from(t.weight))
         };
+        self.next_seq += 1;
+        let seq = self.next_seq;
         let c = &mut self.cores[core];
         c.queued += 1;
         let t = &mut self.tasks[tid as usize];
         t.state = State::Queued(core);
         t.since = now;
+        t.seq = seq;
+        if let Some(((v, d), _)) = eevdf {
+            (t.vruntime, t.deadline) = (v, d);
+        }
         if g == ROOT_GROUP {
-            t.vruntime = t.vruntime.max(c.min_vruntime.saturating_sub(half));
+            if eevdf.is_none() {
+                t.vruntime = t.vruntime.max(c.min_vruntime.saturating_sub(half));
+            }
             if let Some((top, _)) = vt {
                 t.vruntime = t.vruntime.min(top);
             }
@@ -905,7 +994,9 @@ impl CpuSched {
         } else {
             let gw = u64::from(self.group_weights[g as usize]);
             let grq = &mut c.groups[g as usize];
-            t.vruntime = t.vruntime.max(grq.min_vruntime.saturating_sub(half));
+            if eevdf.is_none() {
+                t.vruntime = t.vruntime.max(grq.min_vruntime.saturating_sub(half));
+            }
             if let Some((_, inner)) = vt {
                 t.vruntime = t.vruntime.min(inner);
             }
@@ -914,12 +1005,17 @@ impl CpuSched {
             grq.nr += 1;
             if grq.nr == 1 {
                 // The group entity becomes runnable on this core.
-                grq.vruntime = grq.vruntime.max(c.min_vruntime.saturating_sub(half));
+                if let Some((_, Some((gv, gd)))) = eevdf {
+                    (grq.vruntime, grq.deadline) = (gv, gd);
+                } else {
+                    grq.vruntime = grq.vruntime.max(c.min_vruntime.saturating_sub(half));
+                }
                 if let Some((top, _)) = vt {
                     // A group entity already queued keeps its place (moving it would move
                     // the group's other tasks too).
                     grq.vruntime = grq.vruntime.min(top);
                 }
+                grq.seq = seq;
                 c.top.find_or_insert((grq.vruntime, Ent::Group(g)));
                 c.top_load += gw;
                 c.top_nr += 1;
@@ -1002,7 +1098,10 @@ impl CpuSched {
 
     /// The running task goes back into the queue (preempted), still runnable.
     fn put_back(&mut self, core: usize, tid: Tid, now: SimTime) {
+        self.next_seq += 1;
+        let seq = self.next_seq;
         let t = &mut self.tasks[tid as usize];
+        t.seq = seq;
         t.state = State::Queued(core);
         t.since = now;
         t.episode = Some((WaitKind::Preempted, now));
@@ -1014,6 +1113,7 @@ impl CpuSched {
             c.top.find_or_insert((v, Ent::Task(tid)));
         } else {
             c.groups[g as usize].tree.find_or_insert((v, tid));
+            c.groups[g as usize].seq = seq;
             let gv = c.groups[g as usize].vruntime;
             c.top.find_or_insert((gv, Ent::Group(g)));
         }
@@ -1022,17 +1122,27 @@ impl CpuSched {
     /// Choose the next task for an idle core: the leftmost top-level entity, then inside it.
     fn pick_next(&mut self, core: usize, now: SimTime) {
         debug_assert!(self.cores[core].curr.is_none());
-        let Some(&(v, ent)) = self.cores[core].top.first() else {
+        let first = match self.kind {
+            SchedKind::Eevdf => self.eevdf_pick_next(core),
+            _ => self.cores[core].top.first().copied(),
+        };
+        let Some((v, ent)) = first else {
             return;
+        };
+        let inner = match ent {
+            Ent::Group(g) if self.kind == SchedKind::Eevdf => self.eevdf_pick_in_group(core, g),
+            Ent::Group(g) => self.cores[core].groups[g as usize].tree.first().copied(),
+            Ent::Task(_) => None,
         };
         let c = &mut self.cores[core];
         c.top.remove_item(&(v, ent));
         c.queued -= 1;
+        c.resched = false;
         let tid = match ent {
             Ent::Task(t) => t,
             Ent::Group(g) => {
                 let grq = &mut c.groups[g as usize];
-                let &(tv, t) = grq.tree.first().expect("a runnable group has a queued task");
+                let (tv, t) = inner.expect("a runnable group has a queued task");
                 grq.tree.remove_item(&(tv, t));
                 t
             }
@@ -1041,11 +1151,13 @@ impl CpuSched {
         let slice_end = match self.kind {
             SchedKind::Cfs => self.cfs_slice_end(now, self.slice_of(core, tid)),
             SchedKind::VtCfs => SimTime::MAX,
+            SchedKind::Eevdf => self.eevdf_slice_end(core, tid, now),
         };
         let c = &mut self.cores[core];
         c.curr = Some(tid);
         c.slice_end = slice_end;
-        if c.last != Some(tid) {
+        let switched = c.last != Some(tid);
+        if switched {
             c.last = Some(tid);
             self.context_switches += 1;
         }
@@ -1053,7 +1165,10 @@ impl CpuSched {
         t.state = State::Running(core);
         t.since = now;
         t.switches += 1;
-        t.remaining += self.switch_ns;
+        // EEVDF re-picks the running task at each request's end; only a real switch costs.
+        if switched || self.kind != SchedKind::Eevdf {
+            t.remaining += self.switch_ns;
+        }
         if let Some((kind, since)) = t.episode.take() {
             if let Some(l) = &mut self.latencies {
                 l.push((tid, kind, now.since(since)));
@@ -1137,10 +1252,16 @@ impl CpuSched {
             .max_by_key(|&t| (self.tasks[t as usize].vruntime, std::cmp::Reverse(t)));
         let Some(tid) = victim else { return };
         self.account_wait(tid, now);
+        if self.kind == SchedKind::Eevdf {
+            self.eevdf_dequeue(src, tid);
+        }
         self.remove_queued(src, tid);
-        // Keep the vruntime relative to the new core's clock.
-        let rel = self.tasks[tid as usize].vruntime.saturating_sub(self.cores[src].min_vruntime);
-        self.tasks[tid as usize].vruntime = self.cores[core].min_vruntime + rel;
+        // Keep the vruntime relative to the new core's clock (EEVDF places it by its lag, taken
+        // against the level it left).
+        if self.kind != SchedKind::Eevdf {
+            let rel = self.tasks[tid as usize].vruntime.saturating_sub(self.cores[src].min_vruntime);
+            self.tasks[tid as usize].vruntime = self.cores[core].min_vruntime + rel;
+        }
         self.tasks[tid as usize].last_core = core;
         self.migrations += 1;
         self.enqueue(core, tid, now, false);

@@ -637,3 +637,140 @@ fn without_kernel_preemption_a_slice_ends_with_the_kernel_burst() {
     assert!(none_first < SimTime::from_ms(51), "run to completion ({none_first:?})");
     assert!(full_end >= SimTime::from_ms(100) && none_end >= SimTime::from_ms(100));
 }
+
+fn eevdf(cores: usize, slice_on_tick: bool) -> CpuParams {
+    // Linux 6.15+: base slice 0.70 ms (× 1 + log2(ncpus)); HZ 250.
+    CpuParams {
+        cores: vec![1.0; cores],
+        scheduler: SchedKind::Eevdf,
+        min_granularity_ms: 0.7,
+        tick_ms: 4.0,
+        slice_on_tick,
+        ..Default::default()
+    }
+}
+
+/// Step core 0 until `until`, continuing every finished burst of `hog` with another of `burst`
+/// and stopping any other task whose burst ends; returns the instants other tasks stopped.
+fn step_until(s: &mut CpuSched, hog: Tid, burst: u64, mut now: SimTime, until: SimTime) -> (SimTime, Vec<(Tid, SimTime)>) {
+    let mut stops = vec![];
+    while let Some((t, g)) = s.deadline(0) {
+        if t > until {
+            break;
+        }
+        now = t;
+        if let Some(Expired::BurstDone(tid)) = s.expire(0, g, now) {
+            if tid == hog {
+                s.continue_burst(tid, burst, now);
+            } else {
+                s.stop(tid, now);
+                stops.push((tid, now));
+            }
+        }
+    }
+    (now.max(until), stops)
+}
+
+#[test]
+fn eevdf_hogs_share_equally_in_requests_of_a_base_slice() {
+    let mut s = CpuSched::new(eevdf(1, false), vec![1024]);
+    for t in 0..3 {
+        s.add_task(t, 0, 1024);
+    }
+    let end = SimTime::from_ms(3_000);
+    run_busy(&mut s, &[0, 1, 2], 50_000_000, end);
+    let runs: Vec<u64> = (0..3).map(|t| s.times(t, end).0).collect();
+    let total: u64 = runs.iter().sum();
+    for r in &runs {
+        let share = *r as f64 / total as f64;
+        assert!((share - 1.0 / 3.0).abs() < 0.01, "shares {runs:?}");
+    }
+    // One request of the base slice (0.7 ms × 1 = 0.7 ms on one core) between switches.
+    let per_switch = total as f64 / s.context_switches as f64;
+    assert!((per_switch - 700_000.0).abs() < 20_000.0, "{per_switch} ns per switch");
+}
+
+#[test]
+fn eevdf_a_wakeup_preempts_only_with_lag() {
+    // One core; task 0 a CPU hog, task 1 wakes for 50 µs bursts.
+    let setup = || {
+        let mut s = CpuSched::new(eevdf(1, true), vec![1024]);
+        s.add_task(0, 0, 1024);
+        s.add_task(1, 0, 1024);
+        s.wake(0, 100_000_000, SimTime::ZERO);
+        s
+    };
+    // Task 1's first wake-up: a new task, no lag. The hog runs alone and gets a new request
+    // (deadline 0.7 ms of vruntime on) at each tick (8 ms, 12 ms, ...), where its slice is checked.
+    // Woken 0.1 ms after the 8 ms tick, the hog is eligible and protected: no preemption, and
+    // the woken task waits for the next check, the 12 ms tick.
+    let mut s = setup();
+    let at = SimTime::from_ns(8_100_000);
+    step_until(&mut s, 0, 100_000_000, SimTime::ZERO, at);
+    s.wake(1, 50_000, at);
+    assert_eq!(s.running_on(0), Some(0), "run to parity: the hog keeps its request");
+    let (_, stops) = step_until(&mut s, 0, 100_000_000, at, SimTime::from_ms(20));
+    let (_, done) = stops[0];
+    assert!(done >= SimTime::from_ms(12) && done < SimTime::from_ns(12_100_000), "{done:?}");
+
+    // Woken 2.1 ms after a tick, the hog's request (0.7 ms) is over, though not yet noticed:
+    // the wake-up's update of the running task finds it and reschedules (`update_curr`).
+    let mut s = setup();
+    let at = SimTime::from_ns(10_100_000);
+    step_until(&mut s, 0, 100_000_000, SimTime::ZERO, at);
+    s.wake(1, 50_000, at);
+    assert_eq!(s.running_on(0), Some(1), "the hog's request had ended");
+
+    // A task that slept owed service (positive lag) makes the hog ineligible: it preempts
+    // even inside the hog's protected request.
+    let mut s = setup();
+    let at = SimTime::from_ns(8_100_000);
+    step_until(&mut s, 0, 100_000_000, SimTime::ZERO, at);
+    s.wake(1, 50_000, at);
+    let (now, stops) = step_until(&mut s, 0, 100_000_000, at, SimTime::from_ms(14));
+    assert_eq!(stops.len(), 1);
+    // It waited to the 12 ms tick, and V moved on meanwhile: it left owed service.
+    assert!(s.tasks[1].vlag > 0, "lag {}", s.tasks[1].vlag);
+    let again = SimTime::from_ns(16_100_000);
+    step_until(&mut s, 0, 100_000_000, now, again);
+    s.wake(1, 50_000, again);
+    assert_eq!(s.running_on(0), Some(1), "owed service: preempts at once");
+}
+
+#[test]
+fn eevdf_a_short_sleeper_beside_a_hog_mostly_preempts_and_sometimes_waits_a_request() {
+    // One core, a hog and a task that wakes every 300 µs for 60 µs (a launch's reads between
+    // disk waits): its lag buys quick preemptions until it has used its share, then it waits
+    // for the hog's request to end (at the next tick), and the wait gives it lag again.
+    let mut s = CpuSched::new(eevdf(1, true), vec![1024]);
+    s.add_task(0, 0, 1024);
+    s.add_task(1, 0, 1024);
+    s.record_latencies();
+    s.wake(0, 100_000_000, SimTime::ZERO);
+    let mut now = SimTime::from_ms(5);
+    step_until(&mut s, 0, 100_000_000, SimTime::ZERO, now);
+    let mut waits = vec![];
+    for _ in 0..400 {
+        s.wake(1, 60_000, now);
+        let woke = now;
+        // Step until the sleeper's burst is done.
+        let done = loop {
+            let (t, g) = s.deadline(0).expect("a task runs");
+            match s.expire(0, g, t) {
+                Some(Expired::BurstDone(0)) => s.continue_burst(0, 100_000_000, t),
+                Some(Expired::BurstDone(1)) => {
+                    s.stop(1, t);
+                    break t;
+                }
+                _ => {}
+            }
+        };
+        waits.push(done.since(woke) - 60_000 - 5_000);
+        now = done.after(300_000);
+        step_until(&mut s, 0, 100_000_000, done, now);
+    }
+    let quick = waits.iter().filter(|&&w| w < 100_000).count();
+    let long = waits.iter().filter(|&&w| w >= 1_000_000).count();
+    assert!(quick > 200, "most wake-ups preempt at once: {quick} of 400");
+    assert!(long >= 10, "some wait for the hog's request: {long} of 400");
+}
