@@ -685,7 +685,10 @@ fn this_host(disk: &str, preempt: PreemptArg, fair: FairArg) -> anyhow::Result<f
                 (FairArg::Cfs, _) => None,
                 (FairArg::Auto, Ok(f)) => f.eevdf.then_some((f.base_slice_ms, f.tick_ms)),
                 (FairArg::Eevdf, Ok(f)) => Some((if f.eevdf { f.base_slice_ms } else { 0.70 }, f.tick_ms)),
-                (FairArg::Eevdf, Err(_)) => Some((0.70, 4.0)),
+                (FairArg::Eevdf, Err(e)) => {
+                    eprintln!("bench predict: this kernel's EEVDF figures are unknown ({e}); modelled with a 0.70 ms base slice and a 4 ms tick");
+                    Some((0.70, 4.0))
+                }
                 (FairArg::Auto, Err(e)) => {
                     eprintln!("bench predict: this kernel's fair scheduler is unknown ({e}); modelled as CFS (--fair chooses)");
                     None

@@ -13,6 +13,21 @@ fn a_disk() -> Option<String> {
         .find(|n| std::path::Path::new(&format!("/sys/block/{n}/queue/read_ahead_kb")).exists() && !n.starts_with("zram"))
 }
 
+/// A saved `bench run --format json` report of `fg` under `bg` on `disk` with an `alone` and a
+/// `baseline` mode (p10, p50, p90 of the baseline in ms), written as `dir/name`.
+fn saved_report(dir: &std::path::Path, name: &str, fg: &str, bg: &str, disk: &str, baseline: [f64; 3]) -> std::path::PathBuf {
+    let mode = |ms: [f64; 3], bg: Option<f64>| serde_json::json!({ "median_ms": ms[1], "samples_ms": ms, "bg_window_mb_s": bg });
+    let report = serde_json::json!({
+        "fg": fg, "bg": bg, "runs": 3, "device": disk, "scheduler": "mq-deadline",
+        "app": { "code_files": 8, "code_bytes": 8 << 20, "db_rows": 500, "row_bytes": 4096 },
+        "bg_procs": 2, "bg_file_bytes": 64 << 20, "ramp_ms": 500,
+        "modes": { "alone": mode([40.0, 50.0, 60.0], None), "baseline": mode(baseline, Some(100.0)) }
+    });
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&report).unwrap()).unwrap();
+    path
+}
+
 #[test]
 fn predict_prints_measured_beside_predicted_and_says_what_it_cannot() {
     let Some(disk) = a_disk() else {
@@ -70,15 +85,7 @@ fn a_switch_is_predicted_and_the_report_charts_the_prediction() {
         return;
     };
     let t = tempfile::tempdir().unwrap();
-    let saved = t.path().join("switch.json");
-    let mode = |ms: [f64; 3], bg: Option<f64>| serde_json::json!({ "median_ms": ms[1], "samples_ms": ms, "bg_window_mb_s": bg });
-    let report = serde_json::json!({
-        "fg": "switch", "bg": "update", "runs": 3, "device": disk, "scheduler": "mq-deadline",
-        "app": { "code_files": 8, "code_bytes": 8 << 20, "db_rows": 500, "row_bytes": 4096 },
-        "bg_procs": 2, "bg_file_bytes": 64 << 20, "ramp_ms": 500,
-        "modes": { "alone": mode([40.0, 50.0, 60.0], None), "baseline": mode([400.0, 500.0, 600.0], Some(100.0)) }
-    });
-    std::fs::write(&saved, serde_json::to_string(&report).unwrap()).unwrap();
+    let saved = saved_report(t.path(), "switch.json", "switch", "update", &disk, [400.0, 500.0, 600.0]);
     let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
         .args(["bench", "predict"])
         .arg(&saved)
@@ -128,20 +135,13 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
         return;
     };
     let t = tempfile::tempdir().unwrap();
-    let saved = t.path().join("copy.json");
-    let mode = |ms: [f64; 3], bg: Option<f64>| serde_json::json!({ "median_ms": ms[1], "samples_ms": ms, "bg_window_mb_s": bg });
-    let report = serde_json::json!({
-        "fg": "launch", "bg": "copy", "runs": 3, "device": disk, "scheduler": "mq-deadline",
-        "app": { "code_files": 8, "code_bytes": 8 << 20, "db_rows": 500, "row_bytes": 4096 },
-        "bg_procs": 2, "bg_file_bytes": 64 << 20, "ramp_ms": 500,
-        "modes": { "alone": mode([40.0, 50.0, 60.0], None), "baseline": mode([90.0, 100.0, 110.0], Some(100.0)) }
-    });
-    std::fs::write(&saved, serde_json::to_string(&report).unwrap()).unwrap();
-    let run = |preempt: &str| {
+    let saved = saved_report(t.path(), "copy.json", "launch", "copy", &disk, [90.0, 100.0, 110.0]);
+    let run_with = |preempt: &str, more: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
             .args(["bench", "predict"])
             .arg(&saved)
             .args(["--device", "galaxy-s6-ufs", "--launches", "3", "--preempt", preempt])
+            .args(more)
             .output()
             .unwrap();
         (
@@ -150,6 +150,7 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
+    let run = |preempt: &str| run_with(preempt, &[]);
     for p in ["none", "full"] {
         let (ok, text, err) = run(p);
         assert!(ok, "{err}");
@@ -163,13 +164,9 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
     // The fair scheduler: CFS unless asked; `--fair eevdf` names its base slice and tick.
     let (_, text, _) = run("none");
     assert!(text.lines().next().unwrap().contains("fair scheduler cfs"), "{text}");
-    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
-        .args(["bench", "predict"])
-        .arg(&saved)
-        .args(["--device", "galaxy-s6-ufs", "--launches", "3", "--preempt", "none", "--fair", "eevdf"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (ok, text, err) = run_with("none", &["--fair", "eevdf"]);
+    assert!(ok, "{err}");
     assert!(text.lines().next().unwrap().contains("fair scheduler eevdf (base slice"), "{text}");
+    let (ok, _, err) = run_with("none", &["--fair", "sometimes"]);
+    assert!(!ok && err.contains("--fair") && err.contains("sometimes"), "{err}");
 }

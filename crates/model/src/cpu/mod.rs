@@ -383,7 +383,7 @@ impl CpuSched {
         let (kind, tick) = (params.scheduler, ((params.tick_ms * 1e6) as u64).max(1_000));
         let scale = 1.0 + (n as f64).log2();
         let ms = |v: f64| (v * scale * 1e6) as u64;
-        let cores = params
+        let mut cores: Vec<Core> = params
             .cores
             .iter()
             .map(|&speed| Core {
@@ -402,8 +402,7 @@ impl CpuSched {
                 busy_ns: 0,
                 resched: false,
             })
-            .collect::<Vec<_>>();
-        let mut cores = cores;
+            .collect();
         if kind == SchedKind::Eevdf {
             // Start the clocks high enough that lag never asks for a negative vruntime.
             for c in &mut cores {
