@@ -290,6 +290,23 @@ struct PredictOpts {
     /// until it agrees with the kernel's traces.
     #[arg(long, value_enum, default_value = "cfs")]
     fair: FairArg,
+    /// How the bench's processes are grouped for the CPU: `auto` reads this process's (its cpu
+    /// cgroup, else its session's autogroup when `kernel.sched_autogroup_enabled` is 1, else
+    /// the root group); `autogroup`: one task group in which the launch competes with each
+    /// worker as a task; `root`: every task at the top level beside the kernel threads;
+    /// `android`: the phones' foreground and background groups at equal weights (the model of
+    /// the twin tables before twin14, docs/twin.md).
+    #[arg(long, value_enum, default_value = "auto")]
+    cpu_groups: CpuGroupsArg,
+}
+
+/// `--cpu-groups` of `bench predict`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum CpuGroupsArg {
+    Auto,
+    Autogroup,
+    Root,
+    Android,
 }
 
 /// `--fair` of `bench predict`.
@@ -622,6 +639,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             force: false,
             preempt: PreemptArg::Auto,
             fair: FairArg::Cfs,
+            cpu_groups: CpuGroupsArg::Auto,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -640,9 +658,12 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// This machine's kernel settings for the simulated twin (`disk`: the bench's block device;
 /// `preempt`: the preemption model, or `auto` for this kernel's).
-fn this_host(disk: &str, preempt: PreemptArg, fair: FairArg) -> anyhow::Result<forefront_workload::bench::Host> {
+fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::bench::Host> {
+    let (preempt, fair) = (o.preempt, o.fair);
+    use forefront_sysfs::sched::TaskGroup;
     use forefront_sysfs::{block, vm};
     use forefront_workload::bench::Preempt;
+    use forefront_workload::CpuGroups;
     let root = std::path::Path::new("/");
     let queue = root.join("sys/block").join(disk).join("queue");
     let num = |name: &str| -> anyhow::Result<u64> {
@@ -695,6 +716,21 @@ fn this_host(disk: &str, preempt: PreemptArg, fair: FairArg) -> anyhow::Result<f
                 }
             }
         },
+        cpu_groups: match o.cpu_groups {
+            CpuGroupsArg::Autogroup => CpuGroups::Autogroup,
+            CpuGroupsArg::Root => CpuGroups::Root,
+            CpuGroupsArg::Android => CpuGroups::Android,
+            CpuGroupsArg::Auto => {
+                match forefront_sysfs::sched::task_group(root) {
+                    Ok(TaskGroup::Autogroup | TaskGroup::Cgroup(_)) => CpuGroups::Autogroup,
+                    Ok(TaskGroup::Root) => CpuGroups::Root,
+                    Err(e) => {
+                        eprintln!("bench predict: this process's task group is unknown ({e}); modelled as one group (--cpu-groups chooses)");
+                        CpuGroups::Autogroup
+                    }
+                }
+            }
+        },
     })
 }
 
@@ -716,8 +752,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
-    let mut host =
-        this_host(&disk, o.preempt, o.fair).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    let mut host = this_host(&disk, o).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
     // The CPU's page-copy cost where the calibration measured it (older files: the default).
     host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
@@ -742,7 +777,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                     std::fs::create_dir_all(dir).with_context(|| format!("--trace-out {}", dir.display()))?;
                     let path = dir.join(format!("{m}.json"));
                     let report = crate::sim_cmd::run_with_trace(&cfg, Some(&path), o.force, &[])?;
-                    forefront_sim::twin::predicted(&cfg, report)
+                    forefront_sim::twin::predicted(&cfg, report, &[])
                 }
                 Err(reason) => Predicted::Unavailable { reason },
             },
@@ -774,6 +809,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
+            "cpu_groups": host.cpu_groups.name(),
             "fg": w.fg, "bg": w.bg, "modes": v
         });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
@@ -782,7 +818,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, kernel preemption {}, fair scheduler {}) vs measured ({what}); ratio = predicted / measured",
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, kernel preemption {}, fair scheduler {}, cpu groups {}) vs measured ({what}); ratio = predicted / measured",
         device.name,
         o.launches,
         o.seed,
@@ -794,7 +830,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         match host.eevdf {
             Some((slice, tick)) => format!("eevdf (base slice {slice} ms, tick {tick} ms)"),
             None => "cfs".into(),
-        }
+        },
+        host.cpu_groups.name()
     );
     let _ = writeln!(
         s,
@@ -851,10 +888,24 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             Predicted::Unavailable { .. } => None,
         })
         .collect();
+    // The same wait, wake-up by wake-up: `scripts/sched-probe`'s figures for the real launch.
+    let wakeups: Vec<String> = rows
+        .iter()
+        .filter_map(|r| match &r.4 {
+            Predicted::Ran { cpu_waits: w, .. } if w.per_launch > 0.0 => Some(format!(
+                "{} {:.0} ({:.1} ms; p50 {:.0}, p90 {:.0}, max {:.0} us; over 1 ms {:.1} %, over 3 ms {:.1} %)",
+                r.0, w.per_launch, w.sum_ms_per_launch, w.p50_us, w.p90_us, w.max_us, w.over_1ms_pct, w.over_3ms_pct
+            )),
+            _ => None,
+        })
+        .collect();
     let _ = writeln!(s, "p50 order, measured:  {}", rank(&measured));
     let _ = writeln!(s, "p50 order, predicted: {}", rank(&predicted));
     if !runnable.is_empty() {
         let _ = writeln!(s, "predicted wait for a CPU per launch (ms): {}", runnable.join(", "));
+    }
+    if !wakeups.is_empty() {
+        let _ = writeln!(s, "predicted wake-ups per launch (their wait for a CPU): {}", wakeups.join("; "));
     }
     let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
     for n in notes {

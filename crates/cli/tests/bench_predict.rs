@@ -158,6 +158,9 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
         let wait =
             text.lines().find(|l| l.starts_with("predicted wait for a CPU per launch (ms):")).unwrap_or_else(|| panic!("{text}"));
         assert!(wait.contains("alone ") && wait.contains("baseline "), "{wait}");
+        // The same wait wake-up by wake-up, as `scripts/sched-probe` reports the real launch's.
+        let wakeups = text.lines().find(|l| l.starts_with("predicted wake-ups per launch")).unwrap_or_else(|| panic!("{text}"));
+        assert!(wakeups.contains("baseline ") && wakeups.contains(" ms; p50 ") && wakeups.contains(", max "), "{wakeups}");
     }
     let (ok, _, err) = run("sometimes");
     assert!(!ok && err.contains("--preempt") && err.contains("sometimes"), "{err}");
@@ -169,4 +172,14 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
     assert!(text.lines().next().unwrap().contains("fair scheduler eevdf (base slice"), "{text}");
     let (ok, _, err) = run_with("none", &["--fair", "sometimes"]);
     assert!(!ok && err.contains("--fair") && err.contains("sometimes"), "{err}");
+    // The CPU groups: this machine's unless asked, named in the header; a bad one refused.
+    for g in ["root", "autogroup", "android"] {
+        let (ok, text, err) = run_with("none", &["--cpu-groups", g]);
+        assert!(ok, "{err}");
+        assert!(text.lines().next().unwrap().contains(&format!("cpu groups {g})")), "{text}");
+    }
+    let (_, text, _) = run("none");
+    assert!(text.lines().next().unwrap().contains("cpu groups "), "{text}");
+    let (ok, _, err) = run_with("none", &["--cpu-groups", "sometimes"]);
+    assert!(!ok && err.contains("--cpu-groups") && err.contains("sometimes"), "{err}");
 }

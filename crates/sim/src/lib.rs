@@ -203,6 +203,18 @@ pub fn run_traced(cfg: &RunConfig, trace: bool) -> (RunReport, Option<RunTrace>)
 
 /// [`try_run`] with, when `trace`, the run's records for a Perfetto export.
 pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option<RunTrace>), RunError> {
+    run_world(cfg, trace, false).map(|(r, t, _)| (r, t))
+}
+
+/// [`try_run`] with every wait of the headline app's threads for a CPU, from a wake-up to
+/// their first instruction, that ended inside a headline phase (µs, in the order they ended):
+/// what a `sched_wakeup` → `sched_switch` trace of the real process gives (`bench predict`
+/// prints them beside `scripts/sched-probe`'s figures).
+pub fn try_run_fg_cpu_waits(cfg: &RunConfig) -> Result<(RunReport, Vec<f64>), RunError> {
+    run_world(cfg, false, true).map(|(r, _, w)| (r, w))
+}
+
+fn run_world(cfg: &RunConfig, trace: bool, fg_waits: bool) -> Result<(RunReport, Option<RunTrace>, Vec<f64>), RunError> {
     cfg.check()?;
     let wall = Instant::now();
     let mut world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
@@ -210,6 +222,9 @@ pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option
     let threads = world.thread_names();
     if trace {
         world.record_trace();
+    }
+    if fg_waits {
+        world.record_fg_cpu_waits();
     }
     let mut out = world.run();
     if let Some(report) = out.stall.take() {
@@ -220,6 +235,15 @@ pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option
     // The headline: the phone's foreground samples (in Cells scenarios, those of the cell on
     // the screen).
     let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline && s.on_screen).collect();
+    let in_head = |t: forefront_engine::SimTime| head.iter().any(|s| s.start <= t && t.ns() <= s.start.ns() + s.ns);
+    let waits: Vec<f64> = out
+        .fg_cpu_waits
+        .take()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&(end, _)| in_head(end))
+        .map(|(_, ns)| ns as f64 / 1e3)
+        .collect();
     let samples: Vec<f64> = head.iter().map(|s| s.ns as f64 / 1e6).collect();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);
@@ -341,7 +365,7 @@ pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option
             }
         },
     };
-    Ok((report, records))
+    Ok((report, records, waits))
 }
 
 /// Per-cell figures of a Cells run (empty otherwise).

@@ -62,6 +62,8 @@ pub use ui::UiOutcome;
 
 pub const FG_GROUP: GroupId = 1;
 pub const BG_GROUP: GroupId = 2;
+/// The one CPU group of every user task under `phone.cpu_autogroup` (the session's autogroup).
+pub const SESSION_GROUP: GroupId = 3;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Ev {
@@ -123,6 +125,9 @@ pub struct World {
     /// Records for `--trace-out`, when asked for.
     rec: Option<Vec<TraceRecord>>,
     core_curr: Vec<Option<Tid>>,
+    /// The headline app's waits for a CPU after a wake-up, (end, ns), when
+    /// [`World::record_fg_cpu_waits`] was called.
+    fg_cpu_waits: Option<Vec<(SimTime, u64)>>,
     scratch_ids: Vec<ReqId>,
     /// A completed request's waiters (reused: completions do not allocate).
     scratch_waiters: Vec<(Tid, SimTime)>,
@@ -236,7 +241,7 @@ impl World {
             if self.prio.take_release() {
                 self.wake_all(Blocker::Alloc);
             }
-            if self.ui.enabled {
+            if self.ui.enabled || self.fg_cpu_waits.is_some() {
                 self.ui_latencies();
             }
             self.rearm();

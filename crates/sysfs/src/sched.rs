@@ -173,6 +173,62 @@ pub fn fair_scheduler(root: &Path) -> Result<FairScheduler> {
     })
 }
 
+/// The task group the fair scheduler puts this process (and the processes it starts) in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskGroup {
+    /// A cpu cgroup other than the root (its path): the process's group, one entity beside
+    /// the root's tasks.
+    Cgroup(String),
+    /// The root cpu cgroup with `kernel.sched_autogroup_enabled = 1`: the session's autogroup
+    /// (`CONFIG_SCHED_AUTOGROUP`, `kernel/sched/autogroup.c`), which the children of the
+    /// process share as long as none starts a new session.
+    Autogroup,
+    /// The root group itself: every task one entity at the top level, beside the kernel's.
+    Root,
+}
+
+/// This process's task group (see [`TaskGroup`]): its cpu cgroup from `/proc/self/cgroup`
+/// (cgroup v1: the line whose controllers include `cpu`; v2 only: the `0::` line, counted
+/// when the root's `cgroup.subtree_control` enables `cpu`), and, in the root cgroup,
+/// `/proc/sys/kernel/sched_autogroup_enabled` (absent on a kernel without autogroup: the
+/// root group).
+pub fn task_group(root: &Path) -> Result<TaskGroup> {
+    let path = root.join("proc/self/cgroup");
+    let text = read_to_string(&path)?;
+    let mut v2 = None;
+    let mut cpu_path = None;
+    for (i, line) in text.lines().enumerate() {
+        let mut f = line.splitn(3, ':');
+        let (Some(_), Some(ctrls), Some(p)) = (f.next(), f.next(), f.next()) else {
+            return Err(Error::Parse { path, line: i + 1, message: format!("{line:?} is not ID:CONTROLLERS:PATH") });
+        };
+        if ctrls.is_empty() {
+            v2 = Some(p.to_owned());
+        } else if ctrls.split(',').any(|c| c == "cpu") {
+            cpu_path = Some(p.to_owned());
+        }
+    }
+    if cpu_path.is_none() {
+        if let Some(p) = v2.filter(|p| p != "/") {
+            let ctl = root.join("sys/fs/cgroup/cgroup.subtree_control");
+            if std::fs::read_to_string(&ctl).is_ok_and(|s| s.split_whitespace().any(|c| c == "cpu")) {
+                cpu_path = Some(p);
+            }
+        }
+    }
+    if let Some(p) = cpu_path.filter(|p| p != "/") {
+        return Ok(TaskGroup::Cgroup(p));
+    }
+    let ag = root.join("proc/sys/kernel/sched_autogroup_enabled");
+    match std::fs::read_to_string(&ag) {
+        Ok(v) if v.trim() == "1" => Ok(TaskGroup::Autogroup),
+        Ok(v) if v.trim() == "0" => Ok(TaskGroup::Root),
+        Ok(v) => Err(Error::Parse { path: ag, line: 1, message: format!("{:?} is neither 0 nor 1", v.trim()) }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TaskGroup::Root),
+        Err(e) => Err(Error::Read { path: ag, source: e }),
+    }
+}
+
 /// The mode in parentheses of debugfs's `sched/preempt`.
 fn current_of_debugfs(text: &str) -> Option<PreemptModel> {
     let open = text.find('(')?;
@@ -220,6 +276,42 @@ mod tests {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         e.write_all(text.as_bytes()).unwrap();
         e.finish().unwrap()
+    }
+
+    #[test]
+    fn the_task_group_is_the_cpu_cgroup_else_the_autogroup_else_the_root() {
+        let v1 = |cpu: &str, ag: Option<&'static [u8]>| {
+            let cg = format!("12:blkio:/x\n3:cpuset:/\n1:cpu,cpuacct:{cpu}\n0::/user.slice\n");
+            let mut files: Vec<(&str, &[u8])> = vec![];
+            let cg: &'static str = Box::leak(cg.into_boxed_str());
+            files.push(("proc/self/cgroup", cg.as_bytes()));
+            if let Some(a) = ag {
+                files.push(("proc/sys/kernel/sched_autogroup_enabled", a));
+            }
+            task_group(tree(&files).path()).unwrap()
+        };
+        assert_eq!(v1("/", Some(b"1\n")), TaskGroup::Autogroup);
+        assert_eq!(v1("/", Some(b"0\n")), TaskGroup::Root);
+        assert_eq!(v1("/", None), TaskGroup::Root);
+        assert_eq!(v1("/ff/bg", Some(b"1\n")), TaskGroup::Cgroup("/ff/bg".into()));
+        // cgroup v2 only: the process's cgroup counts when the root enables `cpu` below it.
+        let v2 = |ctl: &'static [u8]| {
+            let d = tree(&[
+                ("proc/self/cgroup", b"0::/user.slice/s.scope\n"),
+                ("sys/fs/cgroup/cgroup.subtree_control", ctl),
+                ("proc/sys/kernel/sched_autogroup_enabled", b"1\n"),
+            ]);
+            task_group(d.path()).unwrap()
+        };
+        assert_eq!(v2(b"cpu io memory\n"), TaskGroup::Cgroup("/user.slice/s.scope".into()));
+        assert_eq!(v2(b"io memory\n"), TaskGroup::Autogroup);
+        // Bad input is named by file and line.
+        let d = tree(&[("proc/self/cgroup", b"1:cpu:/\nnonsense\n")]);
+        let e = task_group(d.path()).unwrap_err().to_string();
+        assert!(e.contains("proc/self/cgroup") && e.contains("nonsense"), "{e}");
+        let d = tree(&[("proc/self/cgroup", b"1:cpu:/\n"), ("proc/sys/kernel/sched_autogroup_enabled", b"yes\n")]);
+        let e = task_group(d.path()).unwrap_err().to_string();
+        assert!(e.contains("sched_autogroup_enabled"), "{e}");
     }
 
     const DYNAMIC_NONE: &str = "CONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPTION=y\n";

@@ -279,6 +279,11 @@ pub struct Host {
     /// scaling of the slice), modelled as `[phone.cpu] scheduler = "eevdf"` with slices
     /// checked at the tick; `None`: the simulator's CFS, as before.
     pub eevdf: Option<(f64, f64)>,
+    /// How the host groups the bench's processes for the CPU (`phone.cpu_groups`): one task
+    /// group (`autogroup`: its session's autogroup, or the cpu cgroup it runs in), the root
+    /// group (`root`), or the phones' foreground and background groups at equal weights
+    /// (`android`, the model of every twin table before twin14; the default here).
+    pub cpu_groups: crate::CpuGroups,
 }
 
 impl Default for Host {
@@ -299,6 +304,7 @@ impl Default for Host {
             burst_call_ms: None,
             preempt: Preempt::Full,
             eevdf: None,
+            cpu_groups: crate::CpuGroups::Android,
         }
     }
 }
@@ -394,6 +400,8 @@ impl BenchWorkload {
         let _ = writeln!(w, "blkio_root_weight = 1000\nblkio_bg_weight = 1000");
         // No blkio cgroups either: every process of the bench is in the root group (`blkio:/`).
         let _ = writeln!(w, "blkio_root_only = true");
+        // The bench's processes as the host groups them for the CPU (`Host::cpu_groups`).
+        let _ = writeln!(w, "cpu_groups = {:?}", host.cpu_groups.name());
         let _ = writeln!(
             w,
             "dirty_background_ratio = {:?}\ndirty_ratio = {:?}\ndirty_expire_s = {:?}\nwriteback_interval_s = {:?}",

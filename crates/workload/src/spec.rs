@@ -115,6 +115,36 @@ pub fn mount_of<'a>(mounts: &'a [Mount], path: &str) -> Option<&'a Mount> {
         .max_by_key(|m| m.path.trim_end_matches('/').len())
 }
 
+/// The CPU groups of a scenario's user tasks (`[phone] cpu_groups`). Kernel threads are in the
+/// root group in all three.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuGroups {
+    /// Android's: the foreground app's tasks in the foreground group (`fg_cpu_shares`), every
+    /// other app's in the background group (`bg_cpu_shares`, `bg_cores`).
+    #[default]
+    Android,
+    /// Linux's autogroup (`CONFIG_SCHED_AUTOGROUP`, `kernel.sched_autogroup_enabled = 1`, a
+    /// process in the root cpu cgroup): the processes of one session — `forefront bench` and
+    /// everything it starts — are one task group at nice 0, and inside it they compete as tasks
+    /// of one level, the launch against each worker, not as one group entity against another.
+    Autogroup,
+    /// A Linux machine without autogroup: every user task in the root group beside the kernel
+    /// threads, one level.
+    Root,
+}
+
+impl CpuGroups {
+    /// The name a scenario file gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuGroups::Android => "android",
+            CpuGroups::Autogroup => "autogroup",
+            CpuGroups::Root => "root",
+        }
+    }
+}
+
 /// The phone apart from its storage device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -137,6 +167,10 @@ pub struct Phone {
     /// policy's per-task I/O weight (the agent's cgroups) still applies. Default false: the
     /// phones' groups.
     pub blkio_root_only: bool,
+    /// Which CPU group each user task is in ([`CpuGroups`]); default `android`, the phones'
+    /// foreground and background groups. A policy's own groups (the agent's cgroups) apply
+    /// whatever this says.
+    pub cpu_groups: CpuGroups,
     /// Memory the page cache may use (MiB).
     pub page_cache_mib: u64,
     /// vm.dirty_background_ratio / vm.dirty_ratio (% of page-cache memory) [K].
@@ -207,6 +241,7 @@ impl Default for Phone {
             blkio_root_weight: 1000,
             blkio_bg_weight: 200,
             blkio_root_only: false,
+            cpu_groups: CpuGroups::Android,
             page_cache_mib: 512,
             dirty_background_ratio: 10.0,
             dirty_ratio: 20.0,

@@ -774,3 +774,81 @@ fn eevdf_a_short_sleeper_beside_a_hog_mostly_preempts_and_sometimes_waits_a_requ
     assert!(quick > 200, "most wake-ups preempt at once: {quick} of 400");
     assert!(long >= 10, "some wait for the hog's request: {long} of 400");
 }
+
+/// Hogs and one sleeper (runs `run` ns, sleeps `sleep` ns) on the cores of `params`: the
+/// sleeper's waits from each wake-up to its first instruction (ns), over `rounds` wake-ups.
+fn sleeper_beside_hogs(params: CpuParams, hogs: usize, run: u64, sleep: u64, rounds: usize) -> Vec<u64> {
+    const HOG: u64 = 100_000_000;
+    let cores = params.cores.len();
+    let mut s = CpuSched::new(params, vec![1024]);
+    let sl = hogs as Tid;
+    for t in 0..=sl {
+        s.add_task(t, 0, 1024);
+    }
+    s.record_latencies();
+    for t in 0..sl {
+        s.wake(t, HOG, SimTime::ZERO);
+    }
+    let mut next_wake = Some(SimTime::from_ms(20));
+    let (mut waits, mut eps, mut done) = (vec![], vec![], 0);
+    while done < rounds {
+        let ev = (0..cores).filter_map(|c| s.deadline(c).map(|(t, g)| (t, c, g))).min_by_key(|x| x.0);
+        match (ev, next_wake) {
+            (Some((t, c, g)), w) if w.is_none_or(|w| t < w) => {
+                if let Some(Expired::BurstDone(tid)) = s.expire(c, g, t) {
+                    if tid == sl {
+                        s.stop(sl, t);
+                        next_wake = Some(t.after(sleep));
+                        done += 1;
+                    } else {
+                        s.continue_burst(tid, HOG, t);
+                    }
+                }
+            }
+            (_, Some(w)) => {
+                s.wake(sl, run, w);
+                next_wake = None;
+            }
+            _ => break,
+        }
+        s.take_latencies(&mut eps);
+        waits.extend(eps.drain(..).filter(|&(t, k, _)| t == sl && k == WaitKind::Dispatch).map(|e| e.2));
+    }
+    waits
+}
+
+/// Share (%) of `waits` (ns) longer than 1 ms.
+fn share_over_1ms(waits: &[u64]) -> f64 {
+    100.0 * waits.iter().filter(|&&w| w > 1_000_000).count() as f64 / waits.len().max(1) as f64
+}
+
+/// `scripts/sleeper-probe` on this VM (Linux 6.18.44: EEVDF, HZ 250, 2 vCPUs; three runs of
+/// 2,000–3,000 wake-ups each, 2026-11-27, docs/twin.md "twin14"): hogs, the sleeper's run and
+/// sleep (µs), and the range of the share (%) of its wake-ups that waited more than 1 ms.
+const KERNEL_SLEEPER: [(usize, u64, u64, f64, f64); 5] = [
+    (2, 1000, 1000, 20.2, 22.6),
+    (4, 1000, 1000, 33.1, 34.2),
+    (2, 50, 2000, 0.6, 1.1),
+    (4, 50, 2000, 8.4, 9.1),
+    (4, 100, 300, 2.9, 3.3),
+];
+
+#[test]
+fn eevdf_a_sleeper_beside_hogs_waits_a_request_as_often_as_on_the_kernel() {
+    // A task that runs briefly and sleeps, beside CPU hogs on 2 cores: how often it waits for a
+    // hog's request (to its end, noticed at the tick) instead of preempting at once. The
+    // model's share is within 1.5× of the kernel's range (the twin's tolerance, issue 29), ±1
+    // point for shares near 0. Left out, a known disagreement (docs/twin.md, twin14): one hog
+    // per core at 100 µs / 300 µs, where the kernel waited after 0.4–0.6 % and the model after
+    // ~5 %. CFS's wake-up preemption never makes the sleeper wait: the check fails with it.
+    let cfs = CpuParams { cores: vec![1.0; 2], slice_on_tick: true, ..Default::default() };
+    let mut cfs_out = 0;
+    for (hogs, run, sleep, lo, hi) in KERNEL_SLEEPER {
+        let band = (lo / 1.5 - 1.0)..=(hi * 1.5 + 1.0);
+        let share = share_over_1ms(&sleeper_beside_hogs(eevdf(2, true), hogs, run * 1000, sleep * 1000, 2000));
+        assert!(band.contains(&share), "{hogs} hogs, {run}/{sleep} us: EEVDF {share:.1} %, kernel {lo}-{hi} %");
+        let share = share_over_1ms(&sleeper_beside_hogs(cfs.clone(), hogs, run * 1000, sleep * 1000, 2000));
+        cfs_out += usize::from(!band.contains(&share));
+    }
+    assert!(cfs_out >= 3, "CFS falls outside the kernel's band in {cfs_out} of 5");
+}

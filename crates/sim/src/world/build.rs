@@ -108,7 +108,7 @@ impl World {
         if forefront_policy::runs_vt_cfs(&policy) {
             cpu_params.scheduler = SchedKind::VtCfs;
         }
-        let mut cpu = CpuSched::new(cpu_params, vec![1024, fg_w, bg_w]);
+        let mut cpu = CpuSched::new(cpu_params, vec![1024, fg_w, bg_w, 1024]);
         cpu.set_group_cpus(BG_GROUP, phone.bg_cores.iter().fold(0u64, |m, &c| m | (1u64 << c)));
         let (cell_list, instances) = sc.instances(bg_apps, sc.bg_cells);
         let capacity = sc.cells_params.page_cache_mib(phone.page_cache_mib, cell_list.len()) * 256;
@@ -181,6 +181,7 @@ impl World {
             bucket_bg: 0,
             rec: None,
             core_curr: Vec::new(),
+            fg_cpu_waits: None,
             scratch_ids: Vec::new(),
             scratch_waiters: Vec::new(),
             scratch_started: Vec::new(),

@@ -41,6 +41,9 @@ pub struct Outcome {
     pub timeline: forefront_record::run::Timeline,
     /// Recorded trace (time-ordered), when [`World::record_trace`] was called.
     pub trace: Option<Vec<TraceRecord>>,
+    /// The headline app's waits for a CPU after a wake-up, (end, ns), when
+    /// [`World::record_fg_cpu_waits`] was called.
+    pub fg_cpu_waits: Option<Vec<(SimTime, u64)>>,
     pub dev_fg_behind_bg: u64,
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,
@@ -111,6 +114,7 @@ impl World {
             dev_written: self.st.served_bytes_written(),
             dev_reorders: self.st.reorders(),
             timeline: self.timeline,
+            fg_cpu_waits: self.fg_cpu_waits,
             trace: self.rec.map(|mut r| {
                 r.sort_by_key(|x| x.time_ns());
                 r

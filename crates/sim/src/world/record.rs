@@ -43,6 +43,14 @@ impl World {
         self.core_curr = vec![None; self.cpu.ncores()];
     }
 
+    /// Record every wait of the headline app's threads for a CPU, from a wake-up to their first
+    /// instruction (the dispatch latency a `sched_wakeup` → `sched_switch` trace of a real
+    /// process gives): [`Outcome::fg_cpu_waits`].
+    pub fn record_fg_cpu_waits(&mut self) {
+        self.fg_cpu_waits = Some(Vec::new());
+        self.cpu.record_latencies();
+    }
+
     /// Every task as (tid, app, thread), for naming exported trace tracks.
     pub fn thread_names(&self) -> Vec<(u32, String, String)> {
         self.tasks

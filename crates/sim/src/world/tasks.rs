@@ -22,10 +22,10 @@ use forefront_model::kernel::After;
 use forefront_model::prov::{Tid, Uid};
 use forefront_model::wait::{Blocker, Why};
 use forefront_policy::{FgWait, Hook};
-use forefront_workload::Role;
+use forefront_workload::{CpuGroups, Role};
 
 use super::priority::{Io, TaskFacts};
-use super::{Ev, World, BG_GROUP, FG_GROUP};
+use super::{Ev, World, BG_GROUP, FG_GROUP, SESSION_GROUP};
 use crate::program::Instr;
 use crate::Cat;
 use forefront_model::cpu::CpuSched;
@@ -130,8 +130,12 @@ impl World {
         let t = &self.tasks[tid as usize];
         match self.role_now(t.app) {
             Role::System => ROOT_GROUP,
-            _ if Some(t.uid) == self.fg_uid && !t.bg_prio => FG_GROUP,
-            _ => BG_GROUP,
+            _ => match self.phone.cpu_groups {
+                CpuGroups::Autogroup => SESSION_GROUP,
+                CpuGroups::Root => ROOT_GROUP,
+                CpuGroups::Android if Some(t.uid) == self.fg_uid && !t.bg_prio => FG_GROUP,
+                CpuGroups::Android => BG_GROUP,
+            },
         }
     }
 
@@ -147,7 +151,7 @@ impl World {
 
     /// What the policy seam knows of task `tid`.
     pub(super) fn facts(&self, tid: Tid) -> TaskFacts {
-        facts_in(&self.tasks, &self.cpu, self.fg_uid, tid)
+        facts_in(&self.tasks, &self.cpu, self.fg_uid, self.phone.cpu_groups, tid)
     }
 
     /// FastTrack's Page Allocator: a background user task (not a kernel thread, not one holding a
@@ -186,9 +190,9 @@ impl World {
         debug_assert!(self.tasks[tid as usize].wait.is_none(), "{} waits twice", self.tasks[tid as usize].name);
         self.wg.block(tid, b, now);
         // The policy seam: the allocation gate's count, QASIO's boost, FG inheritance.
-        let (tasks, cpu, fg_uid) = (&self.tasks, &self.cpu, self.fg_uid);
+        let (tasks, cpu, fg_uid, groups) = (&self.tasks, &self.cpu, self.fg_uid, self.phone.cpu_groups);
         let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
-        let fg_io = self.prio.on_block(tid, wait, &self.wg, &self.jn, &mut rq, |w| facts_in(tasks, cpu, fg_uid, w));
+        let fg_io = self.prio.on_block(tid, wait, &self.wg, &self.jn, &mut rq, |w| facts_in(tasks, cpu, fg_uid, groups, w));
         self.tasks[tid as usize].wait = Some(Wait { cat, own, fg_io });
     }
 
@@ -359,7 +363,17 @@ pub(super) fn gate_wait(b: Blocker, reqs: &ReqSlab, tid: Tid) -> FgWait {
 
 /// What the policy seam knows of task `tid`, from the tasks, the CPU groups and the FG UID
 /// (a free function so that it can be borrowed beside the seam).
-fn facts_in(tasks: &[Task], cpu: &CpuSched, fg_uid: Option<Uid>, tid: Tid) -> TaskFacts {
+fn facts_in(tasks: &[Task], cpu: &CpuSched, fg_uid: Option<Uid>, groups: CpuGroups, tid: Tid) -> TaskFacts {
     let t = &tasks[tid as usize];
-    TaskFacts { user: t.kind == Kind::User, fg_group: cpu.group_of(tid) == FG_GROUP, fg_uid: Some(t.uid) == fg_uid }
+    let user = t.kind == Kind::User;
+    let fg_uid = Some(t.uid) == fg_uid;
+    // Without Android's groups (`phone.cpu_groups`) the FG app's tasks share one group with
+    // everyone else; to the policy they are still where the FG group would have put them, so
+    // that only the CPU scheduling changes with the groups.
+    let fg_group = match cpu.group_of(tid) {
+        FG_GROUP => true,
+        BG_GROUP => false,
+        _ => groups != CpuGroups::Android && user && fg_uid && !t.bg_prio,
+    };
+    TaskFacts { user, fg_group, fg_uid }
 }

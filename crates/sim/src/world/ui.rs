@@ -391,10 +391,19 @@ impl World {
         }
     }
 
-    /// Record the run-queue waits that ended, for chain tasks while an interaction is open.
+    /// Record the run-queue waits that ended, for chain tasks while an interaction is open, and
+    /// the headline app's dispatch waits when [`World::record_fg_cpu_waits`] asked for them.
     pub(super) fn ui_latencies(&mut self) {
         let mut eps = std::mem::take(&mut self.ui.scratch);
         self.cpu.take_latencies(&mut eps);
+        if let Some(waits) = &mut self.fg_cpu_waits {
+            let now = self.q.now();
+            for &(t, kind, ns) in &eps {
+                if kind == WaitKind::Dispatch && self.apps[self.tasks[t as usize].app].headline {
+                    waits.push((now, ns));
+                }
+            }
+        }
         if !self.ui.open.is_empty() {
             for &(t, kind, ns) in &eps {
                 if self.ui.chain[t as usize] {
