@@ -777,7 +777,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                     std::fs::create_dir_all(dir).with_context(|| format!("--trace-out {}", dir.display()))?;
                     let path = dir.join(format!("{m}.json"));
                     let report = crate::sim_cmd::run_with_trace(&cfg, Some(&path), o.force, &[])?;
-                    forefront_sim::twin::predicted(&cfg, report, &[])
+                    forefront_sim::twin::predicted(&cfg, report, None)
                 }
                 Err(reason) => Predicted::Unavailable { reason },
             },
@@ -892,7 +892,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let wakeups: Vec<String> = rows
         .iter()
         .filter_map(|r| match &r.4 {
-            Predicted::Ran { cpu_waits: w, .. } if w.per_launch > 0.0 => Some(format!(
+            Predicted::Ran { cpu_waits: Some(w), .. } => Some(format!(
                 "{} {:.0} ({:.1} ms; p50 {:.0}, p90 {:.0}, max {:.0} us; over 1 ms {:.1} %, over 3 ms {:.1} %)",
                 r.0, w.per_launch, w.sum_ms_per_launch, w.p50_us, w.p90_us, w.max_us, w.over_1ms_pct, w.over_3ms_pct
             )),

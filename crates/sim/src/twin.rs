@@ -36,8 +36,8 @@ pub enum Predicted {
         /// `cpu_runnable`, the time the launch waited for a CPU).
         breakdown_ms: std::collections::BTreeMap<String, f64>,
         /// The launch's waits for a CPU after its wake-ups, as `scripts/sched-probe` reports
-        /// the real launch's.
-        cpu_waits: CpuWaits,
+        /// the real launch's (`None` when the run did not record them, e.g. a traced run).
+        cpu_waits: Option<CpuWaits>,
     },
     Unavailable {
         reason: String,
@@ -121,7 +121,7 @@ pub fn predict(
 ) -> Predicted {
     match config(w, host, device, stock, mode, launches, seed) {
         Ok(cfg) => match crate::try_run_fg_cpu_waits(&cfg) {
-            Ok((r, waits)) => predicted(&cfg, r, &waits),
+            Ok((r, waits)) => predicted(&cfg, r, Some(&waits)),
             Err(e) => Predicted::Unavailable { reason: format!("the simulation failed: {e}") },
         },
         Err(reason) => Predicted::Unavailable { reason },
@@ -192,10 +192,11 @@ fn burst_call(scenario: &mut forefront_workload::Scenario, ms: f64) {
     }
 }
 
-/// A run of [`config`]'s as a prediction.
-pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport, cpu_waits_us: &[f64]) -> Predicted {
+/// A run of [`config`]'s as a prediction, with the headline's waits for a CPU (µs) when the run
+/// recorded them ([`crate::try_run_fg_cpu_waits`]).
+pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport, cpu_waits_us: Option<&[f64]>) -> Predicted {
     Predicted::Ran {
-        cpu_waits: CpuWaits::of(cpu_waits_us, r.metrics.fg_samples_ms.len()),
+        cpu_waits: cpu_waits_us.map(|w| CpuWaits::of(w, r.metrics.fg_samples_ms.len())),
         fg_p50_ms: r.metrics.fg_p50_ms,
         fg_p90_ms: r.metrics.fg_p90_ms,
         bg_mb_s: (cfg.bg_apps > 0).then_some(r.metrics.bg_mb_per_s),
@@ -401,7 +402,7 @@ mod tests {
             let cfg = config(&w, &host, &dev, "mq-deadline", "baseline", 3, 1).unwrap();
             assert_eq!(cfg.scenario.phone.cpu_groups, g);
             match predict(&w, &host, &dev, "mq-deadline", "baseline", 3, 1) {
-                Predicted::Ran { cpu_waits, .. } => cpu_waits,
+                Predicted::Ran { cpu_waits: Some(w), .. } => w,
                 p => panic!("{p:?}"),
             }
         };
