@@ -62,7 +62,8 @@ pub use ui::UiOutcome;
 
 pub const FG_GROUP: GroupId = 1;
 pub const BG_GROUP: GroupId = 2;
-/// The one CPU group of every user task under `phone.cpu_autogroup` (the session's autogroup).
+/// The one CPU group of every user task under `[phone] cpu_groups = "autogroup"` (the session's
+/// autogroup).
 pub const SESSION_GROUP: GroupId = 3;
 
 #[derive(Clone, Copy, Debug)]
