@@ -193,21 +193,11 @@ pub enum TaskGroup {
 /// `/proc/sys/kernel/sched_autogroup_enabled` (absent on a kernel without autogroup: the
 /// root group).
 pub fn task_group(root: &Path) -> Result<TaskGroup> {
+    use crate::procfs::{cgroup_of, parse_cgroups};
     let path = root.join("proc/self/cgroup");
-    let text = read_to_string(&path)?;
-    let mut v2 = None;
-    let mut cpu_path = None;
-    for (i, line) in text.lines().enumerate() {
-        let mut f = line.splitn(3, ':');
-        let (Some(_), Some(ctrls), Some(p)) = (f.next(), f.next(), f.next()) else {
-            return Err(Error::Parse { path, line: i + 1, message: format!("{line:?} is not ID:CONTROLLERS:PATH") });
-        };
-        if ctrls.is_empty() {
-            v2 = Some(p.to_owned());
-        } else if ctrls.split(',').any(|c| c == "cpu") {
-            cpu_path = Some(p.to_owned());
-        }
-    }
+    let lines = parse_cgroups(&path, &read_to_string(&path)?)?;
+    let mut cpu_path = cgroup_of(&lines, Some("cpu"));
+    let v2 = cgroup_of(&lines, None);
     if cpu_path.is_none() {
         if let Some(p) = v2.filter(|p| p != "/") {
             let ctl = root.join("sys/fs/cgroup/cgroup.subtree_control");
@@ -308,7 +298,7 @@ mod tests {
         // Bad input is named by file and line.
         let d = tree(&[("proc/self/cgroup", b"1:cpu:/\nnonsense\n")]);
         let e = task_group(d.path()).unwrap_err().to_string();
-        assert!(e.contains("proc/self/cgroup") && e.contains("nonsense"), "{e}");
+        assert!(e.contains("proc/self/cgroup:2:"), "{e}");
         let d = tree(&[("proc/self/cgroup", b"1:cpu:/\n"), ("proc/sys/kernel/sched_autogroup_enabled", b"yes\n")]);
         let e = task_group(d.path()).unwrap_err().to_string();
         assert!(e.contains("sched_autogroup_enabled"), "{e}");
