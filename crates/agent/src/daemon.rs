@@ -120,6 +120,8 @@ pub struct Agent {
     /// During a pause with `pause.idle_end_ms`: the foreground's block I/O bytes when last
     /// seen changing, and when (ms).
     fg_io: Option<(u64, u64)>,
+    /// A foreground thread's I/O wait could not be read (said once in the log).
+    io_wait_unknown: bool,
     /// Processes (pid, start time) a `[rules]` rule matched already, or that matched when the
     /// agent started: a rule fires once per process start.
     rule_seen: BTreeSet<(i32, u64)>,
@@ -261,6 +263,7 @@ impl Agent {
             exclude,
             runtime_scope: Default::default(),
             fg_io: None,
+            io_wait_unknown: false,
             rescan_after_reply: None,
             working_sets: Default::default(),
             record_pending: None,
@@ -566,6 +569,33 @@ impl Agent {
     /// Block I/O bytes of every foreground process so far; `None` when no foreground process
     /// is alive any more (all exited, or zombies): a start-up that is over.
     fn fg_io_bytes(&self) -> Option<u64> {
+        let alive = self.fg_alive();
+        (!alive.is_empty())
+            .then(|| alive.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum())
+    }
+
+    /// Whether a foreground thread waits for I/O now ([`procfs::threads_waiting_for_io`]): a
+    /// read stalled behind the background's write-back submits nothing new, so the bytes alone
+    /// would call the start-up over exactly when it needs the pause most. A process that
+    /// cannot be looked at counts as not waiting (the bytes still decide), and says why once.
+    fn fg_waits_for_io(&mut self) -> bool {
+        let mut waits = false;
+        for pid in self.fg_alive() {
+            match procfs::threads_waiting_for_io(&self.root, pid) {
+                Ok(n) => waits |= n > 0,
+                Err(e) if e.is_not_found() => {}
+                Err(e) if !self.io_wait_unknown => {
+                    self.io_wait_unknown = true;
+                    (self.log)(&format!("{e}: the pause ends on the foreground's I/O bytes alone"));
+                }
+                Err(_) => {}
+            }
+        }
+        waits
+    }
+
+    /// The foreground processes alive now (a zombie counts as gone).
+    fn fg_alive(&self) -> Vec<i32> {
         // The named app counts before it is placed (a burst places it when the pause ends).
         let mut pids: BTreeSet<i32> =
             self.members.iter().filter(|(_, m)| m.class == Class::Foreground).map(|(p, _)| *p).collect();
@@ -574,10 +604,7 @@ impl Agent {
         }
         // Alive by its stat (a kernel without I/O accounting has no `io` file, and that must
         // not read as an exit).
-        let alive: Vec<i32> =
-            pids.into_iter().filter(|pid| procfs::stat(&self.root, *pid).is_ok_and(|s| s.state != 'Z')).collect();
-        (!alive.is_empty())
-            .then(|| alive.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum())
+        pids.into_iter().filter(|pid| procfs::stat(&self.root, *pid).is_ok_and(|s| s.state != 'Z')).collect()
     }
 
     /// Periodic work: replace a dead watchdog, end an overdue pause, place new processes.
@@ -595,10 +622,13 @@ impl Agent {
                 self.thaw();
                 return self.tick_rest();
             };
-            if bytes != last {
+            if bytes != last || self.fg_waits_for_io() {
                 self.fg_io = Some((bytes, now));
             } else if now.saturating_sub(since) >= self.cfg.pause.idle_end_ms {
-                (self.log)(&format!("foreground idle on I/O for {} ms: resuming background", self.cfg.pause.idle_end_ms));
+                (self.log)(&format!(
+                    "foreground idle on I/O for {} ms (none submitted, none waited for): resuming background",
+                    self.cfg.pause.idle_end_ms
+                ));
                 self.thaw();
             }
         }
@@ -1486,13 +1516,22 @@ impl Agent {
             self.record_working_set(pid);
         }
         let Some((t0, groups)) = self.settling.take() else { return };
+        let mut settled = false;
         while t0.elapsed() < Duration::from_millis(100) {
-            if groups.iter().all(|g| g.freeze_settled().unwrap_or(true)) {
+            settled = groups.iter().all(|g| g.freeze_settled().unwrap_or(true));
+            if settled {
                 break;
             }
             std::thread::sleep(Duration::from_millis(1));
         }
-        (self.log)(&format!("background frozen {:.1} ms after the request", t0.elapsed().as_secs_f64() * 1000.0));
+        let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        if settled {
+            (self.log)(&format!("background frozen {ms:.1} ms after the request"));
+        } else {
+            // Tasks in uninterruptible sleep (a read in flight, a dirty-page throttle) stop
+            // only when that wait ends; the pause holds meanwhile.
+            (self.log)(&format!("background not yet all frozen {ms:.1} ms after the request"));
+        }
     }
 
     /// `cpu.pause_only`: the background's low CPU weight and idle class for a pause (`on`), or
@@ -1762,6 +1801,47 @@ mod tests {
             assert!(a.gate.deadline().is_some(), "paused while the foreground reads ({k})");
         }
         // Then it stops: the pause ends idle_end_ms later, long before max_ms.
+        let stopped = Instant::now();
+        while a.gate.deadline().is_some() {
+            assert!(stopped.elapsed() < Duration::from_millis(1000), "the pause did not end");
+            std::thread::sleep(Duration::from_millis(5));
+            a.tick();
+        }
+        assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
+        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
+    }
+
+    #[test]
+    fn a_pause_holds_while_a_foreground_thread_waits_for_io() {
+        let (t, mut cfg) = fake_v2();
+        cfg.pause.idle_end_ms = 60;
+        for pid in [100, 101] {
+            std::fs::write(t.path().join(format!("proc/{pid}/io")), "read_bytes: 4096\nwrite_bytes: 0\n").unwrap();
+        }
+        // The app's reader thread: blocked in a read (D), then in libaio's io_getevents (S with
+        // that system call), then done waiting (S in clock_nanosleep).
+        let thread = |state: char, nr: libc::c_long| {
+            let d = t.path().join("proc/100/task/100");
+            std::fs::write(d.join("stat"), format!("100 (camera) {state} 1 1 1 0 -1 0\n")).unwrap();
+            std::fs::write(d.join("syscall"), format!("{nr} 0x0 0x0 0x0 0x0 0x0 0x0 0x7ff0 0x7ef0\n")).unwrap();
+        };
+        thread('D', libc::SYS_pread64);
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        let r = a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
+        assert!(r.ok && r.message.unwrap().contains("paused"));
+        // No new bytes for 150 ms, but the read is stalled, not over: the pause holds.
+        for (k, (state, nr)) in [('D', libc::SYS_pread64), ('S', libc::SYS_io_getevents)].into_iter().enumerate() {
+            thread(state, nr);
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_millis(150) {
+                std::thread::sleep(Duration::from_millis(10));
+                a.tick();
+                assert!(a.gate.deadline().is_some(), "paused while the foreground waits for I/O ({k})");
+            }
+        }
+        // It stops waiting: the pause ends idle_end_ms later.
+        thread('S', libc::SYS_clock_nanosleep);
         let stopped = Instant::now();
         while a.gate.deadline().is_some() {
             assert!(stopped.elapsed() < Duration::from_millis(1000), "the pause did not end");

@@ -28,7 +28,10 @@
 //! `forefront bench` sends it before each launch); the pause ends at the phase's end
 //! (`--burst-end`), after `idle_end_ms` without foreground block I/O (read bytes submitted to
 //! the block layer plus bytes written by its syscalls: `/proc/PID/io`'s `read_bytes` and
-//! `write_bytes`, looked at every 20 ms as the daemon looks), or at `max_ms` — whichever comes
+//! `write_bytes`, looked at every 20 ms as the daemon looks) in which no foreground task was
+//! seen waiting for I/O at a look (blocked where the kernel shows `D`: its own requests, a page
+//! under I/O, the journal, dirty throttling, reclaim — the daemon reads the threads' states),
+//! or at `max_ms` — whichever comes
 //! first; the gate refuses a pause within `min_gap_ms` of the last one, and a pause with
 //! nothing in the background.
 //!
@@ -52,11 +55,13 @@
 use forefront_engine::SimTime;
 use forefront_model::block::Request;
 use forefront_model::cpu::GroupId;
+use forefront_model::kernel::Cat;
 use forefront_model::prov::Tid;
 use forefront_policy::Hook;
 use forefront_workload::Role;
 
 use super::knobs::{KernelKnobs, TaskKnobs as Set};
+use super::tasks::TState;
 use super::{Ev, Kind, World, BG_GROUP, FG_GROUP};
 use forefront_policy::agent::config::{Config, ScopeSection};
 use forefront_policy::agent::pause::{PauseGate, Refusal};
@@ -215,12 +220,18 @@ impl Agent {
         }
     }
 
+    /// Whether app `app` is in the foreground class now.
+    pub fn is_fg(&self, app: usize) -> bool {
+        self.classes.get(app).copied().flatten() == Some(Class::Foreground)
+    }
+
     /// The daemon's tick during a pause: whether it ends now (idle foreground I/O, or the
-    /// deadline).
-    pub fn tick(&mut self, now: SimTime) -> bool {
+    /// deadline). `fg_waits`: a foreground task waits for I/O now (the daemon's
+    /// `threads_waiting_for_io`): the pause holds as if it had submitted some.
+    pub fn tick(&mut self, now: SimTime, fg_waits: bool) -> bool {
         if let Some((last, since)) = self.fg_io {
             let bytes = self.fg_bytes();
-            if bytes != last {
+            if bytes != last || fg_waits {
                 self.fg_io = Some((bytes, now));
             } else if now.since(since) / 1_000_000 >= self.cfg.pause.idle_end_ms {
                 self.idle_ends += 1;
@@ -439,7 +450,25 @@ impl World {
             return;
         }
         let (idle, deadline) = (a.idle_ends, a.deadline_ends);
-        if a.tick(now) {
+        // A foreground task blocked where the kernel puts it in `D` (its own requests, a page
+        // under I/O, the journal, dirty throttling, reclaim) waits for I/O.
+        let fg_waits = self.tasks.iter().any(|t| {
+            t.state == TState::Blocked
+                && a.is_fg(t.app)
+                && t.wait.is_some_and(|w| {
+                    matches!(
+                        w.cat,
+                        Cat::PageWait
+                            | Cat::Journal
+                            | Cat::BlockQueue
+                            | Cat::DeviceQueue
+                            | Cat::DeviceService
+                            | Cat::Throttle
+                            | Cat::Alloc
+                    )
+                })
+        });
+        if a.tick(now, fg_waits) {
             if a.idle_ends > idle {
                 self.prio.hook(Hook::AgentPauseIdleEnd);
             }
@@ -561,18 +590,22 @@ mod tests {
         let t = SimTime::from_ms;
         assert_eq!(a.burst(t(0)), Some(t(500)));
         a.count_io(1, 4096);
-        assert!(!a.tick(t(60)), "the foreground did I/O");
-        assert!(!a.tick(t(120)));
-        assert!(a.tick(t(160)), "idle for 100 ms since 60");
+        assert!(!a.tick(t(60), false), "the foreground did I/O");
+        assert!(!a.tick(t(120), false));
+        // A read stalled behind the background submits nothing new, yet the start-up is not
+        // over: the pause holds while a foreground task waits for I/O.
+        assert!(!a.tick(t(160), true), "waiting for I/O at 160");
+        assert!(!a.tick(t(240), false), "idle for 80 ms since 160");
+        assert!(a.tick(t(260), false), "idle for 100 ms since 160");
         assert!(a.wanted(2).frozen && !a.wanted(1).frozen, "the background is frozen, not the foreground");
-        assert!(a.end(t(160)));
+        assert!(a.end(t(260)));
         assert!(!a.wanted(2).frozen, "thawed");
-        assert_eq!(a.burst(t(900)), None, "within min_gap_ms");
+        assert_eq!(a.burst(t(1200)), None, "within min_gap_ms");
         assert_eq!(a.refused, 1);
-        assert_eq!(a.burst(t(1200)), Some(t(1700)));
+        assert_eq!(a.burst(t(1300)), Some(t(1800)));
         a.count_io(1, 4096);
-        assert!(!a.tick(t(1650)), "the foreground did I/O");
-        assert!(a.tick(t(1700)), "the deadline, 50 ms after the last I/O");
+        assert!(!a.tick(t(1750), false), "the foreground did I/O");
+        assert!(a.tick(t(1800), true), "the deadline, 50 ms after the last I/O, even while it waits");
         assert_eq!((a.idle_ends, a.deadline_ends), (1, 1));
     }
 
