@@ -574,15 +574,15 @@ impl Agent {
             .then(|| alive.iter().filter_map(|pid| procfs::io(&self.root, *pid).ok()).map(|c| c.read_bytes + c.write_bytes).sum())
     }
 
-    /// Whether a foreground thread waits for I/O now ([`procfs::threads_waiting_for_io`]): a
+    /// Whether a foreground thread waits for I/O now ([`procfs::waits_for_io`]): a
     /// read stalled behind the background's write-back submits nothing new, so the bytes alone
     /// would call the start-up over exactly when it needs the pause most. A process that
     /// cannot be looked at counts as not waiting (the bytes still decide), and says why once.
     fn fg_waits_for_io(&mut self) -> bool {
-        let mut waits = false;
         for pid in self.fg_alive() {
-            match procfs::threads_waiting_for_io(&self.root, pid) {
-                Ok(n) => waits |= n > 0,
+            match procfs::waits_for_io(&self.root, pid) {
+                Ok(true) => return true,
+                Ok(false) => {}
                 Err(e) if e.is_not_found() => {}
                 Err(e) if !self.io_wait_unknown => {
                     self.io_wait_unknown = true;
@@ -591,7 +591,7 @@ impl Agent {
                 Err(_) => {}
             }
         }
-        waits
+        false
     }
 
     /// The foreground processes alive now (a zombie counts as gone).

@@ -95,39 +95,45 @@ pub fn stat(root: &Path, pid: i32) -> Result<ProcStat> {
 /// completion).
 const ASYNC_IO_WAITS: [libc::c_long; 2] = [libc::SYS_io_getevents, libc::SYS_io_uring_enter];
 
-/// How many threads of a process wait for I/O now: a thread in uninterruptible sleep (state
-/// `D` in `/proc/PID/task/TID/stat`: on Linux mostly a block I/O wait — a synchronous or
+/// Whether a thread of the process waits for I/O now: one in uninterruptible sleep (state `D`
+/// in `/proc/PID/task/TID/stat`: on Linux mostly a block I/O wait — a synchronous or
 /// `O_DIRECT` read, a page fault reading the disk, a dirty-page throttle), or asleep in one of
 /// the asynchronous-I/O waits (the number in `/proc/PID/task/TID/syscall`, which needs the
-/// right to ptrace the process: root). Threads that exit meanwhile count for none.
-pub fn threads_waiting_for_io(root: &Path, pid: i32) -> Result<usize> {
-    let mut waiting = 0;
+/// right to ptrace the process: root). Threads that exit meanwhile count for none. The states
+/// are read first and the system calls only of sleeping threads and only while no `D` is
+/// found, so a large app costs one small read per thread in the common case.
+pub fn waits_for_io(root: &Path, pid: i32) -> Result<bool> {
+    let mut sleeping = vec![];
     for tid in tasks(root, pid)? {
         let dir = proc_dir(root, pid).join("task").join(tid.to_string());
         let Some(stat) = read_if_there(&dir.join("stat"))? else { continue };
         // The state follows the last ')' (comm may hold any byte but a NUL).
         let state = stat.rfind(')').and_then(|c| stat[c + 1..].split_whitespace().next()).and_then(|w| w.chars().next());
         match state {
-            Some('D') => waiting += 1,
-            Some('S') => {
-                let path = dir.join("syscall");
-                let Some(text) = read_if_there(&path)? else { continue };
-                // "NR args… sp pc" in a system call, "-1 sp pc" blocked outside one, "running".
-                let first = text.split_whitespace().next().unwrap_or("");
-                if first != "running" {
-                    let nr: libc::c_long = first.parse().map_err(|_| Error::Parse {
-                        path: path.clone(),
-                        line: 1,
-                        message: format!("{first:?} is not a system call number"),
-                    })?;
-                    waiting += usize::from(ASYNC_IO_WAITS.contains(&nr));
-                }
-            }
+            Some('D') => return Ok(true),
+            Some('S') => sleeping.push(dir),
             Some(_) => {}
             None => return Err(Error::Parse { path: dir.join("stat"), line: 1, message: "no state after comm".into() }),
         }
     }
-    Ok(waiting)
+    for dir in sleeping {
+        let path = dir.join("syscall");
+        let Some(text) = read_if_there(&path)? else { continue };
+        // "NR args… sp pc" in a system call, "-1 sp pc" blocked outside one, "running".
+        let first = text.split_whitespace().next().unwrap_or("");
+        if first == "running" {
+            continue;
+        }
+        let nr: libc::c_long = first.parse().map_err(|_| Error::Parse {
+            path: path.clone(),
+            line: 1,
+            message: format!("{first:?} is not a system call number"),
+        })?;
+        if ASYNC_IO_WAITS.contains(&nr) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A file's text, or `None` when it is gone (its thread exited: `ENOENT`, or `ESRCH` while
@@ -283,38 +289,39 @@ mod tests {
     }
 
     #[test]
-    fn threads_waiting_for_io_counts_d_state_and_asynchronous_io_waits() {
+    fn waits_for_io_sees_d_state_and_asynchronous_io_waits() {
         let t = tempfile::tempdir().unwrap();
         let d = t.path().join("proc/40/task");
-        // (tid, state, syscall file): a reader in D; a thread in io_getevents; one in
-        // io_uring_enter; one asleep in clock_nanosleep; one running; one blocked outside a
-        // system call; one that exited between the listing and the read (no files).
         let nano = libc::SYS_clock_nanosleep;
         let (aio, uring) = (libc::SYS_io_getevents, libc::SYS_io_uring_enter);
-        let threads = [
-            (40, 'D', None),
-            (41, 'S', Some(format!("{aio} 0x7 0x1 0x1 0x7ff 0x0 0x0 0x7ff0 0x7ef0\n"))),
-            (42, 'S', Some(format!("{uring} 0x5 0x0 0x1 0x1 0x0 0x8 0x7ff0 0x7ef0\n"))),
-            (43, 'S', Some(format!("{nano} 0x0 0x0 0x7ff 0x7ff 0x0 0x0 0x7ff0 0x7ef0\n"))),
-            (44, 'R', Some("running\n".to_owned())),
-            (45, 'S', Some("-1 0x7ff0 0x7ef0\n".to_owned())),
-        ];
-        for (tid, state, syscall) in &threads {
+        let thread = |tid: i32, state: char, syscall: Option<String>| {
             let td = d.join(tid.to_string());
             std::fs::create_dir_all(&td).unwrap();
             std::fs::write(td.join("stat"), format!("{tid} (soffice (bin)) {state} 1 1 1 0 -1 0\n")).unwrap();
+            let _ = std::fs::remove_file(td.join("syscall"));
             if let Some(s) = syscall {
                 std::fs::write(td.join("syscall"), s).unwrap();
             }
+        };
+        let call = |nr: libc::c_long| Some(format!("{nr} 0x7 0x1 0x1 0x7ff 0x0 0x0 0x7ff0 0x7ef0\n"));
+        // Not waiting: asleep in clock_nanosleep, running, blocked outside a system call, and a
+        // thread that exited between the listing and the read (no files).
+        thread(40, 'S', call(nano));
+        thread(41, 'R', Some("running\n".to_owned()));
+        thread(42, 'S', Some("-1 0x7ff0 0x7ef0\n".to_owned()));
+        std::fs::create_dir_all(d.join("43")).unwrap();
+        assert!(!waits_for_io(t.path(), 40).unwrap());
+        // Waiting: a thread in D; a thread in libaio's io_getevents; one in io_uring_enter.
+        for (state, syscall) in [('D', call(nano)), ('S', call(aio)), ('S', call(uring))] {
+            thread(44, state, syscall.clone());
+            assert!(waits_for_io(t.path(), 40).unwrap(), "{state} {syscall:?}");
         }
-        std::fs::create_dir_all(d.join("46")).unwrap();
-        assert_eq!(threads_waiting_for_io(t.path(), 40).unwrap(), 3);
         // Bad text is an error naming the file, not a silent "not waiting".
-        std::fs::write(d.join("43/syscall"), "nanosleep\n").unwrap();
-        let e = threads_waiting_for_io(t.path(), 40).unwrap_err().to_string();
-        assert!(e.contains("task/43/syscall:1") && e.contains("\"nanosleep\""), "{e}");
+        thread(44, 'S', Some("nanosleep\n".to_owned()));
+        let e = waits_for_io(t.path(), 40).unwrap_err().to_string();
+        assert!(e.contains("task/44/syscall:1") && e.contains("\"nanosleep\""), "{e}");
         // A process that is gone is an error the caller sees as such.
-        assert!(threads_waiting_for_io(t.path(), 41).unwrap_err().is_not_found());
+        assert!(waits_for_io(t.path(), 41).unwrap_err().is_not_found());
     }
 
     #[test]

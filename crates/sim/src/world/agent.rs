@@ -227,7 +227,7 @@ impl Agent {
 
     /// The daemon's tick during a pause: whether it ends now (idle foreground I/O, or the
     /// deadline). `fg_waits`: a foreground task waits for I/O now (the daemon's
-    /// `threads_waiting_for_io`): the pause holds as if it had submitted some.
+    /// `procfs::waits_for_io`): the pause holds as if it had submitted some.
     pub fn tick(&mut self, now: SimTime, fg_waits: bool) -> bool {
         if let Some((last, since)) = self.fg_io {
             let bytes = self.fg_bytes();
