@@ -1775,6 +1775,20 @@ mod tests {
         Peer { pid: 999_999, uid: 0, gid: 0 }
     }
 
+    /// The foreground has just gone quiet: the pause (idle_end_ms = 60) ends at a tick 55 ms or
+    /// more later, well before max_ms, and the background is thawed.
+    fn the_pause_ends_idle_end_ms_later(a: &mut Agent, t: &tempfile::TempDir) {
+        let stopped = Instant::now();
+        while a.gate.deadline().is_some() {
+            assert!(stopped.elapsed() < Duration::from_millis(1000), "the pause did not end");
+            std::thread::sleep(Duration::from_millis(5));
+            a.tick();
+        }
+        assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
+        assert_eq!(read(t, "forefront/bg/cgroup.freeze"), "0");
+        a.shutdown();
+    }
+
     #[test]
     fn a_pause_ends_when_the_foreground_stops_doing_io() {
         let (t, mut cfg) = fake_v2();
@@ -1801,15 +1815,7 @@ mod tests {
             assert!(a.gate.deadline().is_some(), "paused while the foreground reads ({k})");
         }
         // Then it stops: the pause ends idle_end_ms later, long before max_ms.
-        let stopped = Instant::now();
-        while a.gate.deadline().is_some() {
-            assert!(stopped.elapsed() < Duration::from_millis(1000), "the pause did not end");
-            std::thread::sleep(Duration::from_millis(5));
-            a.tick();
-        }
-        assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
-        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
-        a.shutdown();
+        the_pause_ends_idle_end_ms_later(&mut a, &t);
     }
 
     #[test]
@@ -1842,15 +1848,7 @@ mod tests {
         }
         // It stops waiting: the pause ends idle_end_ms later.
         thread('S', libc::SYS_clock_nanosleep);
-        let stopped = Instant::now();
-        while a.gate.deadline().is_some() {
-            assert!(stopped.elapsed() < Duration::from_millis(1000), "the pause did not end");
-            std::thread::sleep(Duration::from_millis(5));
-            a.tick();
-        }
-        assert!(stopped.elapsed() >= Duration::from_millis(55), "{:?}", stopped.elapsed());
-        assert_eq!(read(&t, "forefront/bg/cgroup.freeze"), "0");
-        a.shutdown();
+        the_pause_ends_idle_end_ms_later(&mut a, &t);
     }
 
     #[test]
