@@ -169,11 +169,8 @@ pub struct Agent {
 /// `[prefetch]`: apps whose working sets are kept (the oldest recorded goes first).
 const MAX_WORKING_SETS: usize = 32;
 
-/// The CLI's log: one line per call on stderr, control characters escaped (a client's string
-/// quoted in a message cannot start a line of its own), at most 4 KiB.
-pub fn stderr_log(line: &str) {
-    eprintln!("forefront-agent: {}", crate::control::escape_upto(line, 4096));
-}
+/// The CLI's log ([`crate::log::stderr_log`]: on stderr, written by a thread of its own).
+pub use crate::log::stderr_log;
 
 impl Agent {
     /// Restores what an earlier crashed run left, creates the groups, sets their knobs and

@@ -23,6 +23,7 @@
 //! - [`pin`]: the launcher's helper kept in memory (`[agent] pin_exec`).
 //! - [`dynmods`]: cgroup moves without an RCU grace period (`[agent] favor_dynmods`).
 //! - [`prefetch`]: a switched-to app's working set read back before it asks (`[prefetch]`).
+//! - [`log`]: the log, written by a thread of its own (a log line never makes a launch wait).
 //!
 //! ```no_run
 //! use forefront_agent::{config::Config, control, proto::Request};
@@ -43,6 +44,7 @@ pub mod dbus;
 pub mod dynmods;
 pub mod focus;
 pub mod iosched;
+pub mod log;
 pub mod pause;
 pub mod pin;
 pub mod prefetch;

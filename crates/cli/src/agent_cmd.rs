@@ -183,7 +183,10 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         AgentCommand::Run(c) => {
             let cfg = load(&c)?;
             let exe = std::env::current_exe().context("cannot find the forefront binary for the watchdog")?;
-            forefront_agent::run(cfg, Some(&exe), forefront_agent::daemon::stderr_log)?;
+            let ran = forefront_agent::run(cfg, Some(&exe), forefront_agent::daemon::stderr_log);
+            // The log's last lines (what the shutdown restored) before the process exits.
+            forefront_agent::log::flush(std::time::Duration::from_secs(2));
+            ran?;
             Ok(ExitCode::SUCCESS)
         }
         AgentCommand::Fg(a) => {
@@ -323,6 +326,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
                 unsafe { signal(s, SigHandler::SigIgn) }?;
             }
             forefront_agent::watchdog::run(std::io::stdin(), &groups, forefront_agent::daemon::stderr_log);
+            forefront_agent::log::flush(std::time::Duration::from_secs(2));
             Ok(ExitCode::SUCCESS)
         }
     }

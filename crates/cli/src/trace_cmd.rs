@@ -64,7 +64,8 @@ struct InputArgs {
     /// trace: `/dev/zero`, a binary file) still ends the import.
     #[arg(long)]
     lenient: bool,
-    /// The foreground app: a process name (strace: the file the process `execve`d; blkparse
+    /// The foreground app: a process name (strace: the file the process `execve`d, or the
+    /// name set with `prctl(PR_SET_NAME)`; blkparse
     /// and ftrace: the command name), or a pid/tid (a number); repeatable. A value that matches
     /// nothing in the trace is an error that lists names the trace has. Without --fg there is
     /// no FG/BG split. `sim replay --fg` takes the same values.

@@ -42,7 +42,8 @@ pub struct StraceParser {
     next_table: u32,
     /// Descriptors tracked in all tables together (bounded by [`MAX_TRACKED_FDS`]).
     tracked_fds: usize,
-    /// tid → process name: the basename of what its (or its parent's) `execve` ran.
+    /// tid → process name: the basename of what its (or its parent's) `execve` ran, or the
+    /// name it gave itself with `prctl(PR_SET_NAME)` since.
     names: HashMap<u32, String>,
     last_time: u64,
     day_offset: u64,
@@ -442,6 +443,17 @@ impl StraceParser {
                     self.names.insert(tid, base);
                 }
             }
+            // A thread that names itself (`prctl(PR_SET_NAME, "ff-op-launch")`) is known by that
+            // name from then on, cut as the kernel cuts a comm (15 bytes), as `ps` shows it.
+            "prctl" if arg(0) == Some("PR_SET_NAME") => {
+                if let (Some(_), Some(n)) = (ok, arg(1).and_then(unquote)) {
+                    let mut end = n.len().min(15);
+                    while !n.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    self.names.insert(tid, n[..end].to_string());
+                }
+            }
             "clone" | "clone3" | "fork" | "vfork" => {
                 if let Some(child) = ok.and_then(|v| u32::try_from(v).ok()).filter(|c| *c > 0) {
                     if let Some(n) = self.names.get(&tid).cloned() {
@@ -635,6 +647,23 @@ mod tests {
         assert_eq!(v[4].offset, Some(8192));
         assert_eq!((v[5].name.as_str(), v[5].path.as_deref()), ("fsync", Some("/tmp/xx")));
         assert_eq!((v[6].result, v[6].fd), (Some(-1), None));
+    }
+
+    #[test]
+    fn a_thread_that_names_itself_is_known_by_that_name() {
+        let v = parse(
+            "1 00:00:00.000001 execve(\"/usr/bin/forefront\", [\"forefront\"], 0x1 /* 3 vars */) = 0 <0.000100>\n\
+             1 00:00:00.000002 clone(child_stack=NULL, flags=SIGCHLD) = 2 <0.000010>\n\
+             2 00:00:00.000003 prctl(PR_SET_NAME, \"ff-bg-seq-write-and-more\") = 0 <0.000005>\n\
+             2 00:00:00.000004 openat(AT_FDCWD, \"/a\", O_RDONLY) = 5 <0.000010>\n\
+             1 00:00:00.000005 prctl(PR_SET_NAME, \"x\") = -1 EINVAL (Invalid argument) <0.000005>\n\
+             1 00:00:00.000006 openat(AT_FDCWD, \"/b\", O_RDONLY) = 6 <0.000010>\n",
+        )
+        .unwrap();
+        let comm = |path: &str| v.iter().find(|r| r.path.as_deref() == Some(path)).and_then(|r| r.comm.clone());
+        // Cut to 15 bytes as the kernel's comm; a failed call names nothing.
+        assert_eq!(comm("/a").as_deref(), Some("ff-bg-seq-write"));
+        assert_eq!(comm("/b").as_deref(), Some("forefront"));
     }
 
     #[test]
