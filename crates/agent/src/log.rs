@@ -5,8 +5,9 @@
 //! file on the disk the background is filling blocks in the file system (a journal handle, dirty
 //! throttling), a full pipe to a slow reader blocks outright. Measured on the S suite (xterm,
 //! 5 writers, the agent's stderr in a file on the same ext4 file system; docs/agent.md, "The
-//! agent's log off the launch path"): the time from the request to the reply was 8.2 ms at the
-//! median and 60.7 ms at the 90th percentile, against 0.1–0.3 ms with the same file on tmpfs.
+//! real-time I/O class for a start-up, and the agent's log off the launch path"): the time from
+//! the request to the reply was 8.2 ms at the median and 60.7 ms at the 90th percentile, against
+//! 0.1–0.3 ms with the same file on tmpfs.
 //!
 //! So [`stderr_log`] only formats the line and hands it to a writer thread over a bounded queue
 //! ([`CAPACITY`] lines). The thread writes lines in the order they were logged. When the queue is

@@ -107,10 +107,11 @@ struct ReplayArgs {
     #[arg(long, default_value = "android")]
     policy: String,
     /// The foreground app (syscall traces): a process name (strace traces name processes by
-    /// what they `execve`, or by the name set with `prctl(PR_SET_NAME)`) or a thread id; repeatable. Its threads' calls are the measured app,
-    /// the others run as a background app. A value that matches nothing is an error that lists
-    /// names the trace has (the rule of `trace stats --fg` and `trace convert --fg`). Without
-    /// --fg there is no FG/BG split: the whole trace is the measured app.
+    /// what they `execve`, or by the name set with `prctl(PR_SET_NAME)`) or a thread id;
+    /// repeatable. Its threads' calls are the measured app, the others run as a background app.
+    /// A value that matches nothing is an error that lists names the trace has (the rule of
+    /// `trace stats --fg` and `trace convert --fg`). Without --fg there is no FG/BG split: the
+    /// whole trace is the measured app.
     #[arg(long, value_name = "COMM|TID")]
     fg: Vec<String>,
     /// `trace` keeps the trace's think times; `afap` issues calls back to back.

@@ -65,10 +65,10 @@ struct InputArgs {
     #[arg(long)]
     lenient: bool,
     /// The foreground app: a process name (strace: the file the process `execve`d, or the
-    /// name set with `prctl(PR_SET_NAME)`; blkparse
-    /// and ftrace: the command name), or a pid/tid (a number); repeatable. A value that matches
-    /// nothing in the trace is an error that lists names the trace has. Without --fg there is
-    /// no FG/BG split. `sim replay --fg` takes the same values.
+    /// name set with `prctl(PR_SET_NAME)`; blkparse and ftrace: the command name), or a pid/tid
+    /// (a number); repeatable. A value that matches nothing in the trace is an error that lists
+    /// names the trace has. Without --fg there is no FG/BG split. `sim replay --fg` takes the
+    /// same values.
     #[arg(long, value_name = "COMM|PID")]
     fg: Vec<String>,
 }
