@@ -82,6 +82,14 @@ pub fn table(r: &Report) -> String {
             );
         }
     }
+    let cpu: Vec<String> = r
+        .modes
+        .iter()
+        .filter_map(|(m, x)| x.op_cpu_ms.map(|c| format!("{m} {:.1} ({:.1} user, {:.1} sys)", c.total_ms, c.user_ms, c.sys_ms)))
+        .collect();
+    if !cpu.is_empty() {
+        let _ = writeln!(s, "the FG operation's own CPU ms, mean per operation: {}", cpu.join("; "));
+    }
     for m in ["agent", "agent-bfq"] {
         if let Some(b) = r.modes.get(m).and_then(|a| a.burst_call_ms) {
             let _ =

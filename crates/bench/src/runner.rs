@@ -248,6 +248,10 @@ pub struct ModeResult {
     /// `agent` mode: median time of the burst call (included in the operation's time).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst_call_ms: Option<f64>,
+    /// The operation's own CPU time, mean per operation ([`OpCpu`]; `bench predict` takes the
+    /// `alone` mode's user time as the simulated app's CPU work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_cpu_ms: Option<OpCpu>,
     pub samples_ms: Vec<f64>,
     /// [`BgLife::Kept`]: the disk's throughput (reads + writes, as iostat) over each round's
     /// steady state, from the end of the ramp to the end of its last start-up's pause (what the
@@ -380,6 +384,71 @@ pub struct Sample {
     pub disk_bytes_per_s: Option<f64>,
     /// The same from the start of the ramp to the end of the operation.
     pub disk_window_bytes_per_s: Option<f64>,
+    /// The operation's own CPU time, as its process measured it ([`OpCpu`]).
+    pub cpu: Option<OpCpu>,
+}
+
+/// The CPU time a foreground operation's process spent on the operation (from its `go` to its
+/// `done`), in ms: `total` from `CLOCK_PROCESS_CPUTIME_ID` (the scheduler's exact runtime),
+/// `user` and `sys` from `getrusage(RUSAGE_SELF)`. The kernel splits a task's runtime into user
+/// and system time in proportion to the ticks it sampled in each (`cputime_adjust`), so one
+/// operation's split is coarse (a 4 ms tick here against a ~45 ms launch) while a mean over
+/// operations is not biased by it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct OpCpu {
+    pub total_ms: f64,
+    pub user_ms: f64,
+    pub sys_ms: f64,
+}
+
+impl OpCpu {
+    /// This process's CPU time so far.
+    pub fn now() -> OpCpu {
+        let ms = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+        // SAFETY: both calls only write the structs passed to them, which outlive the calls.
+        let (ts, ru) = unsafe {
+            let mut ts: libc::timespec = std::mem::zeroed();
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+            libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+            (ts, ru)
+        };
+        OpCpu { total_ms: ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6, user_ms: ms(ru.ru_utime), sys_ms: ms(ru.ru_stime) }
+    }
+
+    /// The CPU time spent since `before`.
+    pub fn since(self, before: OpCpu) -> OpCpu {
+        OpCpu {
+            total_ms: (self.total_ms - before.total_ms).max(0.0),
+            user_ms: (self.user_ms - before.user_ms).max(0.0),
+            sys_ms: (self.sys_ms - before.sys_ms).max(0.0),
+        }
+    }
+
+    /// The operation's `done` line: `done MS BYTES cpu TOTAL USER SYS`.
+    pub fn done_line(elapsed_ms: f64, bytes: u64, cpu: OpCpu) -> String {
+        format!("done {elapsed_ms:.3} {bytes} cpu {:.3} {:.3} {:.3}", cpu.total_ms, cpu.user_ms, cpu.sys_ms)
+    }
+
+    /// The CPU time a `done` line reports (`None` for a line without it: an older helper).
+    pub fn parse_done(line: &str) -> Option<OpCpu> {
+        let mut f = line.split_whitespace().skip_while(|w| *w != "cpu").skip(1).map(|w| w.parse::<f64>().ok());
+        match (f.next()??, f.next()??, f.next()??) {
+            (t, u, s) if t.is_finite() && u.is_finite() && s.is_finite() => Some(OpCpu { total_ms: t, user_ms: u, sys_ms: s }),
+            _ => None,
+        }
+    }
+}
+
+/// Mean CPU time per operation over `s` (`None` when no sample reported it).
+fn mean_cpu(s: &[Sample]) -> Option<OpCpu> {
+    let c: Vec<OpCpu> = s.iter().filter_map(|x| x.cpu).collect();
+    let n = c.len() as f64;
+    (!c.is_empty()).then(|| OpCpu {
+        total_ms: c.iter().map(|x| x.total_ms).sum::<f64>() / n,
+        user_ms: c.iter().map(|x| x.user_ms).sum::<f64>() / n,
+        sys_ms: c.iter().map(|x| x.sys_ms).sum::<f64>() / n,
+    })
 }
 
 /// Progress events for the caller (a progress bar on a TTY, nothing otherwise).
@@ -485,6 +554,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
                 bg_mb_s: summarize(&bg).map(|b| b.median_ms),
                 bg_window_mb_s: summarize(&bgw).map(|b| b.median_ms),
                 burst_call_ms: summarize(&s.iter().filter_map(|x| x.burst_call_ms).collect::<Vec<_>>()).map(|b| b.median_ms),
+                op_cpu_ms: mean_cpu(s),
                 summary,
                 samples_ms: ms,
                 run_disk_mb_s: runs_tp.get(m).into_iter().flatten().filter_map(|t| t.disk_bytes_per_s).map(|b| b / 1e6).collect(),
@@ -759,6 +829,7 @@ fn time_op(
         burst_call_ms,
         disk_bytes_per_s: start.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64()),
         disk_window_bytes_per_s: window.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / win),
+        cpu: OpCpu::parse_done(&done),
     })
 }
 
@@ -910,6 +981,7 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool)
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).map_err(step)?;
     let t0 = Instant::now();
+    let cpu0 = OpCpu::now();
     let r = match fg {
         Fg::Launch => crate::ops::launch(&app),
         Fg::Switch => crate::ops::switch(&app, seq),
@@ -920,7 +992,10 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool)
         }
     };
     match r {
-        Ok(bytes) => writeln!(o, "done {:.3} {bytes}", t0.elapsed().as_secs_f64() * 1000.0).map_err(step)?,
+        Ok(bytes) => {
+            let ms = t0.elapsed().as_secs_f64() * 1000.0;
+            writeln!(o, "{}", OpCpu::done_line(ms, bytes, OpCpu::now().since(cpu0))).map_err(step)?
+        }
         Err(e) => writeln!(o, "error {e}").map_err(step)?,
     }
     o.flush().map_err(step)
@@ -929,6 +1004,67 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operations_cpu_time_goes_through_its_done_line() {
+        let c = OpCpu { total_ms: 41.25, user_ms: 12.0, sys_ms: 28.0 };
+        let line = OpCpu::done_line(45.5, 123, c);
+        assert_eq!(line, "done 45.500 123 cpu 41.250 12.000 28.000");
+        assert_eq!(OpCpu::parse_done(&line), Some(c));
+        // An older helper's line, or a damaged one: no CPU time, not a zero.
+        for old in ["done 45.500 123", "done 45.500 123 cpu 1.0 x 2.0", "done 1 2 cpu 1 2"] {
+            assert_eq!(OpCpu::parse_done(old), None, "{old}");
+        }
+    }
+
+    #[test]
+    fn an_operations_cpu_time_counts_its_work_and_not_its_sleep() {
+        // The process's CPU clock counts every thread of it, as it should for an operation's
+        // process; here the other tests' threads would count too, so this test measures in a
+        // process of its own: the test binary again, running only this test.
+        const CHILD: &str = "FF_BENCH_OP_CPU_CHILD";
+        if std::env::var_os(CHILD).is_none() {
+            let out = Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "runner::tests::an_operations_cpu_time_counts_its_work_and_not_its_sleep"])
+                .args(["--test-threads", "1", "--nocapture"])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && text.contains("1 passed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+            return;
+        }
+        let t0 = OpCpu::now();
+        std::thread::sleep(Duration::from_millis(30));
+        let slept = OpCpu::now().since(t0);
+        let t1 = OpCpu::now();
+        let spin = Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let spun = OpCpu::now().since(t1);
+        // A spin loop may be preempted on a busy machine: at least a third of its wall time.
+        assert!(spun.total_ms >= 10.0 && spun.total_ms > slept.total_ms + 5.0, "slept {slept:?}, spun {spun:?}");
+        assert!(slept.total_ms < 5.0, "{slept:?}");
+    }
+
+    #[test]
+    fn a_modes_cpu_time_is_the_mean_of_its_operations() {
+        let s = |cpu: Option<OpCpu>| Sample {
+            fg_ms: 1.0,
+            bg_bytes_per_s: None,
+            bg_window_bytes_per_s: None,
+            burst_call_ms: None,
+            disk_bytes_per_s: None,
+            disk_window_bytes_per_s: None,
+            cpu,
+        };
+        let c = |t: f64, u: f64| Some(OpCpu { total_ms: t, user_ms: u, sys_ms: t - u });
+        let m = mean_cpu(&[s(c(40.0, 4.0)), s(None), s(c(50.0, 8.0))]).unwrap();
+        assert_eq!(m, OpCpu { total_ms: 45.0, user_ms: 6.0, sys_ms: 39.0 });
+        assert_eq!(mean_cpu(&[s(None)]), None);
+    }
 
     const KEPT: BgLife = BgLife::Kept { per_round: 5, gap_ms: 4000 };
 

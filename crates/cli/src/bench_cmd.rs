@@ -298,6 +298,11 @@ struct PredictOpts {
     /// the twin tables before twin14, docs/twin.md).
     #[arg(long, value_enum, default_value = "auto")]
     cpu_groups: CpuGroupsArg,
+    /// The foreground operation's own CPU work per operation (ms), instead of the `alone`
+    /// mode's measured user time (`op_cpu_ms` in the report; reports from before it, or
+    /// without `alone`, use the assumption: 10 ms a launch, 5 ms a switch).
+    #[arg(long, value_name = "MS", value_parser = app_cpu_ms)]
+    app_cpu_ms: Option<f64>,
 }
 
 /// `--cpu-groups` of `bench predict`.
@@ -640,6 +645,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             preempt: PreemptArg::Auto,
             fair: FairArg::Cfs,
             cpu_groups: CpuGroupsArg::Auto,
+            app_cpu_ms: None,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -686,6 +692,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
         copy_page_us: None,
         burst_call_ms: None,
+        fg_compute_ms: None,
         preempt: match preempt {
             PreemptArg::None => Preempt::None,
             PreemptArg::Full => Preempt::Full,
@@ -757,6 +764,11 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     // The CPU's page-copy cost where the calibration measured it (older files: the default).
     host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
+    // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
+    // operation (reports from before `op_cpu_ms`: the assumption).
+    host.fg_compute_ms = o
+        .app_cpu_ms
+        .or_else(|| modes.get("alone").and_then(|m| m.get("op_cpu_ms")).and_then(|c| c.get("user_ms")).and_then(|v| v.as_f64()));
     let order = ["alone", "baseline", "agent", "agent-bfq", "bfq", "ionice-idle"];
     let mut rows: Vec<Row> = vec![];
     for m in order.iter().filter(|m| modes.contains_key(**m)) {
@@ -807,6 +819,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             .collect();
         let doc = serde_json::json!({
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
+            "fg_compute_ms": host.fg_compute_ms,
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "cpu_groups": host.cpu_groups.name(),
@@ -818,13 +831,21 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, kernel preemption {}, fair scheduler {}, cpu groups {}) vs measured ({what}); ratio = predicted / measured",
+        "predicted on device {} ({} launches, seed {}, stock scheduler {stock}, {}, {}, kernel preemption {}, fair scheduler {}, cpu groups {}) vs measured ({what}); ratio = predicted / measured",
         device.name,
         o.launches,
         o.seed,
         match host.copy_page_us {
             Some(c) => format!("page copy {c:.3} us measured"),
             None => "page copy: the simulator's default".into(),
+        },
+        match host.fg_compute_ms {
+            Some(c) if o.app_cpu_ms.is_some() => format!("app CPU {c:.2} ms (--app-cpu-ms)"),
+            Some(c) => format!("app CPU {c:.2} ms measured (alone, user time)"),
+            None => format!(
+                "app CPU {} ms assumed",
+                if w.fg == Fg::Switch { forefront_workload::bench::SWITCH_COMPUTE_MS } else { forefront_workload::bench::LAUNCH_COMPUTE_MS }
+            ),
         },
         host.preempt.name(),
         match host.eevdf {
@@ -899,6 +920,36 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             _ => None,
         })
         .collect();
+    // The operation's own CPU time, measured (its process's, from `go` to `done`) and simulated
+    // (the time its thread ran), per mode: what the model charges for the app's work and for
+    // the kernel's side of its calls against what the kernel spent.
+    let cpu: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let run = match &r.4 {
+                Predicted::Ran { breakdown_ms, .. } => breakdown_ms.get("cpu_running").copied(),
+                Predicted::Unavailable { .. } => None,
+            };
+            let meas = modes.get(r.0).and_then(|m| m.get("op_cpu_ms"));
+            let g = |k: &str| meas.and_then(|c| c.get(k)).and_then(|v| v.as_f64());
+            match (g("total_ms"), g("user_ms"), g("sys_ms"), run) {
+                (Some(t), Some(u), Some(k), Some(p)) => Some(format!("{} {t:.1} ({u:.1} user + {k:.1} sys) -> {p:.1}", r.0)),
+                (_, _, _, Some(p)) => Some(format!("{} - -> {p:.1}", r.0)),
+                _ => None,
+            }
+        })
+        .collect();
+    if !cpu.is_empty() {
+        let _ = writeln!(
+            s,
+            "the FG operation's own CPU per op (ms), measured (mean) -> predicted (its thread running; app work {}): {}",
+            match host.fg_compute_ms {
+                Some(c) => format!("{c:.2} ms"),
+                None => "assumed".into(),
+            },
+            cpu.join("; ")
+        );
+    }
     let _ = writeln!(s, "p50 order, measured:  {}", rank(&measured));
     let _ = writeln!(s, "p50 order, predicted: {}", rank(&predicted));
     if !runnable.is_empty() {
@@ -912,6 +963,14 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         let _ = writeln!(s, "{n}");
     }
     Ok(s)
+}
+
+/// `--app-cpu-ms`: a finite, non-negative number of ms.
+fn app_cpu_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a CPU time in ms (a number >= 0)")),
+    }
 }
 
 /// The `--agent-config` file: checked now (a TOML error names the file, line and field), and

@@ -78,6 +78,45 @@ fn predict_prints_measured_beside_predicted_and_says_what_it_cannot() {
     assert!(err.contains("no `bg`") && err.contains("run.json"), "{err}");
 }
 
+/// The app's CPU work in the simulated operation: the `alone` mode's measured user time, the
+/// assumption for a report without it, or `--app-cpu-ms`; the prediction follows it.
+#[test]
+fn the_apps_measured_cpu_time_is_the_simulated_apps_work() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_apps_measured_cpu_time_is_the_simulated_apps_work: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let old = saved_report(t.path(), "old.json", "launch", "update", &disk, [400.0, 500.0, 600.0]);
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&old).unwrap()).unwrap();
+    v["modes"]["alone"]["op_cpu_ms"] = serde_json::json!({ "total_ms": 20.0, "user_ms": 2.5, "sys_ms": 17.5 });
+    let new = t.path().join("new.json");
+    std::fs::write(&new, serde_json::to_string(&v).unwrap()).unwrap();
+    let predict = |file: &std::path::Path, extra: &[&str]| -> (String, f64) {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(file)
+            .args(["--device", "galaxy-s6-ufs", "--launches", "3"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+        let alone = text.lines().find(|l| l.starts_with("alone")).unwrap_or_else(|| panic!("{text}"));
+        let p50: f64 = alone.split_whitespace().nth(2).unwrap().parse().unwrap();
+        (text, p50)
+    };
+    let (text, measured) = predict(&new, &[]);
+    assert!(text.contains("app CPU 2.50 ms measured (alone, user time)"), "{text}");
+    assert!(text.contains("alone 20.0 (2.5 user + 17.5 sys) -> "), "{text}");
+    let (text, assumed) = predict(&old, &[]);
+    assert!(text.contains("app CPU 10 ms assumed"), "{text}");
+    let (text, given) = predict(&new, &["--app-cpu-ms", "30"]);
+    assert!(text.contains("app CPU 30.00 ms (--app-cpu-ms)"), "{text}");
+    // One launch, no background: its compute op is on the critical path.
+    assert!(measured + 5.0 < assumed && assumed + 15.0 < given, "2.5 ms: {measured}, 10 ms: {assumed}, 30 ms: {given}");
+}
+
 #[test]
 fn a_switch_is_predicted_and_the_report_charts_the_prediction() {
     let Some(disk) = a_disk() else {
