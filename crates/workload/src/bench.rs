@@ -71,7 +71,7 @@ pub const LAUNCH_POINT_READS: u32 = 100;
 pub const LAUNCH_RANGE_ROWS: u32 = 200;
 /// Assumption where no measurement is given ([`Host::fg_compute_ms`]): the CPU time of the
 /// launch's own work on this class of machine (ms at speed 1.0), not fitted to the bench's
-/// result. It meant SQLite's work and the `read()` copies together; the bench measured 1.2–1.3 ms
+/// result. It meant SQLite's work and the `read()` copies together; the bench measured 0.5–1.5 ms
 /// of user time a launch on the twin's VM (docs/twin.md, twin15), the copies being the
 /// model's per-page cost.
 pub const LAUNCH_COMPUTE_MS: f64 = 10.0;
