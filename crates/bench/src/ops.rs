@@ -37,19 +37,25 @@ pub fn launch(app: &App) -> Result<u64, FixtureError> {
         }
     }
     let db = app.db();
-    let sql = |source| FixtureError::Sql { path: db.clone(), source };
-    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql)?;
-    let rows: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0)).map_err(sql)?;
+    let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|source| FixtureError::Sql { path: db.clone(), source })?;
+    Ok(total + launch_queries(&conn).map_err(|source| FixtureError::Sql { path: db.clone(), source })?)
+}
+
+/// The launch's queries on its open database: a count, an indexed range, [`LAUNCH_POINT_READS`]
+/// point reads of whole rows. Returns the bytes of the rows read.
+pub fn launch_queries(conn: &Connection) -> rusqlite::Result<u64> {
+    let rows: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0))?;
     let mut st = conn
-        .prepare(&format!("SELECT id, name FROM items WHERE name >= 'item-1' AND name < 'item-2' LIMIT {LAUNCH_RANGE_ROWS}"))
-        .map_err(sql)?;
-    let _listed = st.query_map([], |r| r.get::<_, i64>(0)).map_err(sql)?.count();
-    let mut get = conn.prepare("SELECT body FROM items WHERE id = ?1").map_err(sql)?;
+        .prepare(&format!("SELECT id, name FROM items WHERE name >= 'item-1' AND name < 'item-2' LIMIT {LAUNCH_RANGE_ROWS}"))?;
+    let _listed = st.query_map([], |r| r.get::<_, i64>(0))?.count();
+    let mut get = conn.prepare("SELECT body FROM items WHERE id = ?1")?;
     let mut x: i64 = 12345;
+    let mut total = 0;
     for _ in 0..LAUNCH_POINT_READS {
         x = (x * 1_103_515_245 + 12_345) & 0x7fff_ffff;
         let id = x % rows.max(1);
-        let body: Vec<u8> = get.query_row([id], |r| r.get(0)).map_err(sql)?;
+        let body: Vec<u8> = get.query_row([id], |r| r.get(0))?;
         total += body.len() as u64;
     }
     Ok(total)
@@ -201,6 +207,49 @@ pub fn sync_loop_forever() -> ! {
 mod tests {
     use super::*;
     use crate::fixture::AppSpec;
+
+    /// The simulator's launch reads as many database pages as SQLite does: its page-cache misses
+    /// (`SQLITE_DBSTATUS_CACHE_MISS`, each a read of one B-tree page from the file) over the
+    /// launch's queries on a freshly opened database, and the file's `page_count`, against the workload
+    /// definition's figures from the file format's rules, for the default app and for rows
+    /// small enough to have no overflow pages.
+    #[test]
+    fn the_workload_definition_reads_the_pages_sqlite_reads() {
+        for (rows, row_bytes) in [(4000, 4096), (1000, 1024)] {
+            let t = tempfile::tempdir().unwrap();
+            let spec = AppSpec { code_files: 1, code_bytes: 4096, db_rows: rows, row_bytes };
+            let app = App::build(t.path(), &spec).unwrap();
+            let conn = Connection::open_with_flags(app.db(), OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+            let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
+            launch_queries(&conn).unwrap();
+            let (mut misses, mut high) = (0, 0);
+            // SAFETY: the handle is this open connection's; the call only writes the two ints.
+            let rc = unsafe {
+                rusqlite::ffi::sqlite3_db_status(
+                    conn.handle(),
+                    rusqlite::ffi::SQLITE_DBSTATUS_CACHE_MISS,
+                    &mut misses,
+                    &mut high,
+                    0,
+                )
+            };
+            assert_eq!(rc, 0);
+            // Overflow pages are read around the page cache (SQLite's direct overflow read: a
+            // `pread` of the page's used bytes), so the misses count the B-tree pages only.
+            let overflow = LAUNCH_POINT_READS * forefront_workload::bench::db_overflow_pages_per_row(&spec);
+            let want_reads = (forefront_workload::bench::db_page_reads(&spec) - overflow) as f64;
+            let want_pages = (forefront_workload::bench::db_bytes(&spec) / 4096) as f64;
+            let (misses, pages) = (misses as f64, pages as f64);
+            assert!(
+                (want_reads / misses - 1.0).abs() < 0.10,
+                "{rows} rows of {row_bytes} B: {misses} page reads, definition {want_reads}"
+            );
+            assert!(
+                (want_pages / pages - 1.0).abs() < 0.05,
+                "{rows} rows of {row_bytes} B: {pages} pages, definition {want_pages}"
+            );
+        }
+    }
 
     #[test]
     fn launch_reads_everything_and_switch_writes() {

@@ -8,8 +8,9 @@
 //! - the app's code and resource files ([`code_file_sizes`]) read whole in
 //!   [`LAUNCH_READ_BUF`]-sized `read()` calls, file by file in name order, as
 //!   `forefront_bench::ops::launch` does; its SQLite database's first queries as the page
-//!   reads they cause ([`db_page_reads`]: the index pages of `count(*)` and the range query,
-//!   then a B-tree leaf and an overflow page per point read), spread over the database file;
+//!   reads they cause ([`db_page_reads`], by SQLite's file format: the name index's pages for
+//!   `count(*)` and the range query, then a shared table leaf and an overflow page per point
+//!   read), spread over the database file;
 //! - the background workers' sizes and calls: `update` overwrites its file in
 //!   [`BG_CHUNK`] writes with an `fdatasync` every [`UPDATE_FSYNC_EVERY`], wrapping around;
 //!   `copy` the same without `fdatasync`; `upload` reads its file in [`BG_CHUNK`] reads and
@@ -114,21 +115,77 @@ pub fn code_file_sizes(spec: &AppSpec) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// The database file's size: each row's body beyond what fits in a 4 KiB page goes to an
-/// overflow page, so a row of `row_bytes` ≥ 4 KiB takes a leaf share and one overflow page per
-/// 4 KiB (SQLite's default page size), plus the name index (about 1/16 of a page per row).
-pub fn db_bytes(spec: &AppSpec) -> u64 {
-    let pages_per_row = (spec.row_bytes as u64).div_ceil(4096) + 1;
-    let rows = spec.db_rows as u64;
-    ((rows * pages_per_row + rows / 16 + 2) * 4096).max(64 << 10)
+/// SQLite's page size and usable bytes per page (no reserved bytes): `U` in the file format
+/// (sqlite.org/fileformat2.html, "B-tree Pages").
+const DB_PAGE: u64 = 4096;
+/// A row's record beyond its body: the record header and the name (`item-N`, up to 9 bytes
+/// for the default 4 000 rows) — the few bytes the format adds to the payload.
+const ROW_RECORD_EXTRA: u64 = 16;
+/// One entry of the name index: the record (header, `item-N`, the rowid) with its cell's
+/// payload-size varint and its 2-byte cell pointer, about 17 bytes.
+const INDEX_ENTRY: u64 = 17;
+
+/// How a table row is stored, by the file format's rules for a table leaf cell: a payload of
+/// `P` bytes stays local if `P ≤ X = U − 35`; otherwise `K = M + (P − M) % (U − 4)` bytes stay
+/// local if `K ≤ X`, else `M = (U − 12)·32/255 − 23` (489 bytes), and the rest goes to overflow
+/// pages of `U − 4` bytes. Returns (rows per table leaf, overflow pages per row).
+fn row_layout(spec: &AppSpec) -> (u64, u64) {
+    let u = DB_PAGE;
+    let (x, m) = (u - 35, (u - 12) * 32 / 255 - 23);
+    let p = spec.row_bytes as u64 + ROW_RECORD_EXTRA;
+    let local = if p <= x {
+        p
+    } else {
+        let k = m + (p - m) % (u - 4);
+        if k <= x {
+            k
+        } else {
+            m
+        }
+    };
+    let overflow = (p - local).div_ceil(u - 4);
+    // The cell: payload-size and rowid varints (2 + 2 bytes), the local payload, a 4-byte first
+    // overflow page number if it overflows; and its 2-byte cell pointer. A leaf's header is 8.
+    let cell = 4 + local + if overflow > 0 { 4 } else { 0 } + 2;
+    (((u - 8) / cell).max(1), overflow)
 }
 
-/// Page reads of the launch's queries: `count(*)` and the range query walk the name index
-/// (about one page per 64 entries), each point read a leaf and its overflow pages.
+/// Overflow pages of one row ([`row_layout`]): a point read reads them besides the row's leaf.
+pub fn db_overflow_pages_per_row(spec: &AppSpec) -> u32 {
+    row_layout(spec).1 as u32
+}
+
+/// The database file's size by the file format's rules ([`row_layout`]): the table's leaves
+/// (several rows each, a row's body beyond its local part in overflow pages), the name index's
+/// leaves ([`INDEX_ENTRY`] bytes an entry), page 1 and the interior pages (about one per 500
+/// children).
+pub fn db_bytes(spec: &AppSpec) -> u64 {
+    let rows = spec.db_rows as u64;
+    let (per_leaf, overflow) = row_layout(spec);
+    let leaves = rows.div_ceil(per_leaf);
+    let index = (rows * INDEX_ENTRY).div_ceil(DB_PAGE - 8);
+    let interior = (leaves + index).div_ceil(500) + 1;
+    ((rows * overflow + leaves + index + interior + 1) * DB_PAGE).max(64 << 10)
+}
+
+/// Page reads of the launch's queries, by the file format's layout ([`row_layout`]):
+/// `count(*)` walks the smallest B-tree, the name index, leaf by leaf; the range query reads the
+/// index pages its rows are on (it needs nothing from the table: `id` is the rowid, `name` is
+/// in the index); each point read the table leaf of its row (the rows share leaves, so 100 rows
+/// of 500 leaves touch about 91: `L·(1 − (1 − 1/L)^k)`) and the row's overflow pages; plus page 1
+/// and the table's root. Measured on the bench's default app (strace of `bench op --fg
+/// launch`, 2026-11-27): 210 `pread`s of 208 distinct pages (109 B-tree pages through SQLite's
+/// page cache, 100 overflow pages read directly, page 1's header); this gives 211.
 pub fn db_page_reads(spec: &AppSpec) -> u32 {
-    let index = (spec.db_rows as u32).div_ceil(64);
-    let per_row = (spec.row_bytes as u32).div_ceil(4096) + 1;
-    index + LAUNCH_RANGE_ROWS.div_ceil(64) + LAUNCH_POINT_READS * per_row
+    let rows = spec.db_rows as u64;
+    let (per_leaf, overflow) = row_layout(spec);
+    let leaves = rows.div_ceil(per_leaf).max(1);
+    let per_index_page = (DB_PAGE - 8) / INDEX_ENTRY;
+    let index = rows.div_ceil(per_index_page);
+    let range = u64::from(LAUNCH_RANGE_ROWS).min(rows).div_ceil(per_index_page);
+    let k = f64::from(LAUNCH_POINT_READS);
+    let touched = (leaves as f64 * (1.0 - (1.0 - 1.0 / leaves as f64).powf(k))).round() as u64;
+    (index + range + touched + u64::from(LAUNCH_POINT_READS) * overflow + 2) as u32
 }
 
 /// Pages one switch transaction dirties (frames appended to the WAL): a
