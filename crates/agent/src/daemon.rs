@@ -836,6 +836,48 @@ impl Agent {
         found
     }
 
+    /// `io.fresh_fg_group`: moves a launcher naming itself into the blkio `fg` group now, before
+    /// the reply (its app's first I/O comes right after its exec), and first removes and makes
+    /// that group again when it is empty: a new BFQ group, whose service tree holds no weights
+    /// of queues gone idle or gone (soft real-time ones weigh 3,000 times their base weight, and
+    /// left there by earlier start-ups they cut a new start-up's queues to one request each:
+    /// docs/agent.md, "Soft real-time ghosts"). Only on a v1 `blkio` hierarchy mounted alone;
+    /// the pid is not made a member (its other groups are left to the usual placement, which
+    /// with nothing in the background moves nothing). Returns whether it moved the pid.
+    fn launch_in_fresh_fg(&mut self, pid: i32) -> bool {
+        let io = &self.cfg.io;
+        if !(io.enabled && io.fg_group && io.fresh_fg_group) || self.exclude.contains(&pid) {
+            return false;
+        }
+        let groups: Vec<Cgroup> = self
+            .placements
+            .iter()
+            .filter(|p| p.version == Version::V1 && p.controllers == [Controller::Io])
+            .map(|p| p.fg.clone())
+            .collect();
+        if groups.is_empty() {
+            return false;
+        }
+        for g in &groups {
+            if g.procs().is_ok_and(|v| v.is_empty()) {
+                let renewed = g.remove().and_then(|()| g.create()).and_then(|_| g.set_knob(Knob::IoWeight, io.fg_weight));
+                if let Err(e) = renewed {
+                    (self.log)(&format!("fresh_fg_group: {}: {e}", g.dir.display()));
+                }
+            }
+        }
+        let Ok(st) = procfs::stat(&self.root, pid) else { return false };
+        match self.place_in(pid, st.start_time, Class::Foreground, Some(Controller::Io)) {
+            Ok(()) => true,
+            Err(e) => {
+                if !e_is_gone(&e) {
+                    (self.log)(&format!("place pid {pid} in a fresh fg group: {e}"));
+                }
+                false
+            }
+        }
+    }
+
     /// Whether the foreground stays out of this placement's `fg` group (`io.fg_group` off, on a
     /// v1 `blkio` hierarchy of its own).
     fn stays_home(&self, p: &Placement) -> bool {
@@ -1088,6 +1130,9 @@ impl Agent {
                     // suite: the start-up under CPU contention and with no background at all
                     // was slower than BFQ's by about that much.)
                     Some(pid) => {
+                        if names_itself {
+                            self.launch_in_fresh_fg(pid);
+                        }
                         let pausing = burst && self.cfg.pause.enabled && !self.freezer_groups().is_empty();
                         let in_bg = self.members.get(&pid).is_some_and(|m| m.class == Class::Background);
                         if in_bg && pausing && self.cfg.pause.move_after_reply && !names_itself {
@@ -2607,6 +2652,46 @@ mod tests {
         a.after_reply();
         let procs = std::fs::read_to_string(t.path().join("sys/fs/cgroup/blkio/forefront/fg/cgroup.procs")).unwrap();
         assert!(procs.lines().any(|l| l == "200"), "{procs}");
+        a.shutdown();
+    }
+
+    #[test]
+    fn with_fresh_fg_group_a_launch_starts_in_a_blkio_group_made_anew_even_with_no_background() {
+        let (t, mut cfg) = fake_v1();
+        // nothing in scope: no background at all (the quiet disk where BFQ's leftover weights pile up)
+        cfg.scope = ScopeSection::default();
+        cfg.io.fresh_fg_group = true;
+        let blkio_fg = t.path().join("sys/fs/cgroup/blkio/forefront/fg");
+        let procs = |h: &str| {
+            std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join("forefront/fg/cgroup.procs")).unwrap_or_default()
+        };
+        let launcher = Peer { pid: 200, uid: 0, gid: 0 };
+        let launch = Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: true };
+        let mut a = Agent::start(cfg.clone(), None, |_| {}).unwrap();
+        // An empty fg group: removed and made again (the marker goes with the old directory),
+        // and the launcher moved into it before the reply, in blkio only.
+        std::fs::write(blkio_fg.join("marker"), "").unwrap();
+        a.handle(launch.clone(), launcher);
+        assert!(!blkio_fg.join("marker").exists(), "the empty group was not made anew");
+        assert!(procs("blkio").lines().any(|l| l == "200"), "{}", procs("blkio"));
+        assert!(!procs("cpu").lines().any(|l| l == "200"), "moved in blkio only");
+        a.after_reply();
+        assert!(!procs("cpu").lines().any(|l| l == "200"), "no background: nothing else moves");
+        // A group still holding a process is kept; the launcher joins it.
+        std::fs::write(blkio_fg.join("marker"), "").unwrap();
+        std::fs::write(t.path().join("proc/200/cgroup"), "4:cpu:/user.slice/app-updater\n3:blkio:/\n2:freezer:/\n").unwrap();
+        a.handle(launch.clone(), launcher);
+        assert!(blkio_fg.join("marker").exists(), "a group with a member was removed");
+        assert_eq!(procs("blkio").lines().filter(|l| *l == "200").count(), 2);
+        a.shutdown();
+        // Off (the default): with no background the launcher is not moved at all.
+        let (t, mut cfg) = fake_v1();
+        cfg.scope = ScopeSection::default();
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        a.handle(launch, launcher);
+        a.after_reply();
+        let procs = std::fs::read_to_string(t.path().join("sys/fs/cgroup/blkio/forefront/fg/cgroup.procs")).unwrap();
+        assert_eq!(procs, "");
         a.shutdown();
     }
 
