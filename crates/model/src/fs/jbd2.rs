@@ -3,11 +3,25 @@
 //! One call to [`step`] is one step of the thread: commit the running transaction when a
 //! commit was asked for (by fsync or the commit timer), then walk the committing transaction
 //! through [`CommitPhase`]: T_LOCKED (wait for the open handles to stop; new handles wait) →
-//! ordered data (wait for every data write the transaction allocated, data=ordered) → journal
-//! blocks (descriptor + one block per metadata block, one request) → commit record (PREFLUSH +
-//! FUA) → committed (metadata becomes checkpoint work) → the commit callback: discards of the
-//! extents the transaction freed, one synchronous discard at a time → commit waiters wake →
-//! idle.
+//! journal blocks submitted (descriptor + one block per metadata block, one request) → ordered
+//! data (wait for every data write the transaction allocated, data=ordered) → wait for the
+//! journal blocks → commit record (PREFLUSH + FUA) → committed (metadata becomes checkpoint
+//! work) → the commit callback: discards of the extents the transaction freed, one synchronous
+//! discard at a time → commit waiters wake → idle.
+//!
+//! # The commit record, and `journal_async_commit`
+//! fs/jbd2/commit.c of v3.10, `jbd2_journal_commit_transaction`: the journal blocks are
+//! submitted (the `t_buffers` loop) before the wait for the ordered data
+//! (`journal_finish_inode_data_buffers`), so they are written while it lasts. Then:
+//! - by default the thread waits for the journal blocks and only then submits the commit record
+//!   with `WRITE_FLUSH_FUA` (`journal_submit_commit_record`, barriers on) and waits for it;
+//! - with the `async_commit` feature (mount option `journal_async_commit`, which the Galaxy S5
+//!   and S6 mount /data with) it submits the commit record right after the ordered data wait,
+//!   as a plain `WRITE_SYNC` ("Done it all: now write the commit record asynchronously"), waits
+//!   for the journal blocks and the commit record, then issues one cache flush
+//!   (`blkdev_issue_flush`) and waits for it.
+//!
+//! Either way the transaction is committed (and its callback runs) only after that.
 //!
 //! # Discards as Linux 3.4–3.10 issues them (`-o discard`)
 //! Sources, fs/ext4/mballoc.c and fs/jbd2/commit.c of v3.10:
@@ -151,6 +165,22 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             (PHASE_NS, After::Step)
         }
         CommitPhase::OrderedData => {
+            if !committing(cx).log_submitted {
+                // Descriptor + one journal block per metadata block, written sequentially, and
+                // before the wait for the ordered data (the `t_buffers` loop of
+                // jbd2_journal_commit_transaction comes before journal_finish_inode_data_buffers).
+                let n = 1 + committing(cx).meta.len() as u64;
+                let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
+                let jn = cx.journal();
+                let start = journal_start + jn.head % journal_blocks.saturating_sub(n + 1).max(1);
+                jn.head += n + 1;
+                jn.journal_blocks_written += n + 1;
+                let r = cx.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
+                let c = committing(cx);
+                c.log.push(r);
+                c.log_submitted = true;
+                return (n * costs.journal_block, After::Step);
+            }
             let n_ordered = committing(cx).ordered.len();
             for i in 0..n_ordered {
                 let r = committing(cx).ordered[i];
@@ -162,25 +192,37 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             if cx.fs().params.ordered_wait_file && wait_ordered_files(cx, tid) {
                 return (0, After::Block);
             }
-            // Descriptor + one journal block per metadata block, written sequentially.
-            let n = 1 + committing(cx).meta.len() as u64;
-            let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
-            let jn = cx.journal();
-            let start = journal_start + jn.head % journal_blocks.saturating_sub(n + 1).max(1);
-            jn.head += n + 1;
-            jn.journal_blocks_written += n + 1;
-            let r = cx.submit_control(tid, ReqOp::Write, start, n, Origin::JournalCommit);
             set_phase(cx, CommitPhase::JournalWrite);
-            cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
-            (n * costs.journal_block, After::Block)
+            if cx.fs().params.journal_async_commit {
+                // "Done it all: now write the commit record asynchronously": no PREFLUSH or
+                // FUA, with the journal blocks still in flight.
+                let r = submit_commit_record(cx, tid);
+                committing(cx).log.push(r);
+                return (costs.journal_block, After::Step);
+            }
+            (PHASE_NS, After::Step)
         }
         CommitPhase::JournalWrite => {
-            // Commit record: PREFLUSH + FUA, after the journal blocks.
-            let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
-            let block = journal_start + (cx.journal().head - 1) % journal_blocks;
-            let r = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit);
-            cx.mark_commit_record(r.id);
+            let n_log = committing(cx).log.len();
+            for i in 0..n_log {
+                let r = committing(cx).log[i];
+                if cx.live(r) {
+                    cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
+                    return (0, After::Block);
+                }
+            }
+            committing(cx).log.clear();
             set_phase(cx, CommitPhase::CommitRecord);
+            if cx.fs().params.journal_async_commit {
+                // With barriers (Android's default) one cache flush once the journal blocks and
+                // the commit record are done (blkdev_issue_flush).
+                let r = cx.submit_control(tid, ReqOp::Flush, 0, 0, Origin::JournalCommit);
+                cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
+                return (costs.submit, After::Block);
+            }
+            // Commit record: PREFLUSH + FUA, after the journal blocks.
+            let r = submit_commit_record(cx, tid);
+            cx.mark_commit_record(r.id);
             cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
             (costs.journal_block, After::Block)
         }
@@ -251,6 +293,14 @@ fn wait_ordered_files<K: Kernel + ?Sized>(cx: &mut K, tid: Tid) -> bool {
     }
 }
 
+/// Submit the committing transaction's commit record, the journal's block after its journal
+/// blocks.
+fn submit_commit_record<K: Kernel + ?Sized>(cx: &mut K, tid: Tid) -> crate::block::ReqKey {
+    let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
+    let block = journal_start + (cx.journal().head - 1) % journal_blocks;
+    cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit)
+}
+
 fn committing<K: Kernel + ?Sized>(cx: &mut K) -> &mut crate::fs::Txn {
     &mut cx.journal().committing.as_mut().expect("committing").0
 }
@@ -298,9 +348,13 @@ mod tests {
         cx.jn.committing.as_mut().unwrap().0.handles = 0;
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Step);
         assert_eq!(cx.woken, vec!["handles"]);
-        // No ordered data: descriptor + 2 journal blocks in one request.
-        assert_eq!(step(&mut cx, 1, &COSTS), (3 * COSTS.journal_block, After::Block));
+        // Descriptor + 2 journal blocks in one request, submitted before the ordered data wait.
+        assert_eq!(step(&mut cx, 1, &COSTS), (3 * COSTS.journal_block, After::Step));
         assert_eq!(cx.reqs[0].0.sectors, 3 * 8);
+        // No ordered data: wait for the journal blocks.
+        assert_eq!(step(&mut cx, 1, &COSTS), (PHASE_NS, After::Step));
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: 0, why: Why::JournalWrite });
         cx.complete_all();
         // The commit record carries PREFLUSH and FUA.
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
@@ -332,6 +386,49 @@ mod tests {
     }
 
     #[test]
+    fn with_journal_async_commit_the_commit_record_goes_with_the_journal_blocks_and_a_flush_follows() {
+        let mut cx = fake();
+        cx.fs.params.journal_async_commit = true;
+        let a = cx.submit_control(5, ReqOp::Write, 100, 1, Origin::Writeback);
+        cx.jn.running.ordered.push(a);
+        cx.jn.running.meta.insert(10);
+        let txn = cx.jn.running.id;
+        cx.jn.commit_requested = txn;
+        cx.commit_waiters.push(txn);
+        step(&mut cx, 1, &COSTS); // lock
+        step(&mut cx, 1, &COSTS); // no handles: to ordered data
+        assert_eq!(step(&mut cx, 1, &COSTS), (2 * COSTS.journal_block, After::Step));
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: a.id, why: Why::Ordered });
+        cx.reqs[a.id as usize].1 = false;
+        // Ordered data done: the commit record goes out at once, a plain write, while the
+        // journal blocks (request 1) are still in flight.
+        assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.journal_block, After::Step));
+        let (rec, live) = &cx.reqs[2];
+        assert!(*live && rec.op == ReqOp::Write && rec.sectors == 8 && !rec.fua && !rec.preflush);
+        assert!(cx.reqs[1].1, "the journal blocks are not done yet");
+        assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: 1, why: Why::JournalWrite });
+        cx.reqs[1].1 = false;
+        step(&mut cx, 1, &COSTS);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
+        assert_eq!(cx.jn.committed, txn - 1, "not committed before the flush");
+        cx.reqs[2].1 = false;
+        // Both done: one cache flush, then committed.
+        assert_eq!(step(&mut cx, 1, &COSTS), (COSTS.submit, After::Block));
+        assert_eq!(cx.reqs[3].0.op, ReqOp::Flush);
+        assert_eq!(cx.last_blocker(), Blocker::Request { id: 3, why: Why::JournalWrite });
+        assert_eq!(cx.jn.committed, txn - 1);
+        cx.complete_all();
+        step(&mut cx, 1, &COSTS);
+        assert_eq!(cx.jn.committed, txn);
+        step(&mut cx, 1, &COSTS); // no discards: the waiters wake
+        assert!(cx.commit_waiters.is_empty());
+        // Without the option the same commit has one request fewer before it is done, the
+        // record written with PREFLUSH + FUA after the journal blocks (the first test).
+    }
+
+    #[test]
     fn freed_ranges_become_one_discard_per_group_merged_when_adjacent() {
         // Two adjacent frees in one group merge; a range over a boundary splits; a range
         // after a gap stays apart even in the same group.
@@ -354,12 +451,15 @@ mod tests {
         cx.jn.commit_requested = cx.jn.running.id;
         step(&mut cx, 1, &COSTS); // lock
         step(&mut cx, 1, &COSTS); // no handles: to ordered data
+        step(&mut cx, 1, &COSTS); // the journal blocks (request 2) go out first
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: a.id, why: Why::Ordered });
+        assert!(cx.reqs[2].1 && cx.reqs[2].0.op == ReqOp::Write, "the journal blocks are written during the wait");
         cx.reqs[a.id as usize].1 = false;
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: b.id, why: Why::Ordered });
         cx.reqs[b.id as usize].1 = false;
+        step(&mut cx, 1, &COSTS); // ordered data done
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: 2, why: Why::JournalWrite });
     }
@@ -398,6 +498,7 @@ mod tests {
         cx.jn.commit_requested = cx.jn.running.id;
         step(&mut cx, 1, &COSTS); // lock
         step(&mut cx, 1, &COSTS); // no handles: to ordered data
+        step(&mut cx, 1, &COSTS); // the journal blocks
                                   // Submitted after the lock (the next transaction's write-back of the same file).
         let b = writeback(&mut cx, f, 2, 1);
         assert_eq!(step(&mut cx, 1, &COSTS).1, After::Block);
@@ -413,6 +514,7 @@ mod tests {
         step(&mut cx, 1, &COSTS);
         assert_eq!(cx.last_blocker(), Blocker::Request { id: c.id, why: Why::Ordered }, "pages submitted during the wait");
         complete(&mut cx, f, 3, 1, c);
+        step(&mut cx, 1, &COSTS); // ordered data done
         step(&mut cx, 1, &COSTS);
         assert!(matches!(cx.last_blocker(), Blocker::Request { why: Why::JournalWrite, .. }));
         assert!(cx.live(d), "past the size the wait began with");
@@ -425,11 +527,13 @@ mod tests {
         let a = writeback(&mut cx, f, 0, 2);
         cx.jn.running.ordered.push(a);
         cx.jn.commit_requested = cx.jn.running.id;
-        step(&mut cx, 1, &COSTS);
-        step(&mut cx, 1, &COSTS);
+        step(&mut cx, 1, &COSTS); // lock
+        step(&mut cx, 1, &COSTS); // no handles: to ordered data
+        step(&mut cx, 1, &COSTS); // the journal blocks
         let b = writeback(&mut cx, f, 2, 1);
         step(&mut cx, 1, &COSTS);
         complete(&mut cx, f, 0, 2, a);
+        step(&mut cx, 1, &COSTS); // ordered data done
         step(&mut cx, 1, &COSTS);
         assert!(matches!(cx.last_blocker(), Blocker::Request { why: Why::JournalWrite, .. }));
         assert!(cx.live(b));

@@ -67,6 +67,11 @@ pub struct FsParams {
     /// pages the flusher submits meanwhile); off: only the requests the transaction's own
     /// allocations submitted (module doc of [`jbd2`]).
     pub ordered_wait_file: bool,
+    /// Mounted with `journal_async_commit` (the Galaxy S5's and S6's /data): jbd2 writes the
+    /// commit record without PREFLUSH + FUA right after the ordered data, with the journal
+    /// blocks still in flight, and flushes the device's cache once both are done (module doc of
+    /// [`jbd2`]); off: the commit record (PREFLUSH + FUA) after the journal blocks complete.
+    pub journal_async_commit: bool,
 }
 
 impl Default for FsParams {
@@ -80,6 +85,7 @@ impl Default for FsParams {
             discard: true,
             inode_prealloc: false,
             ordered_wait_file: false,
+            journal_async_commit: false,
         }
     }
 }
@@ -503,9 +509,11 @@ pub enum CommitPhase {
     Locked,
     /// T_FLUSH: waiting for the transaction's ordered data.
     OrderedData,
-    /// Writing descriptor and metadata blocks to the journal.
+    /// Waiting for the journal blocks (descriptor and metadata blocks), and with
+    /// `journal_async_commit` for the commit record.
     JournalWrite,
-    /// Writing the commit record (PREFLUSH + FUA).
+    /// Writing the commit record (PREFLUSH + FUA), or with `journal_async_commit` the cache
+    /// flush after it.
     CommitRecord,
     /// Discarding the extents the transaction freed.
     Discard,
@@ -527,6 +535,11 @@ pub struct Txn {
     pub ordered_scan: (usize, u32, Option<u32>),
     /// Extents freed in this transaction, discarded after commit.
     pub freed: Vec<(u64, u64)>,
+    /// Journal requests in flight that the commit waits for before its commit record (the
+    /// journal blocks, and with `journal_async_commit` the commit record itself).
+    pub log: Vec<ReqKey>,
+    /// The journal blocks were submitted.
+    pub log_submitted: bool,
     /// Handles open on it.
     pub handles: u32,
     /// A foreground task asked for this commit (fsync) — for policies and breakdowns.
