@@ -69,7 +69,12 @@ impl Rig {
         let f = self.dir.path().join(format!("tick{}", self.children.len()));
         let c = Command::new("sh")
             .arg("-c")
-            .arg(format!("i=0; while :; do i=$((i+1)); echo $i > {}; sleep 0.01; done", f.display()))
+            // Overwritten in place (`1<>`: no O_TRUNC). A truncating `>` frees the file's block
+            // once write-back has allocated it, and on a `-o discard` mount the next open then
+            // waits for that block's discard: a background ticker in the idle I/O class (which
+            // outlives a killed agent until `agent restore`) could wait seconds for it, and the
+            // tests read its ticks as "the task runs", not as "its I/O is served".
+            .arg(format!("i=0; while :; do i=$((i+1)); printf '%012d\\n' $i 1<> {}; sleep 0.01; done", f.display()))
             .spawn()
             .unwrap();
         let pid = c.id() as i32;
@@ -279,7 +284,11 @@ fn sigkill_during_a_pause_leaves_nothing_frozen_after_one_second() {
     }
     let resumed = resumed.expect("background never resumed after the agent was killed");
     eprintln!("background resumed {:.0} ms after SIGKILL", resumed.as_secs_f64() * 1000.0);
-    assert!(resumed < Duration::from_secs(1), "resumed after {resumed:?}");
+    assert!(
+        resumed < Duration::from_secs(1),
+        "resumed after {resumed:?}; agent's log:\n{}",
+        std::fs::read_to_string(rig.log()).unwrap_or_default()
+    );
     assert_eq!(read(rig.gdir("freezer", "bg").join("freezer.state")), "THAWED");
 }
 
