@@ -181,13 +181,8 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
                 c.log_submitted = true;
                 return (n * costs.journal_block, After::Step);
             }
-            let n_ordered = committing(cx).ordered.len();
-            for i in 0..n_ordered {
-                let r = committing(cx).ordered[i];
-                if cx.live(r) {
-                    cx.wait_request(tid, r.id, Why::Ordered, Cat::PageWait);
-                    return (0, After::Block);
-                }
+            if wait_first_live(cx, tid, |t| &t.ordered, Why::Ordered) {
+                return (0, After::Block);
             }
             if cx.fs().params.ordered_wait_file && wait_ordered_files(cx, tid) {
                 return (0, After::Block);
@@ -203,13 +198,8 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             (PHASE_NS, After::Step)
         }
         CommitPhase::JournalWrite => {
-            let n_log = committing(cx).log.len();
-            for i in 0..n_log {
-                let r = committing(cx).log[i];
-                if cx.live(r) {
-                    cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
-                    return (0, After::Block);
-                }
+            if wait_first_live(cx, tid, |t| &t.log, Why::JournalWrite) {
+                return (0, After::Block);
             }
             committing(cx).log.clear();
             set_phase(cx, CommitPhase::CommitRecord);
@@ -291,6 +281,25 @@ fn wait_ordered_files<K: Kernel + ?Sized>(cx: &mut K, tid: Tid) -> bool {
         }
         committing(cx).ordered_scan = (pos + 1, 0, None);
     }
+}
+
+/// Block `tid` on the first request of the committing transaction's list `keys` that is still
+/// live, in list order, and return true; false when every one is done.
+fn wait_first_live<K: Kernel + ?Sized>(
+    cx: &mut K,
+    tid: Tid,
+    keys: fn(&crate::fs::Txn) -> &Vec<crate::block::ReqKey>,
+    why: Why,
+) -> bool {
+    let n = keys(committing(cx)).len();
+    for i in 0..n {
+        let r = keys(committing(cx))[i];
+        if cx.live(r) {
+            cx.wait_request(tid, r.id, why, Cat::PageWait);
+            return true;
+        }
+    }
+    false
 }
 
 /// Submit the committing transaction's commit record, the journal's block after its journal
