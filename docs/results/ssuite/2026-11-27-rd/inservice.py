@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""For the start-ups of a traced S-suite cell (rd1: modes bfq, agent, agent-strict, agent,
-agent-strict, bfq, 10 start-ups each) whose requests waited more than 30 ms in all in the I/O
+"""For the start-ups of a traced S-suite cell (10 start-ups per run; the runs' modes in time
+order as arguments, rd1's by default) whose requests waited more than 30 ms in all in the I/O
 scheduler: which BFQ queue was in service (its last `set_in_service_queue` message) when each
 request that waited over 4 ms was queued, with the process that owns it (issue 31, docs/agent.md
-"The readers' cell traced"). Usage: inservice.py TRACE
+"The readers' cell traced"). Usage: inservice.py TRACE [RUNS_IN_ORDER...]
 """
 import collections, re, sys
 trace = sys.argv[1]
@@ -46,12 +46,12 @@ for t, p in rp:
     if cl and t - cl[-1][-1][0] < 1.0: cl[-1].append((t, p))
     else: cl.append([(t, p)])
 cl = [set(p for _, p in c) for c in cl if len(c) > 1]
-modes = ["bfq","agent","agent-strict","agent","agent-strict","bfq"]
+modes = sys.argv[2:] or ["bfq", "agent", "agent-strict", "agent", "agent-strict", "bfq"]
 events.sort()
 import bisect
 ets = [e[0] for e in events]
 for k, pids in enumerate(cl):
-    m = modes[k // 10]
+    m = modes[k // 10] if k // 10 < len(modes) else "?"
     long = [(p, tq, td) for p, tq, td in waits if p in pids and td - tq > 0.004]
     tot = sum(td - tq for _, tq, td in long) * 1e3
     if tot < 30: continue
