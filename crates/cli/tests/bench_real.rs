@@ -53,7 +53,10 @@ fn tiny_bench_emits_the_json_contract_and_cleans_up() {
         assert_eq!(v["modes"][m]["samples_ms"].as_array().unwrap().len(), 1, "warm-up discarded");
     }
     assert_eq!(v["modes"]["alone"]["ratio_to_alone"], 1.0);
-    assert!(v["modes"]["baseline"]["bg_mb_s"].as_f64().unwrap() > 0.0, "background ran");
+    // Over the ramp and the launch: during a launch this short the updater can sit in one of
+    // its fdatasyncs and write nothing (`bg_mb_s` 0 in about one run of four here).
+    assert!(v["modes"]["baseline"]["bg_window_mb_s"].as_f64().unwrap() > 0.0, "background ran");
+    assert!(v["modes"]["baseline"]["bg_mb_s"].as_f64().is_some(), "the launch's background figure is reported");
     assert!(v["modes"]["alone"]["bg_mb_s"].is_null(), "no background when alone");
     assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0, "work directory removed");
     assert_eq!(leftovers(), Vec::<String>::new());
