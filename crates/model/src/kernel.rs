@@ -105,15 +105,11 @@ pub trait Kernel {
     /// Whether the request `k` names is still live (ids are reused; the key tells them apart).
     fn live(&self, k: ReqKey) -> bool;
     fn request_mut(&mut self, id: ReqId) -> &mut Request;
-    /// Make queued request `id` a journal commit record (preflush + FUA); the simulator also
-    /// marks the pieces a RAID-0 array split it into.
-    fn mark_commit_record(&mut self, id: ReqId) {
-        let req = self.request_mut(id);
-        if req.is_queued() {
-            req.fua = true;
-            req.preflush = true;
-        }
-    }
+    /// Submit a write of `blocks` 4 KiB blocks at `block` with PREFLUSH + FUA (jbd2's commit
+    /// record, a log's super root). As Linux 3.10's `blk_insert_flush` does with every
+    /// REQ_FLUSH / REQ_FUA request, it never enters the I/O scheduler and never merges: it goes
+    /// to the dispatch queue (`BlockQueue::submit`).
+    fn submit_flush_fua(&mut self, tid: Tid, block: u64, blocks: u64, origin: Origin) -> ReqKey;
     fn journal(&mut self) -> &mut Journal;
     fn fs(&self) -> &Fs;
     fn page_cache(&mut self) -> &mut PageCache;

@@ -400,18 +400,6 @@ impl Storage {
         any
     }
 
-    /// Mark queued top request `id` as a journal commit record: preflush + FUA.
-    pub fn mark_commit_record(&mut self, reqs: &mut ReqSlab, id: ReqId) {
-        let r = reqs.get_mut(id);
-        if r.is_queued() {
-            r.fua = true;
-            r.preflush = true;
-        }
-        if self.is_raid() {
-            self.sync_flags(reqs, id);
-        }
-    }
-
     /// Requests in the host queues plus commands in the devices (in device requests).
     pub fn depth(&self) -> usize {
         self.members.iter().map(|m| m.bq.queued() + m.dev.outstanding()).sum()

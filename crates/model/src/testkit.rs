@@ -201,6 +201,12 @@ impl Kernel for Fake {
         self.reqs.push((Request::new(op, block * 8, (blocks * 8) as u32, true, prov), true));
         ReqKey { id: (self.reqs.len() - 1) as ReqId, serial: 0 }
     }
+    fn submit_flush_fua(&mut self, tid: Tid, block: u64, blocks: u64, origin: Origin) -> ReqKey {
+        let k = self.submit_control(tid, ReqOp::Write, block, blocks, origin);
+        let r = &mut self.reqs[k.id as usize].0;
+        (r.fua, r.preflush) = (true, true);
+        k
+    }
     fn live(&self, k: ReqKey) -> bool {
         self.reqs.get(k.id as usize).is_none_or(|x| x.1)
     }

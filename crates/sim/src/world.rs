@@ -295,8 +295,8 @@ impl Kernel for World {
     fn live(&self, k: ReqKey) -> bool {
         self.reqs.is_live(k)
     }
-    fn mark_commit_record(&mut self, id: ReqId) {
-        self.st.mark_commit_record(&mut self.reqs, id);
+    fn submit_flush_fua(&mut self, tid: Tid, block: u64, blocks: u64, origin: Origin) -> ReqKey {
+        World::submit_control_flagged(self, tid, ReqOp::Write, block, blocks, origin, true)
     }
     fn request_mut(&mut self, id: ReqId) -> &mut Request {
         self.reqs.get_mut(id)

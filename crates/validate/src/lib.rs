@@ -98,19 +98,47 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "stock-switch-slowdown",
         "the stock switch's slowdown is set by the device's unpublished 500 ms anti-starvation \
-         bound: 38-39x at 6 uploaders (16-19x at 250 ms); fasttrack.md, disagreement 6 (issue 25)",
+         bound: 82-85x at 6 uploaders since jbd2's commit record goes past CFQ as in Linux \
+         3.10 (38-39x before; 21x at 100 ms, 52x at 250, 138x at 1000); fasttrack.md, \
+         disagreement 6 (issue 25)",
     ),
     (
         "fasttrack-minus-switch",
-        "FastTrack-- removes 10-13 % of the switch's delay (the paper: 61 %): the allocation gate \
+        "FastTrack-- removes 8-11 % of the switch's delay (the paper: 61 %): the allocation gate \
          covers the page cache only, the device inversion stays, and the camera's fsyncs wait for \
-         their commits' discards (Linux 3.10's commit order), which jbd2 issues as BG; the 30-38 % \
+         their commits (commit record, flush, discards), which jbd2 issues as BG; the 30-38 % \
          before the QASIO merge came from the old discard order; fasttrack.md (issue 25)",
     ),
     (
         "fasttrack-flattens-camera",
         "the camera's fsyncs wait for commits whose data=ordered flush carries the BG writers' \
-         data, which FastTrack leaves at BG priority; fasttrack.md, disagreement 7 (issue 25)",
+         data and whose commit record goes past CFQ to the read-first device, all BG to \
+         FastTrack: 49-52x (11-15x while the model sent the record through CFQ); \
+         fasttrack.md, disagreement 7 (issue 25)",
+    ),
+    (
+        "read-first-device-holds-fg-writes",
+        "0.34 of the switch in the device queue (range from 0.5): the camera's own writes still \
+         wait there, but most of its time is now its fsyncs' wait for jbd2's commit record, \
+         which goes past CFQ as Linux 3.10's blk_insert_flush sends it and waits in the \
+         read-first device as a BG write (charged `journal`, not `device_queue`; 0.74 while the \
+         model sent it through CFQ); fasttrack.md, \"The commit record past CFQ\" (issue 25)",
+    ),
+    (
+        "fg-first-device-fixes-it",
+        "31-33 % (range from 80 %): FastTrack's device order puts FG commands first, and jbd2's \
+         commit record, which the camera's fsyncs wait for, is not FG (FastTrack matches sync \
+         requests to the FG app by PID); with the journal's requests FG while an FG task waits \
+         for the commit (`fasttrack+fg-inherit`) 99.6 %; fasttrack.md, \"The commit record past \
+         CFQ\" (issue 25)",
+    ),
+    (
+        "fasttrack-flattens-switch",
+        "32-34 % (range from 80 %; 97 % while the model sent the commit record through CFQ): \
+         the commit record goes past CFQ as in Linux 3.10 and waits in the read-first device as \
+         a BG write up to the anti-starvation bound (26-43 % over 100-1000 ms); FastTrack plus \
+         FG inheritance for the journal removes 99.6 %; fasttrack.md, \"The commit record past \
+         CFQ\" (issue 25)",
     ),
     (
         "vtcfs-journal-response",

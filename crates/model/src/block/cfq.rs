@@ -63,13 +63,11 @@
 //!   are clamped to the kernel's 10..=1000; no weights means a root group of weight 1000. Groups
 //!   are flat (Android's groups are children of the root; with 3.10's `vfraction` that is the
 //!   same as weight / Σ busy weights).
-//! - `ReqOp::Flush` requests bypass the queues and are dispatched first, in order (the kernel's
-//!   flush machinery inserts them into the dispatch queue). A write with PREFLUSH + FUA (jbd2's
-//!   commit record) does not: it is queued like any sync write and only marked afterwards,
-//!   where Linux 3.10's `blk_insert_flush` keeps every REQ_FLUSH/REQ_FUA request out of the
-//!   elevator and puts its data step at the head of the dispatch queue. Under a read-heavy
-//!   background this makes the model's commit record faster than the kernel's
-//!   (docs/reproductions/fasttrack.md, "`journal_async_commit`").
+//! - `ReqOp::Flush` requests given to `add` bypass the queues and are dispatched first, in
+//!   order. In the simulator they never reach CFQ: `BlockQueue::submit` puts every flush and
+//!   every PREFLUSH / FUA write (jbd2's commit record) on the dispatch queue, as Linux 3.10's
+//!   `blk_insert_flush` keeps REQ_FLUSH / REQ_FUA requests out of the elevator, so CFQ neither
+//!   serves nor counts them.
 //! - `remove_merged` cannot move the merge target's FIFO deadline forward (the trait does not
 //!   name the target).
 //! - QASIO `boost(id)`: the request goes to the front of its cfq queue (boosted requests are

@@ -351,7 +351,8 @@ pub enum Submitted {
 /// The host side of one block device: merge index, dispatch queue, scheduler, queue depth.
 pub struct BlockQueue {
     pub sched: Box<dyn IoScheduler>,
-    /// Requests waiting to go to the device ahead of the scheduler (flushes, policy inserts).
+    /// Requests waiting to go to the device ahead of the scheduler (flushes and PREFLUSH / FUA
+    /// writes, policy inserts).
     dispatch_q: VecDeque<ReqId>,
     /// Back-merge index: end sector → queued request ending there (never iterated, so the
     /// hash's order cannot reach the results).
@@ -408,9 +409,16 @@ impl BlockQueue {
         if mergeable_kind {
             self.by_end.insert(end, id);
         }
+        // Linux 3.10's `blk_insert_flush` keeps every REQ_FLUSH / REQ_FUA request out of the
+        // elevator: its flush sequence puts the preflush on the dispatch queue and the data step
+        // after it (block/blk-flush.c). One command here stands for the sequence.
+        let flush_seq = {
+            let r = reqs.get(id);
+            r.op == ReqOp::Flush || r.fua || r.preflush
+        };
         match insert {
-            Insert::Scheduler => self.sched.add(id, reqs, now),
-            Insert::DispatchQueue => self.dispatch_q.push_back(id),
+            Insert::Scheduler if !flush_seq => self.sched.add(id, reqs, now),
+            _ => self.dispatch_q.push_back(id),
         }
         Submitted::Queued(id)
     }
@@ -469,7 +477,7 @@ impl BlockQueue {
     /// under a policy that sends FG requests straight to dispatch). Returns whether it moved.
     pub fn promote(&mut self, reqs: &ReqSlab, id: ReqId) -> bool {
         let r = reqs.get(id);
-        // Flushes already go first in every scheduler.
+        // Flushes and PREFLUSH / FUA writes are on the dispatch queue from the start.
         if !r.is_queued() || r.op == ReqOp::Flush || self.dispatch_q.contains(&id) {
             return false;
         }
@@ -525,5 +533,40 @@ mod tests {
         // The slot's next request starts with nothing to complete.
         let b = reqs.insert(req());
         reqs.complete(b, |c| panic!("{c:?} left over from the previous request"));
+    }
+
+    /// Linux 3.10's `blk_insert_flush`: a PREFLUSH + FUA write (jbd2's commit record) and a
+    /// flush never enter the elevator and never merge; they reach the device before anything
+    /// the scheduler holds, in the order they came.
+    #[test]
+    fn flush_and_fua_writes_go_past_the_scheduler_and_never_merge() {
+        let mut reqs = ReqSlab::default();
+        let mut bq = BlockQueue::new(Box::new(noop::Noop::default()), 1, 1024);
+        let now = SimTime::ZERO;
+        let id = |s: Submitted| match s {
+            Submitted::Queued(id) => id,
+            Submitted::Merged(id) => panic!("merged into {id}"),
+        };
+        let read = id(bq.submit(&mut reqs, Request::new(ReqOp::Read, 800, 8, true, Provenance::KERNEL), Insert::Scheduler, now));
+        let journal =
+            id(bq.submit(&mut reqs, Request::new(ReqOp::Write, 0, 8, true, Provenance::KERNEL), Insert::Scheduler, now));
+        let mut record = Request::new(ReqOp::Write, 8, 8, true, Provenance::KERNEL);
+        (record.fua, record.preflush) = (true, true);
+        // It continues the journal block's sectors and would back-merge if it were a plain write.
+        let record = id(bq.submit(&mut reqs, record, Insert::Scheduler, now));
+        let flush = id(bq.submit(&mut reqs, Request::new(ReqOp::Flush, 0, 0, true, Provenance::KERNEL), Insert::Scheduler, now));
+        // Nothing merges into the commit record either.
+        let after = id(bq.submit(&mut reqs, Request::new(ReqOp::Write, 16, 8, true, Provenance::KERNEL), Insert::Scheduler, now));
+        assert_eq!((bq.sched.queued(), bq.queued()), (3, 5), "the scheduler holds the read and the two plain writes only");
+        let mut order = Vec::new();
+        for _ in 0..5 {
+            let mut out = Vec::new();
+            bq.dispatch(&mut reqs, now, &mut out);
+            assert_eq!(out.len(), 1, "depth 1: one request at a time");
+            bq.complete(&mut reqs, out[0], now);
+            order.push(out[0]);
+        }
+        assert_eq!(order, vec![record, flush, read, journal, after]);
+        assert_eq!(bq.merges, 0);
     }
 }

@@ -800,8 +800,7 @@ pub fn fsync<K: Ext4 + ?Sized>(
             // A log file: its blocks are at the head; the segment summary and super root make
             // them durable (written with preflush + FUA, as NILFS2 with barriers on).
             let block = cx.fs_mut().log.as_mut().expect("log area").summary_block();
-            let id = cx.submit_control(tid, ReqOp::Write, block, 1, Origin::Fsync);
-            cx.mark_commit_record(id.id);
+            let id = cx.submit_flush_fua(tid, block, 1, Origin::Fsync);
             cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
             set(cx, 3);
             (k.submit_request + k.metadata, After::Block)

@@ -15,6 +15,8 @@
 //! (`journal_finish_inode_data_buffers`), so they are written while it lasts. Then:
 //! - by default the thread waits for the journal blocks and only then submits the commit record
 //!   with `WRITE_FLUSH_FUA` (`journal_submit_commit_record`, barriers on) and waits for it;
+//!   the block layer sends it past the I/O scheduler (`blk_insert_flush`,
+//!   [`crate::kernel::Kernel::submit_flush_fua`]);
 //! - with the `async_commit` feature (mount option `journal_async_commit`, which the Galaxy S5
 //!   and S6 mount /data with) it submits the commit record right after the ordered data wait,
 //!   as a plain `WRITE_SYNC` ("Done it all: now write the commit record asynchronously"), waits
@@ -191,7 +193,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
             if cx.fs().params.journal_async_commit {
                 // "Done it all: now write the commit record asynchronously": no PREFLUSH or
                 // FUA, with the journal blocks still in flight.
-                let r = submit_commit_record(cx, tid);
+                let r = submit_commit_record(cx, tid, false);
                 committing(cx).log.push(r);
                 return (costs.journal_block, After::Step);
             }
@@ -211,8 +213,7 @@ pub fn step<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, costs: &Jbd2Costs) -> Step
                 return (costs.submit, After::Block);
             }
             // Commit record: PREFLUSH + FUA, after the journal blocks.
-            let r = submit_commit_record(cx, tid);
-            cx.mark_commit_record(r.id);
+            let r = submit_commit_record(cx, tid, true);
             cx.wait_request(tid, r.id, Why::JournalWrite, Cat::PageWait);
             (costs.journal_block, After::Block)
         }
@@ -303,11 +304,16 @@ fn wait_first_live<K: Kernel + ?Sized>(
 }
 
 /// Submit the committing transaction's commit record, the journal's block after its journal
-/// blocks.
-fn submit_commit_record<K: Kernel + ?Sized>(cx: &mut K, tid: Tid) -> crate::block::ReqKey {
+/// blocks: with PREFLUSH + FUA (`WRITE_FLUSH_FUA`, past the I/O scheduler) when `barrier`, else
+/// as a plain sync write (the async commit).
+fn submit_commit_record<K: Kernel + ?Sized>(cx: &mut K, tid: Tid, barrier: bool) -> crate::block::ReqKey {
     let (journal_start, journal_blocks) = (cx.fs().journal_start, cx.fs().journal_blocks);
     let block = journal_start + (cx.journal().head - 1) % journal_blocks;
-    cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit)
+    if barrier {
+        cx.submit_flush_fua(tid, block, 1, Origin::JournalCommit)
+    } else {
+        cx.submit_control(tid, ReqOp::Write, block, 1, Origin::JournalCommit)
+    }
 }
 
 fn committing<K: Kernel + ?Sized>(cx: &mut K) -> &mut crate::fs::Txn {

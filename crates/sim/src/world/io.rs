@@ -223,6 +223,20 @@ impl World {
 
     /// A data-less or journal request (flush, discard, journal blocks, metadata).
     pub(super) fn submit_control(&mut self, tid: Tid, op: ReqOp, block: u64, blocks: u64, origin: Origin) -> ReqKey {
+        self.submit_control_flagged(tid, op, block, blocks, origin, false)
+    }
+
+    /// [`World::submit_control`], with PREFLUSH + FUA when `flush_fua` (a commit record): such
+    /// a request bypasses the I/O scheduler (`BlockQueue::submit`).
+    pub(super) fn submit_control_flagged(
+        &mut self,
+        tid: Tid,
+        op: ReqOp,
+        block: u64,
+        blocks: u64,
+        origin: Origin,
+        flush_fua: bool,
+    ) -> ReqKey {
         let t = &self.tasks[tid as usize];
         let kernel = t.kind != Kind::User;
         // FastTrack matches sync requests to the FG app by PID: the jbd2 thread's journal
@@ -241,7 +255,8 @@ impl World {
         let sync = !matches!(origin, Origin::Checkpoint | Origin::Discard);
         let mut req = Request::new(op, block * SECTORS_PER_BLOCK, (blocks * SECTORS_PER_BLOCK) as u32, sync, prov);
         req.meta = matches!(origin, Origin::JournalCommit | Origin::Checkpoint | Origin::Metadata);
-        req.preflush = op == ReqOp::Flush;
+        req.preflush = op == ReqOp::Flush || flush_fua;
+        req.fua = flush_fua;
         let what = match origin {
             Origin::Checkpoint => Completes::Meta { block },
             Origin::JournalCommit => Completes::Journal,
