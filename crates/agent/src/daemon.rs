@@ -177,8 +177,10 @@ impl Agent {
     /// starts the watchdog (`watchdog_exe`: the `forefront` binary; `None`: no watchdog).
     pub fn start(cfg: Config, watchdog_exe: Option<&Path>, log: fn(&str)) -> Result<Self, AgentError> {
         let root = cfg.agent.root.clone();
-        // First: a journal another live agent writes is neither restored nor replaced.
-        let lock = JournalLock::acquire(&cfg.agent.state, true)?
+        // First: a journal another live agent writes is neither restored nor replaced. One that
+        // is being restored (by the watchdog of an agent that just died, or `agent restore`) is
+        // waited for: restarted at once, the new agent must not fail on its predecessor's cleanup.
+        let lock = JournalLock::acquire_waiting(&cfg.agent.state, true, false, crate::watchdog::LOCK_WAIT, |_| false)?
             .ok_or_else(|| AgentError::Nothing(format!("no directory for {}", cfg.agent.state.display())))?;
         if let Some(old) = Journal::open_existing(&cfg.agent.state, &root, &cfg.agent.group)? {
             log(&format!("restoring {} change(s) left by agent pid {} (unclean exit)", old.entries().len(), old.writer_pid()));
@@ -482,17 +484,20 @@ impl Agent {
     /// and process group of its own, so that a kill of the agent's process group (`kill -9
     /// -PGID`, a terminal's hangup) does not take it along, and with `oom_score_adj` -1000, so
     /// that the OOM killer never picks it (with or after the agent). A pause in progress is
-    /// handed to it at once (held settings, then the time left).
+    /// handed to it at once (held settings, then the time left). It is started whatever the
+    /// config turns on: without a pause it has nothing to thaw, but a dead agent's journal
+    /// (groups, I/O classes, knobs) to restore.
     fn spawn_watchdog(&mut self, exe: &Path) -> Result<(), AgentError> {
         let groups = self.freezer_groups();
-        if groups.is_empty() {
-            return Ok(());
-        }
         let mut cmd = std::process::Command::new(exe);
         cmd.args(["agent", "watchdog"]);
         for g in &groups {
             cmd.arg("--group").arg(format!("{}:{}", if g.version == Version::V1 { "v1" } else { "v2" }, g.dir.display()));
         }
+        cmd.arg("--journal").arg(&self.cfg.agent.state);
+        cmd.arg("--root").arg(&self.root);
+        cmd.args(["--agent-group", &self.cfg.agent.group]);
+        cmd.args(["--agent-pid", &std::process::id().to_string()]);
         cmd.stdin(std::process::Stdio::piped());
         {
             use std::os::unix::process::CommandExt;
@@ -1704,7 +1709,10 @@ impl Agent {
         }
         self.members.clear();
         if let Some(mut w) = self.watchdog.take() {
-            drop(w.input); // EOF: the watchdog thaws (a no-op now) and exits
+            // `X`, then EOF: the watchdog thaws (a no-op now) and exits without restoring (the
+            // journal, if a problem kept it, is this agent's to report, not to redo).
+            let _ = std::io::Write::write_all(&mut w.input, b"X\n");
+            drop(w.input);
             let _ = w.child.wait();
         }
         (self.log)(if problems.is_empty() { "restored all original values" } else { "restore finished with problems" });

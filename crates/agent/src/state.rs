@@ -48,7 +48,16 @@ pub enum StateError {
     Foreign { path: PathBuf, index: usize, kind: &'static str, message: String },
     /// Another live process holds the journal's lock (see [`JournalLock`]).
     #[error("state file {path} is in use by a running agent ({holder}; lock {lock}): refused, nothing changed or restored (stop that agent first, or give this one its own agent.state, agent.socket and agent.group)")]
-    Locked { path: PathBuf, lock: PathBuf, holder: String },
+    Locked {
+        path: PathBuf,
+        lock: PathBuf,
+        holder: String,
+        /// The holder's pid, when it has written it.
+        holder_pid: Option<u32>,
+        /// The holder only restores the journal (`agent restore`, or a dead agent's watchdog):
+        /// it lets go within moments ([`JournalLock::acquire_waiting`]).
+        restoring: bool,
+    },
 }
 
 /// One change and what undoing it needs.
@@ -359,7 +368,11 @@ fn safe_ancestors(dir: &Path, from: &Path, euid: u32) -> Result<(), StateError> 
 /// replace its control socket); with the lock it is refused with [`StateError::Locked`], which
 /// names the holder's pid. The kernel drops the lock when its holder dies, even by SIGKILL, so
 /// a crashed agent never blocks the next one. The file is opened close-on-exec (the watchdog,
-/// which outlives a killed agent for a moment, does not inherit it) and removed on drop.
+/// which outlives a killed agent, does not inherit it) and removed on drop.
+///
+/// The file holds the holder's pid, followed by ` restoring` when the holder only restores the
+/// journal (`agent restore`, or the watchdog of an agent that died): such a holder lets go
+/// within moments, and [`JournalLock::acquire_waiting`] waits for it rather than refuse.
 #[derive(Debug)]
 pub struct JournalLock {
     path: PathBuf,
@@ -378,6 +391,34 @@ impl JournalLock {
     /// journal's private directory if it is missing (the agent); without it (`agent restore`),
     /// `Ok(None)` when the directory is absent: then there is no journal either.
     pub fn acquire(state: &Path, create: bool) -> Result<Option<Self>, StateError> {
+        Self::acquire_as(state, create, false)
+    }
+
+    /// [`JournalLock::acquire`], but a holder that only restores the journal, or one for which
+    /// `wait_for(pid)` says so (a dead agent's lock the kernel has not dropped yet), is waited
+    /// for, up to `wait`, instead of refused. `restoring`: this holder only restores (`agent
+    /// restore`, the watchdog); others that take the lock meanwhile wait for it in turn.
+    pub fn acquire_waiting(
+        state: &Path,
+        create: bool,
+        restoring: bool,
+        wait: std::time::Duration,
+        wait_for: impl Fn(u32) -> bool,
+    ) -> Result<Option<Self>, StateError> {
+        let t0 = std::time::Instant::now();
+        loop {
+            match Self::acquire_as(state, create, restoring) {
+                Err(StateError::Locked { restoring: other_restores, holder_pid, .. })
+                    if (other_restores || holder_pid.is_some_and(&wait_for)) && t0.elapsed() < wait =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn acquire_as(state: &Path, create: bool, restoring: bool) -> Result<Option<Self>, StateError> {
         use std::io::{Read, Seek, Write};
         use std::os::unix::fs::MetadataExt;
         let dir = state.parent().ok_or_else(|| unsafe_err(state, "the state path names no file"))?;
@@ -411,11 +452,15 @@ impl JournalLock {
                 Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => {
                     let mut text = String::new();
                     let _ = (&mut f).take(32).read_to_string(&mut text);
-                    let holder = match text.trim().parse::<u32>() {
-                        Ok(pid) => format!("agent pid {pid}"),
-                        Err(_) => "a process that has not written its pid yet".to_owned(),
+                    let mut words = text.split_whitespace();
+                    let holder_pid = words.next().and_then(|w| w.parse::<u32>().ok());
+                    let restoring = holder_pid.is_some() && words.next() == Some("restoring");
+                    let holder = match (holder_pid, restoring) {
+                        (Some(pid), false) => format!("agent pid {pid}"),
+                        (Some(pid), true) => format!("pid {pid}, restoring the journal"),
+                        (None, _) => "a process that has not written its pid yet".to_owned(),
                     };
-                    return Err(StateError::Locked { path: state.into(), lock: path.clone(), holder });
+                    return Err(StateError::Locked { path: state.into(), lock: path.clone(), holder, holder_pid, restoring });
                 }
                 Err((_, e)) => return Err(err(std::io::Error::from(e))),
             };
@@ -427,7 +472,8 @@ impl JournalLock {
             }
             f.set_len(0).map_err(err)?;
             f.rewind().map_err(err)?;
-            writeln!(f, "{}", std::process::id()).map_err(err)?;
+            let role = if restoring { " restoring" } else { "" };
+            writeln!(f, "{}{role}", std::process::id()).map_err(err)?;
             return Ok(Some(JournalLock { path, _file: f, made_dir }));
         }
     }
@@ -783,6 +829,47 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(JournalLock::acquire(&state, false).unwrap().is_some(), "a dead holder's lock is free");
+    }
+
+    #[test]
+    fn a_restoring_holder_is_waited_for_and_an_agent_is_not() {
+        use std::time::Duration;
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("st/state.json");
+        let me = std::process::id();
+        let never = |_| false;
+        // A restoring holder (the watchdog of a dead agent) that lets go after 100 ms.
+        let restorer = JournalLock::acquire_waiting(&state, true, true, Duration::ZERO, never).unwrap().unwrap();
+        let text = std::fs::read_to_string(JournalLock::path_for(&state)).unwrap();
+        assert_eq!(text.trim(), format!("{me} restoring"));
+        match JournalLock::acquire(&state, true) {
+            Err(StateError::Locked { holder, holder_pid, restoring: true, .. }) => {
+                assert_eq!(holder_pid, Some(me));
+                assert!(holder.contains("restoring the journal"), "{holder}");
+            }
+            other => panic!("a restoring holder not seen: {other:?}"),
+        }
+        let t0 = std::time::Instant::now();
+        let h = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(restorer);
+        });
+        let agent = JournalLock::acquire_waiting(&state, true, false, Duration::from_secs(10), never).unwrap().unwrap();
+        h.join().unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(100), "waited for the restorer");
+        // An agent holding it is refused at once, unless `wait_for` names it (a dead agent
+        // whose lock the kernel is about to drop), and then only for `wait`.
+        let t0 = std::time::Instant::now();
+        match JournalLock::acquire_waiting(&state, false, true, Duration::from_secs(10), never) {
+            Err(StateError::Locked { holder_pid: Some(p), restoring: false, .. }) => assert_eq!(p, me),
+            other => panic!("a live agent's lock not refused: {other:?}"),
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let t0 = std::time::Instant::now();
+        let waited = JournalLock::acquire_waiting(&state, false, true, Duration::from_millis(200), |p| p == me);
+        assert!(matches!(waited, Err(StateError::Locked { .. })), "{waited:?}");
+        assert!(t0.elapsed() >= Duration::from_millis(200), "waited up to `wait` for the named holder");
+        drop(agent);
     }
 
     use super::*;

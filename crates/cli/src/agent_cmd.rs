@@ -123,12 +123,26 @@ enum AgentCommand {
     /// package installs the default one as
     /// /usr/share/dbus-1/system.d/org.forefront.Agent1.conf).
     DbusPolicy(ConfigArg),
-    /// (internal) The watchdog the agent starts: thaws GROUPs when its stdin closes.
+    /// (internal) The watchdog the agent starts: thaws GROUPs when its stdin closes or a pause
+    /// outlives its deadline; when the agent died (its stdin closed without `X`), restores what
+    /// the agent's journal lists, as `agent restore` does.
     #[command(hide = true)]
     Watchdog {
         /// `v1:/sys/fs/cgroup/freezer/forefront/bg` or `v2:/sys/fs/cgroup/forefront/bg`.
-        #[arg(long = "group", required = true)]
+        #[arg(long = "group")]
         groups: Vec<String>,
+        /// The agent's journal (`agent.state`), restored after the agent's death.
+        #[arg(long, requires_all = ["agent_group", "agent_pid"])]
+        journal: Option<PathBuf>,
+        /// The agent's `agent.root`.
+        #[arg(long, default_value = "/")]
+        root: PathBuf,
+        /// The agent's `agent.group` (bounds what its journal may name).
+        #[arg(long)]
+        agent_group: Option<String>,
+        /// The agent's pid: its journal lock is waited for as the kernel drops it.
+        #[arg(long)]
+        agent_pid: Option<u32>,
     },
 }
 
@@ -270,8 +284,15 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
         }
         AgentCommand::Restore(c) => {
             let cfg = load(&c)?;
-            // Held while restoring: a journal a running agent writes is its own to restore.
-            let _lock = forefront_agent::state::JournalLock::acquire(&cfg.agent.state, false)?;
+            // Held while restoring: a journal a running agent writes is its own to restore. One
+            // a dead agent's watchdog is restoring is waited for (then usually nothing is left).
+            let _lock = forefront_agent::state::JournalLock::acquire_waiting(
+                &cfg.agent.state,
+                false,
+                true,
+                forefront_agent::watchdog::LOCK_WAIT,
+                |_| false,
+            )?;
             match forefront_agent::state::Journal::open_existing(&cfg.agent.state, &cfg.agent.root, &cfg.agent.group)? {
                 None => writeln!(std::io::stdout(), "nothing to restore ({} absent)", cfg.agent.state.display())?,
                 Some(j) => {
@@ -308,7 +329,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
-        AgentCommand::Watchdog { groups } => {
+        AgentCommand::Watchdog { groups, journal, root, agent_group, agent_pid } => {
             use forefront_sysfs::{Cgroup, Version};
             let groups = groups
                 .iter()
@@ -325,7 +346,12 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
                 // SAFETY: ignoring a signal installs no handler code.
                 unsafe { signal(s, SigHandler::SigIgn) }?;
             }
-            forefront_agent::watchdog::run(std::io::stdin(), &groups, forefront_agent::daemon::stderr_log);
+            let exit = forefront_agent::watchdog::run(std::io::stdin(), &groups, forefront_agent::daemon::stderr_log);
+            if let (forefront_agent::watchdog::Exit::AgentGone, Some(journal), Some(group), Some(pid)) =
+                (exit, journal, agent_group, agent_pid)
+            {
+                forefront_agent::watchdog::restore_left(&journal, &root, &group, pid, forefront_agent::daemon::stderr_log);
+            }
             forefront_agent::log::flush(std::time::Duration::from_secs(2));
             Ok(ExitCode::SUCCESS)
         }

@@ -153,6 +153,17 @@ impl Rig {
         a.wait().unwrap()
     }
 
+    /// Kills the agent and its watchdog so that neither acts on the other's death (the agent,
+    /// stopped first, cannot start another watchdog): what a crash of both leaves.
+    fn kill_agent_and_watchdog(&mut self) {
+        use nix::sys::signal::{kill, Signal};
+        let watchdog = self.status()["watchdog_pid"].as_i64().expect("a watchdog") as i32;
+        let agent = self.agent.as_ref().expect("agent running").id() as i32;
+        kill(nix::unistd::Pid::from_raw(agent), Signal::SIGSTOP).unwrap();
+        kill(nix::unistd::Pid::from_raw(watchdog), Signal::SIGKILL).unwrap();
+        self.signal_agent(Signal::SIGKILL);
+    }
+
     fn gdir(&self, ctrl: &str, sub: &str) -> PathBuf {
         common::gdir(&self.group, ctrl, sub)
     }
@@ -289,7 +300,12 @@ fn sigkill_during_a_pause_leaves_nothing_frozen_after_one_second() {
         "resumed after {resumed:?}; agent's log:\n{}",
         std::fs::read_to_string(rig.log()).unwrap_or_default()
     );
-    assert_eq!(read(rig.gdir("freezer", "bg").join("freezer.state")), "THAWED");
+    // Thawed, or already gone: the watchdog then restores the dead agent's journal, which
+    // removes its groups (`a_killed_agents_watchdog_restores_io_classes_and_groups`).
+    match std::fs::read_to_string(rig.gdir("freezer", "bg").join("freezer.state")) {
+        Ok(state) => assert_eq!(state.trim(), "THAWED"),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}"),
+    }
 }
 
 #[test]
@@ -301,7 +317,9 @@ fn restart_after_a_crash_restores_original_values() {
     let cfg = rig.config(&[bg], "");
     rig.start_agent(&cfg);
     assert_eq!(ioprio_class(bg), 3);
-    rig.signal_agent(nix::sys::signal::Signal::SIGKILL);
+    // Both die: nothing of the agent is left to restore (the watchdog alone would restore at
+    // once: `a_killed_agents_watchdog_restores_io_classes_and_groups`).
+    rig.kill_agent_and_watchdog();
     assert!(rig.state().exists(), "a crash leaves the journal");
     assert_eq!(cgroup_line(bg, "cpu"), format!("/{}/bg", rig.group), "still moved: nobody restored yet");
     // Restart with nothing in scope: the old changes are undone and not redone.
@@ -314,6 +332,48 @@ fn restart_after_a_crash_restores_original_values() {
     assert!(log.contains("unclean exit"), "{log}");
     assert!(rig.signal_agent(nix::sys::signal::Signal::SIGINT).success());
     assert!(!rig.gdir("cpu", "").exists());
+}
+
+/// An agent killed alone (SIGKILL, the OOM killer, a panic) must not leave the background worse
+/// off than no agent at all: in the idle I/O class and the agent's groups, with nobody left to
+/// move a process that comes to the foreground. Its watchdog restores the journal at once.
+#[test]
+fn a_killed_agents_watchdog_restores_io_classes_and_groups() {
+    real_kernel_or_skip!("a_killed_agents_watchdog_restores_io_classes_and_groups");
+    let mut rig = Rig::new("wdrestore");
+    let (bg, _) = rig.spawn_ticker();
+    let before = (cgroup_line(bg, "cpu"), cgroup_line(bg, "blkio"), ioprio_class(bg));
+    // No pause: the watchdog runs all the same (it has a journal to guard, nothing to thaw).
+    let cfg = rig.config(&[bg], "[pause]\nenabled = false\n");
+    rig.start_agent(&cfg);
+    assert!(rig.status()["watchdog_pid"].as_i64().is_some(), "a watchdog without a pause");
+    assert_eq!(ioprio_class(bg), 3, "background in the idle I/O class");
+    assert_eq!(cgroup_line(bg, "blkio"), format!("/{}/bg", rig.group));
+    let t0 = Instant::now();
+    rig.signal_agent(nix::sys::signal::Signal::SIGKILL);
+    let now = || (cgroup_line(bg, "cpu"), cgroup_line(bg, "blkio"), ioprio_class(bg));
+    while now() != before || rig.state().exists() || rig.gdir("blkio", "").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "2 s after the agent died: {:?} (before {before:?}), journal {}, groups {}; agent's log:\n{}",
+            now(),
+            rig.state().exists(),
+            rig.gdir("blkio", "").exists(),
+            std::fs::read_to_string(rig.log()).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    skip_note(&format!(
+        "watchdog restored a killed agent's changes {:.1} ms after the SIGKILL",
+        t0.elapsed().as_secs_f64() * 1e3
+    ));
+    let log = common::log_with(&rig.log(), "change(s) left by agent pid");
+    assert!(log.contains("change(s) left by agent pid"), "{log}");
+    // A clean stop afterwards: the next agent starts on a clean system (no "unclean exit").
+    let cfg = rig.config(&[], "");
+    rig.start_agent(&cfg);
+    assert!(!std::fs::read_to_string(rig.log()).unwrap().contains("unclean exit"));
+    assert!(rig.signal_agent(nix::sys::signal::Signal::SIGTERM).success());
 }
 
 #[test]

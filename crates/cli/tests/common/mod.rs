@@ -24,6 +24,20 @@ pub fn gdir(group: &str, ctrl: &str, sub: &str) -> PathBuf {
     Path::new("/sys/fs/cgroup").join(ctrl).join(group).join(sub)
 }
 
+/// The agent's log at `path` once it holds `needle`, or as it is after 2 s. The agent (and its
+/// watchdog) write their log from a thread of their own, so a line may follow what it reports.
+#[allow(dead_code)] // not every test binary that shares this module reads a log
+pub fn log_with(path: &Path, needle: &str) -> String {
+    let t0 = std::time::Instant::now();
+    loop {
+        let log = std::fs::read_to_string(path).unwrap_or_default();
+        if log.contains(needle) || t0.elapsed() > Duration::from_secs(2) {
+            return log;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A rig's teardown: stop the agent, thaw the background first (so killed children can exit),
 /// kill the children, then move anything left to the root and remove the test's groups. A group
 /// is busy while a killed process is still exiting (or a restore races us): retry for up to a
