@@ -194,7 +194,8 @@ impl Rig {
     fn freezer_state(&self) -> String {
         match std::fs::read_to_string(self.gdir("freezer", "bg").join("freezer.state")) {
             Ok(s) => s.trim().to_owned(),
-            Err(_) if !self.gdir("freezer", "bg").exists() => "GONE".into(),
+            // ENODEV: read while the group is being removed (a dead agent's watchdog restores).
+            Err(e) if e.raw_os_error() == Some(nix::libc::ENODEV) || !self.gdir("freezer", "bg").exists() => "GONE".into(),
             Err(e) => panic!("freezer.state: {e}"),
         }
     }
