@@ -12,7 +12,8 @@ fn bad_scenario_file_names_file_line_and_field() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.toml");
     let good = include_str!("../../../scenarios/camera-switch.toml");
-    let bad = good.replacen("duration_s = 60.0", "duration_s = 60.0\nbogus_field = 3", 1);
+    let bad = good.replacen("\nbg_apps = ", "\nbogus_field = 3\nbg_apps = ", 1);
+    assert_ne!(bad, good);
     std::fs::write(&path, &bad).unwrap();
     let out = forefront(&["sim", "run", path.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -246,8 +247,17 @@ fn starved_background_apps_are_warned_about() {
 
 #[test]
 fn a_run_cut_off_before_the_foreground_finished_is_warned_about() {
-    // With 2 uploaders, switch-upload's 20 switches do not all fit in its 60 s.
-    let out = forefront(&["sim", "run", "switch-upload", "--format", "json"]);
+    // With 2 uploaders, switch-upload's 20 switches do not all fit in 60 s (the scenario's cap
+    // is 600 s: cut it).
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("switch-upload-60s.toml");
+    let text = include_str!("../../../scenarios/switch-upload.toml");
+    let cut: String = text
+        .lines()
+        .map(|l| if l.starts_with("duration_s") { "duration_s = 60.0\n".to_owned() } else { format!("{l}\n") })
+        .collect();
+    std::fs::write(&sc, cut).unwrap();
+    let out = forefront(&["sim", "run", sc.to_str().unwrap(), "--format", "json"]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -258,7 +268,7 @@ fn a_run_cut_off_before_the_foreground_finished_is_warned_about() {
     let w = v["warnings"].as_array().unwrap();
     assert!(w.iter().any(|w| w.as_str().unwrap().contains("before the foreground finished")), "{w:?}");
     // Alone, the camera app finishes its 20 switches: no warning.
-    let out = forefront(&["sim", "run", "switch-upload", "--bg-apps", "0", "--format", "json"]);
+    let out = forefront(&["sim", "run", sc.to_str().unwrap(), "--bg-apps", "0", "--format", "json"]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["metrics"]["fg_samples_ms"].as_array().map(Vec::len), Some(20));
