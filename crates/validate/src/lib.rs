@@ -98,13 +98,14 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
     (
         "stock-switch-slowdown",
         "the stock switch's slowdown is set by the device's unpublished 500 ms anti-starvation \
-         bound: 82-85x at 6 uploaders since jbd2's commit record goes past CFQ as in Linux \
-         3.10 (38-39x before; 21x at 100 ms, 52x at 250, 138x at 1000); fasttrack.md, \
+         bound: 87-89x at 6 uploaders since jbd2's commit record goes past CFQ as in Linux \
+         3.10 and every switch finishes (38-39x before; 21.5x at 100 ms, 53x at 250, 156x at \
+         1000); fasttrack.md, \
          disagreement 6 (issue 25)",
     ),
     (
         "fasttrack-minus-switch",
-        "FastTrack-- removes 8-11 % of the switch's delay (the paper: 61 %): the allocation gate \
+        "FastTrack-- removes 10-12 % of the switch's delay (the paper: 61 %): the allocation gate \
          covers the page cache only, the device inversion stays, and the camera's fsyncs wait for \
          their commits (commit record, flush, discards), which jbd2 issues as BG; the 30-38 % \
          before the QASIO merge came from the old discard order; fasttrack.md (issue 25)",
@@ -113,12 +114,12 @@ pub const KNOWN_RED: &[(&str, &str)] = &[
         "fasttrack-flattens-camera",
         "the camera's fsyncs wait for commits whose data=ordered flush carries the BG writers' \
          data and whose commit record goes past CFQ to the read-first device, all BG to \
-         FastTrack: 49-52x (11-15x while the model sent the record through CFQ); \
+         FastTrack: 54-57x (11-15x while the model sent the record through CFQ); \
          fasttrack.md, disagreement 7 (issue 25)",
     ),
     (
         "read-first-device-holds-fg-writes",
-        "0.34 of the switch in the device queue (range from 0.5): the camera's own writes still \
+        "0.35 of the switch in the device queue (range from 0.5): the camera's own writes still \
          wait there, but most of its time is now its fsyncs' wait for jbd2's commit record, \
          which goes past CFQ as Linux 3.10's blk_insert_flush sends it and waits in the \
          read-first device as a BG write (charged `journal`, not `device_queue`; 0.74 while the \
