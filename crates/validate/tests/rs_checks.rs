@@ -44,6 +44,19 @@ fn get<'a>(checks: &'a [Check], id: &str) -> &'a Check {
     checks.iter().find(|c| c.id == id).expect("a check of the suite")
 }
 
+/// `id` fails with its mechanism off (`off`, one seed) and, unless known red, passes with it on
+/// (five seeds, as `forefront sim validate`).
+fn fails_off_passes_on(id: &str, off: &[Check], what: &str) {
+    static ON: std::sync::OnceLock<Vec<Check>> = std::sync::OnceLock::new();
+    let c = get(off, id);
+    eprintln!("{id} {what}: {:.3} (range {}..{})", c.measured, c.min, c.max);
+    assert!(!c.pass, "{id} passed {what}: {}", c.measured);
+    if known_red(id).is_none() {
+        let c = get(ON.get_or_init(|| rs_checks(5, |_| {})), id);
+        assert!(c.pass, "{id} fails with its mechanism on: {}", c.measured);
+    }
+}
+
 #[test]
 fn without_the_ftl_the_cards_rated_alike_tie_and_the_spread_check_fails() {
     // The flat model: every write that continues no stream costs 1 / write_rand_iops, so the
@@ -88,4 +101,42 @@ fn with_the_databases_in_ram_no_card_is_far_slower_than_the_internal_flash() {
         let on = get(&rs_checks(5, |_| {}), c.id).clone();
         assert!(on.pass, "fails with the databases on the card: {}", on.measured);
     }
+}
+
+#[test]
+fn with_every_card_writing_randomly_at_one_speed_random_writes_no_longer_predict_the_runtime() {
+    // The mechanism: a card's random-write cost (its FTL's AU closes, or 1 / write_rand_iops).
+    // Off: every card's random writes cost the internal flash's, no FTL; what still differs
+    // between cards is their sequential speed, which is their speed class. The check correlates
+    // the runtimes with the cards' *rated* random IOPS (Table 2), which then predict nothing.
+    let internal = forefront_workload::load_device("nexus-one-nand").expect("a built-in device");
+    let off = rs_checks(1, |c| {
+        if c.device.name.starts_with("sd-") {
+            c.device.ftl = None;
+            c.device.write_rand_iops = forefront_workload::load_device("nexus-one-nand").expect("built in").write_rand_iops;
+        }
+    });
+    let what = format!("with every card's random writes as fast as the internal flash's ({} IOPS)", internal.write_rand_iops);
+    fails_off_passes_on("rs-random-writes-predict", &off, &what);
+}
+
+#[test]
+fn on_a_fast_card_the_network_matters() {
+    // The mechanism: Kingston's random writes make WebBench storage-bound, so a 10x faster link
+    // barely shortens it. Off: the Kingston runs get the internal flash instead of the card,
+    // and the link's speed shows.
+    let off = rs_checks(1, |c| {
+        if c.device.name == "sd-kingston-c4" {
+            c.device = forefront_workload::load_device("nexus-one-nand").unwrap();
+        }
+    });
+    fails_off_passes_on("rs-network-matters-little", &off, "with Kingston replaced by the internal flash");
+}
+
+#[test]
+fn with_the_databases_left_on_the_card_kingston_stays_far_slower_than_the_internal_flash() {
+    // The mechanism of what-if B: the browser's databases on tmpfs, so their synchronous random
+    // writes never reach the card. Off: the what-if's runs keep them on the card.
+    let off = rs_checks(1, |c| c.scenario.mounts.retain(|m| m.path != "/data/data/com.android.browser/databases"));
+    fails_off_passes_on("rs-databases-are-the-cause", &off, "with what-if B's databases left on the card");
 }
