@@ -232,7 +232,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
                 Ok(r)
             });
             if let Err(e) = named {
-                eprintln!("warning: forefront agent exec: running {} without the agent: {e:#}", command[0]);
+                eprintln!("warning: forefront agent exec: running {} without the agent: {}", command[0], crate::error_text(&e));
             }
             // Only returns on failure.
             let err = std::process::Command::new(&command[0]).args(&command[1..]).exec();

@@ -71,7 +71,7 @@ fn main() -> ExitCode {
 /// The error and its causes on one line, each cause once: many error types already quote their
 /// cause in their own message (`{path}: {source}`) and keep it as `source()` for programs, so
 /// a cause whose text the message so far contains is not repeated.
-fn error_text(err: &anyhow::Error) -> String {
+pub(crate) fn error_text(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain() {
         let s = cause.to_string();
