@@ -1,6 +1,7 @@
 //! The `forefront` binary end to end: exit codes, error messages, JSON contract, golden output.
 
 use std::process::Command;
+mod cut;
 
 fn forefront(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_forefront")).args(args).output().expect("run forefront")
@@ -250,13 +251,7 @@ fn a_run_cut_off_before_the_foreground_finished_is_warned_about() {
     // With 2 uploaders, switch-upload's 20 switches do not all fit in 60 s (the scenario's cap
     // is 600 s: cut it).
     let dir = tempfile::tempdir().unwrap();
-    let sc = dir.path().join("switch-upload-60s.toml");
-    let text = include_str!("../../../scenarios/switch-upload.toml");
-    let cut: String = text
-        .lines()
-        .map(|l| if l.starts_with("duration_s") { "duration_s = 60.0\n".to_owned() } else { format!("{l}\n") })
-        .collect();
-    std::fs::write(&sc, cut).unwrap();
+    let sc = cut::switch_upload(dir.path(), 60.0);
     let out = forefront(&["sim", "run", sc.to_str().unwrap(), "--format", "json"]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+mod cut;
 
 fn forefront(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_forefront")).args(args).output().expect("run forefront")
@@ -18,14 +19,7 @@ fn stderr(o: &Output) -> String {
 /// cut at 60 s (the charts share their time axis: uncut, the stock run's 140 s would leave the FG
 /// alone's 32 s a sliver of it).
 fn runs(dir: &Path) -> Vec<PathBuf> {
-    let sc = dir.join("switch-upload-60s.toml");
-    let text = include_str!("../../../scenarios/switch-upload.toml");
-    let cut: String = text
-        .lines()
-        .map(|l| if l.starts_with("duration_s") { "duration_s = 60.0\n".to_owned() } else { format!("{l}\n") })
-        .collect();
-    std::fs::write(&sc, cut).unwrap();
-    let sc = sc.to_str().unwrap().to_owned();
+    let sc = cut::switch_upload(dir, 60.0).to_str().unwrap().to_owned();
     [("alone", "android", "0"), ("android", "android", "2"), ("fasttrack", "fasttrack", "2")]
         .iter()
         .map(|(name, policy, bg)| {
