@@ -202,13 +202,7 @@ mod tests {
         let (r, mut w) = (std::fs::File::from(r), std::fs::File::from(w));
         let g2 = g.clone();
         let h = std::thread::spawn(move || run(r, &[g2], |_| {}));
-        writeln!(
-            w,
-            "F 60000
-T
-X"
-        )
-        .unwrap();
+        writeln!(w, "F 60000\nT\nX").unwrap();
         drop(w);
         assert_eq!(h.join().unwrap(), Exit::Stopped);
     }
