@@ -111,6 +111,10 @@ pub struct Agent {
     /// after it).
     _lock: JournalLock,
     fg: Foreground,
+    /// Whether `fg` is an app being started (a launcher named itself, or an exec rule fired)
+    /// rather than one already running (a switch): `io.fg_group = "switch"` leaves a launch in
+    /// its own blkio group.
+    fg_is_launch: bool,
     gate: PauseGate,
     members: BTreeMap<i32, Member>,
     /// The group path each managed process had before the agent moved it (names apps).
@@ -257,6 +261,7 @@ impl Agent {
             journal,
             _lock: lock,
             fg: Foreground::None,
+            fg_is_launch: false,
             members: BTreeMap::new(),
             name_cgroup: BTreeMap::new(),
             exclude,
@@ -709,6 +714,7 @@ impl Agent {
             if let Some((_, pid, comm)) = newest {
                 (self.log)(&format!("rule: {comm} (pid {pid}) started: foreground (found by a scan)"));
                 self.fg = Foreground::Pids(vec![pid]);
+                self.fg_is_launch = true;
                 rule_fired = true;
             }
         }
@@ -851,7 +857,7 @@ impl Agent {
     /// with nothing in the background moves nothing). Returns whether it moved the pid.
     fn launch_in_fresh_fg(&mut self, pid: i32) -> bool {
         let io = &self.cfg.io;
-        if !(io.enabled && io.fg_group && io.fresh_fg_group) || self.exclude.contains(&pid) {
+        if !(io.enabled && io.fg_group.applies(true) && io.fresh_fg_group) || self.exclude.contains(&pid) {
             return false;
         }
         let groups: Vec<Cgroup> = self
@@ -883,10 +889,10 @@ impl Agent {
         }
     }
 
-    /// Whether the foreground stays out of this placement's `fg` group (`io.fg_group` off, on a
-    /// v1 `blkio` hierarchy of its own).
+    /// Whether the foreground stays out of this placement's `fg` group (`io.fg_group` off, or
+    /// `"switch"` while the foreground is a launch, on a v1 `blkio` hierarchy of its own).
     fn stays_home(&self, p: &Placement) -> bool {
-        !self.cfg.io.fg_group && p.version == Version::V1 && p.controllers == [Controller::Io]
+        !self.cfg.io.fg_group.applies(self.fg_is_launch) && p.version == Version::V1 && p.controllers == [Controller::Io]
     }
 
     /// The group `pid` was in before the agent moved it, in `p`'s hierarchy (the journal's record).
@@ -922,8 +928,9 @@ impl Agent {
             let cur_dir = p.mount.join(cur.trim_start_matches('/'));
             let ours = [&p.fg.dir, &p.bg.dir].contains(&&cur_dir);
             let target = if class != Class::Background && self.stays_home(p) {
-                // `io.fg_group` off: the foreground keeps its own blkio group; one leaving ours
-                // goes back to where it came from (the root when that is not known)
+                // `io.fg_group` off (or "switch" during a launch): the foreground keeps its own
+                // blkio group; one leaving ours goes back to where it came from (the root when
+                // that is not known)
                 if !ours {
                     continue;
                 }
@@ -1088,6 +1095,7 @@ impl Agent {
                     peer.pid
                 ));
                 self.fg = Foreground::Cgroup(path.clone());
+                self.fg_is_launch = false;
                 self.rescan(Some(peer.pid));
                 self.foreground_reply(&format!("cell {name} ({path})"), burst)
             }
@@ -1120,6 +1128,7 @@ impl Agent {
                     }
                 }
                 self.fg = fg;
+                self.fg_is_launch = names_itself;
                 let keep_out = (!names_itself).then_some(peer.pid);
                 match pid {
                     // The launcher's fast path: reply first, place after. Moving a process
@@ -1216,6 +1225,7 @@ impl Agent {
             if self.cfg.rules.burst { ", burst" } else { "" }
         ));
         self.fg = Foreground::Pids(vec![pid]);
+        self.fg_is_launch = true;
         self.rescan(None);
         if self.cfg.rules.burst {
             if let Err(why) = self.freeze() {
@@ -1500,7 +1510,7 @@ impl Agent {
     fn start_restore(&mut self) {
         if let Some((pid, ws)) = self.restore_pending.take() {
             // `prefetch.in_fg_group`: the foreground's own blkio group (v1, `io.fg_group`).
-            let join = (self.cfg.prefetch.in_fg_group && self.cfg.io.fg_group)
+            let join = (self.cfg.prefetch.in_fg_group && self.cfg.io.fg_group.applies(false))
                 .then(|| self.placements.iter().find(|p| p.has(Controller::Io) && p.version == Version::V1))
                 .flatten()
                 .map(|p| p.fg.dir.join("tasks"));
@@ -1748,7 +1758,7 @@ fn is_thread_of(root: &Path, e: &Entry, pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{AgentSection, ScopeSection};
+    use crate::config::{AgentSection, FgGroup, ScopeSection};
 
     /// A fake cgroup v2 system: two apps of uid 1000 and a system daemon; the agent's groups
     /// exist already (a fake tree has no kernel to create knob files), so every knob it sets
@@ -2630,7 +2640,7 @@ mod tests {
     #[test]
     fn without_fg_group_the_foreground_keeps_its_blkio_group_and_returns_to_it_from_the_background() {
         let (t, mut cfg) = fake_v1();
-        cfg.io.fg_group = false;
+        cfg.io.fg_group = FgGroup::Never;
         let procs = |h: &str, g: &str| {
             std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join(g).join("cgroup.procs")).unwrap()
         };
@@ -2660,6 +2670,31 @@ mod tests {
         a.after_reply();
         let procs = std::fs::read_to_string(t.path().join("sys/fs/cgroup/blkio/forefront/fg/cgroup.procs")).unwrap();
         assert!(procs.lines().any(|l| l == "200"), "{procs}");
+        a.shutdown();
+    }
+
+    #[test]
+    fn with_fg_group_switch_a_launch_stays_home_and_a_switch_gets_the_group() {
+        let (t, mut cfg) = fake_v1();
+        cfg.io.fg_group = FgGroup::Switch;
+        let procs = |h: &str, g: &str| {
+            std::fs::read_to_string(t.path().join("sys/fs/cgroup").join(h).join(g).join("cgroup.procs")).unwrap()
+        };
+        let mut a = Agent::start(cfg, None, |_| {}).unwrap();
+        // A launch: the updater's launcher names itself (`agent exec`); in blkio it stays home.
+        a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: false }, Peer { pid: 200, uid: 0, gid: 0 });
+        a.after_reply();
+        assert!(procs("cpu", "forefront/fg").lines().any(|l| l == "200"));
+        assert_eq!(procs("blkio", "forefront/fg"), "", "a launch is not moved in blkio");
+        assert!(procs("blkio", "forefront/bg").lines().any(|l| l == "100"));
+        // (the fake kernel: the camera is where the agent put it)
+        std::fs::write(t.path().join("proc/100/cgroup"), "4:cpu:/forefront/bg\n3:blkio:/forefront/bg\n2:freezer:/forefront/bg\n")
+            .unwrap();
+        // A switch to the running camera, named by another process: into the foreground's group.
+        a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: false }, peer());
+        a.after_reply();
+        assert!(procs("blkio", "forefront/fg").lines().any(|l| l == "100"), "{}", procs("blkio", "forefront/fg"));
+        assert!(procs("blkio", "forefront/bg").lines().any(|l| l == "200"), "the updater is background now");
         a.shutdown();
     }
 

@@ -252,14 +252,21 @@ pub struct IoSection {
     /// mq-deadline: unlike group weights it also applies on v1, where buffered writeback
     /// escapes blkio weights.
     pub bg_ioprio_idle: bool,
-    /// Move the foreground into a blkio group of its own (`fg`, weight `fg_weight`). Off: on a v1
-    /// `blkio` hierarchy mounted alone, the foreground stays in the group it started in (an app
-    /// leaving the background groups goes back to the group it came from), and only the
-    /// background is moved (into `bg`, weight `bg_weight`). With no background at all, BFQ served
-    /// the S suite's xterm start-up in a weight-1000 group of its own in 84 ms against 69 ms in
-    /// the root group (docs/agent.md, "The no-background cost, the hang, and the foreground's own
-    /// blkio group"). Ignored where blkio shares its hierarchy with other controllers (v2).
-    pub fg_group: bool,
+    /// Move the foreground into a blkio group of its own (`fg`, weight `fg_weight`): `true`
+    /// (always), `false` (never) or `"switch"` (only when the foreground is an app already
+    /// running, not one being started). Off, on a v1 `blkio` hierarchy mounted alone, the
+    /// foreground stays in the group it started in (an app leaving the background groups goes
+    /// back to the group it came from), and only the background is moved (into `bg`, weight
+    /// `bg_weight`). With no background at all, BFQ served the S suite's xterm start-up in a
+    /// weight-1000 group of its own in 84 ms against 69 ms in the root group (docs/agent.md,
+    /// "The no-background cost, the hang, and the foreground's own blkio group"). `"switch"`:
+    /// BFQ's `low_latency` raises the weight of a new process's queues, which a start-up left
+    /// in its own group keeps competing for, but not those of an app that has been running for
+    /// a while; so a launch (a launcher naming itself, an exec `[rules]` rule) stays home, and a
+    /// switch (an app named by another process, a focus change) gets the group (docs/agent.md,
+    /// "The foreground's blkio group for a switch only"). Ignored where blkio shares its
+    /// hierarchy with other controllers (v2).
+    pub fg_group: FgGroup,
     /// With `fg_group`, on a v1 `blkio` hierarchy mounted alone: a launcher naming itself (an
     /// app being started through `forefront-exec` or `agent exec`) is moved into the `fg` group
     /// before the reply, even with nothing in the background, and the group, when empty, is
@@ -448,11 +455,69 @@ impl Default for IoSection {
             fg_weight: 1000,
             bg_weight: 10,
             bg_ioprio_idle: true,
-            fg_group: true,
+            fg_group: FgGroup::Always,
             fresh_fg_group: false,
             fg_latency_us: 0,
             nr_requests: 0,
         }
+    }
+}
+
+/// `io.fg_group`: when the foreground gets a blkio group of its own. Written `true`, `false` or
+/// `"switch"` (also `"always"`, `"never"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FgGroup {
+    /// Every foreground (`true`).
+    Always,
+    /// A foreground that was already running when it was named (a switch), not an app being
+    /// started (a launch).
+    Switch,
+    /// None (`false`).
+    Never,
+}
+
+impl FgGroup {
+    /// Whether a foreground gets the group: `launch` is whether it is an app being started.
+    pub fn applies(self, launch: bool) -> bool {
+        match self {
+            FgGroup::Always => true,
+            FgGroup::Switch => !launch,
+            FgGroup::Never => false,
+        }
+    }
+}
+
+impl Serialize for FgGroup {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            FgGroup::Always => s.serialize_bool(true),
+            FgGroup::Never => s.serialize_bool(false),
+            FgGroup::Switch => s.serialize_str("switch"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FgGroup {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = FgGroup;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(r#"true, false or "switch""#)
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<FgGroup, E> {
+                Ok(if v { FgGroup::Always } else { FgGroup::Never })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<FgGroup, E> {
+                match v {
+                    "switch" => Ok(FgGroup::Switch),
+                    "always" => Ok(FgGroup::Always),
+                    "never" => Ok(FgGroup::Never),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -752,6 +817,23 @@ mod tests {
             want,
             "dist/agent.toml differs from Config::default() in more than [focus] x11 and [dbus] enabled"
         );
+    }
+
+    #[test]
+    fn fg_group_is_true_false_or_switch() {
+        let g = |v: &str| Config::parse(Path::new("a.toml"), &format!("[io]\nfg_group = {v}\n")).map(|c| c.io.fg_group);
+        assert_eq!(g("true").unwrap(), FgGroup::Always);
+        assert_eq!(g("false").unwrap(), FgGroup::Never);
+        assert_eq!(g("\"switch\"").unwrap(), FgGroup::Switch);
+        assert_eq!(g("\"never\"").unwrap(), FgGroup::Never);
+        let e = g("\"sometimes\"").unwrap_err().to_string();
+        assert!(e.starts_with("a.toml: ") && e.contains("line 2") && e.contains(r#"true, false or "switch""#), "{e}");
+        assert!(FgGroup::Switch.applies(false) && !FgGroup::Switch.applies(true));
+        let mut c = Config::default();
+        c.io.fg_group = FgGroup::Switch;
+        let text = toml::to_string(&c).unwrap();
+        assert!(text.contains("fg_group = \"switch\""), "{text}");
+        assert_eq!(Config::parse(Path::new("x"), &text).unwrap(), c);
     }
 
     #[test]
