@@ -2663,7 +2663,8 @@ mod tests {
         assert_eq!(procs("blkio", "forefront/fg"), "");
         assert!(procs("cpu", "forefront/fg").lines().any(|l| l == "100"));
         a.shutdown();
-        // With the group (the default), the same switch moves it into the foreground's.
+        // With the group (`true`, or the default "switch": this is a switch), the same switch
+        // moves it into the foreground's.
         let (t, cfg) = fake_v1();
         let mut a = Agent::start(cfg, None, |_| {}).unwrap();
         a.handle(Request::Fg { pid: Some(200), uid: None, cgroup: None, burst: false }, peer());
@@ -2703,6 +2704,7 @@ mod tests {
         let (t, mut cfg) = fake_v1();
         // nothing in scope: no background at all (the quiet disk where BFQ's leftover weights pile up)
         cfg.scope = ScopeSection::default();
+        cfg.io.fg_group = FgGroup::Always;
         cfg.io.fresh_fg_group = true;
         let blkio_fg = t.path().join("sys/fs/cgroup/blkio/forefront/fg");
         let procs = |h: &str| {

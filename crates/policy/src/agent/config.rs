@@ -263,11 +263,12 @@ pub struct IoSection {
     /// BFQ's `low_latency` raises the weight of a new process's queues, which a start-up left
     /// in its own group keeps competing for, but not those of an app that has been running for
     /// a while; so a launch (a launcher naming itself, an exec `[rules]` rule) stays home, and a
-    /// switch (an app named by another process, a focus change) gets the group (docs/agent.md,
-    /// "The foreground's blkio group for a switch only"). Ignored where blkio shares its
-    /// hierarchy with other controllers (v2).
+    /// switch (an app named by another process, a focus change) gets the group. The default:
+    /// over the S suite's full table it met the bar in the same eight cells of nine as `true`,
+    /// at or below `true` in seven (docs/agent.md, "The foreground's blkio group for a switch
+    /// only"). Ignored where blkio shares its hierarchy with other controllers (v2).
     pub fg_group: FgGroup,
-    /// With `fg_group`, on a v1 `blkio` hierarchy mounted alone: a launcher naming itself (an
+    /// With `fg_group = true`, on a v1 `blkio` hierarchy mounted alone: a launcher naming itself (an
     /// app being started through `forefront-exec` or `agent exec`) is moved into the `fg` group
     /// before the reply, even with nothing in the background, and the group, when empty, is
     /// first removed and made again (its weight set anew). BFQ keeps an idle queue's weight in
@@ -455,7 +456,7 @@ impl Default for IoSection {
             fg_weight: 1000,
             bg_weight: 10,
             bg_ioprio_idle: true,
-            fg_group: FgGroup::Always,
+            fg_group: FgGroup::Switch,
             fresh_fg_group: false,
             fg_latency_us: 0,
             nr_requests: 0,
