@@ -701,6 +701,12 @@ impl Config {
                 return bad("cells", format!("cell {name:?}: {why}"));
             }
         }
+        if self.io.fresh_fg_group && self.io.fg_group != FgGroup::Always {
+            return bad(
+                "io.fresh_fg_group",
+                "moves a launch into the blkio `fg` group: it needs `io.fg_group = true` (a launch stays home otherwise)".into(),
+            );
+        }
         if let Some(c) = self.scope.interactive.iter().find(|c| c.is_empty() || c.len() > 15) {
             return bad("scope.interactive", format!("{c:?}: a command name is 1 to 15 bytes (the kernel's `comm`)"));
         }
@@ -830,6 +836,10 @@ mod tests {
         let e = g("\"sometimes\"").unwrap_err().to_string();
         assert!(e.starts_with("a.toml: ") && e.contains("line 2") && e.contains(r#"true, false or "switch""#), "{e}");
         assert!(FgGroup::Switch.applies(false) && !FgGroup::Switch.applies(true));
+        // `fresh_fg_group` acts on a launch's group, which only `true` makes.
+        let e = Config::parse(Path::new("a.toml"), "[io]\nfresh_fg_group = true\n").unwrap_err().to_string();
+        assert!(e.contains("io.fresh_fg_group") && e.contains("fg_group = true"), "{e}");
+        assert!(Config::parse(Path::new("a.toml"), "[io]\nfg_group = true\nfresh_fg_group = true\n").is_ok());
         let mut c = Config::default();
         c.io.fg_group = FgGroup::Switch;
         let text = toml::to_string(&c).unwrap();
