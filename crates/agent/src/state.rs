@@ -398,6 +398,10 @@ impl JournalLock {
     /// `wait_for(pid)` says so (a dead agent's lock the kernel has not dropped yet), is waited
     /// for, up to `wait`, instead of refused. `restoring`: this holder only restores (`agent
     /// restore`, the watchdog); others that take the lock meanwhile wait for it in turn.
+    ///
+    /// So is a holder the file does not name yet: the lock is taken before the file is
+    /// rewritten, so for a moment it holds nothing, or the pid of a holder that was killed
+    /// (whose text stays) while the new one — often a watchdog about to restore — holds it.
     pub fn acquire_waiting(
         state: &Path,
         create: bool,
@@ -409,7 +413,7 @@ impl JournalLock {
         loop {
             match Self::acquire_as(state, create, restoring) {
                 Err(StateError::Locked { restoring: other_restores, holder_pid, .. })
-                    if (other_restores || holder_pid.is_some_and(&wait_for)) && t0.elapsed() < wait =>
+                    if (other_restores || holder_pid.is_none_or(|p| !pid_alive(p) || wait_for(p))) && t0.elapsed() < wait =>
                 {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
@@ -477,6 +481,12 @@ impl JournalLock {
             return Ok(Some(JournalLock { path, _file: f, made_dir }));
         }
     }
+}
+
+/// Whether a process `pid` exists (a zombie counts: its lock is not dropped yet either).
+fn pid_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else { return false };
+    !matches!(nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None), Err(nix::errno::Errno::ESRCH))
 }
 
 impl JournalLock {
@@ -870,6 +880,41 @@ mod tests {
         assert!(matches!(waited, Err(StateError::Locked { .. })), "{waited:?}");
         assert!(t0.elapsed() >= Duration::from_millis(200), "waited up to `wait` for the named holder");
         drop(agent);
+    }
+
+    /// The window between taking the lock and writing the pid: the file is empty, or still
+    /// names the holder before (killed: its text stays). A holder the file does not name is
+    /// waited for; before this, a new agent started right after its predecessor was killed
+    /// was refused while the predecessor's watchdog was taking the lock to restore.
+    #[test]
+    fn a_holder_that_has_not_written_its_pid_yet_is_waited_for() {
+        use std::time::Duration;
+        let d = tempfile::tempdir().unwrap();
+        let state = d.path().join("st/state.json");
+        let never = |_| false;
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        assert!(!pid_alive(dead_pid) && pid_alive(std::process::id()));
+        for text in [String::new(), format!("{dead_pid}\n")] {
+            let holder = JournalLock::acquire(&state, true).unwrap().unwrap();
+            std::fs::write(JournalLock::path_for(&state), &text).unwrap();
+            match JournalLock::acquire(&state, true) {
+                Err(StateError::Locked { .. }) => {}
+                other => panic!("held lock with {text:?} not seen: {other:?}"),
+            }
+            let t0 = std::time::Instant::now();
+            let refused = JournalLock::acquire_waiting(&state, true, false, Duration::from_millis(150), never);
+            assert!(matches!(refused, Err(StateError::Locked { .. })), "{refused:?}");
+            assert!(t0.elapsed() >= Duration::from_millis(150), "{text:?}: refused at once, not waited for");
+            let h = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                drop(holder);
+            });
+            let got = JournalLock::acquire_waiting(&state, true, false, Duration::from_secs(10), never);
+            h.join().unwrap();
+            assert!(got.unwrap().is_some(), "{text:?}");
+        }
     }
 
     use super::*;
