@@ -266,7 +266,8 @@ pub struct IoSection {
     /// switch (an app named by another process, a focus change) gets the group. The default:
     /// over the S suite's full table it met the bar in the same eight cells of nine as `true`,
     /// at or below `true` in seven (docs/agent.md, "The foreground's blkio group for a switch
-    /// only"). Ignored where blkio shares its hierarchy with other controllers (v2).
+    /// only"), and in eight of nine again as the default ("The full table at the new
+    /// default"). Ignored where blkio shares its hierarchy with other controllers (v2).
     pub fg_group: FgGroup,
     /// With `fg_group = true`, on a v1 `blkio` hierarchy mounted alone: a launcher naming itself (an
     /// app being started through `forefront-exec` or `agent exec`) is moved into the `fg` group
