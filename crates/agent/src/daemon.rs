@@ -503,6 +503,9 @@ impl Agent {
         cmd.arg("--root").arg(&self.root);
         cmd.args(["--agent-group", &self.cfg.agent.group]);
         cmd.args(["--agent-pid", &std::process::id().to_string()]);
+        if self.cfg.agent.lock_memory {
+            cmd.arg("--lock-memory");
+        }
         cmd.stdin(std::process::Stdio::piped());
         {
             use std::os::unix::process::CommandExt;

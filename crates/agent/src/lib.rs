@@ -20,7 +20,8 @@
 //!   which the agent uses (BFQ weights, idle I/O class, `io.weight`, `io.latency`).
 //! - [`check`]: which kernel capabilities are missing.
 //! - [`writeback`]: the write-back settings held during a pause.
-//! - [`pin`]: the launcher's helper kept in memory (`[agent] pin_exec`).
+//! - [`pin`]: the launcher's helper (`[agent] pin_exec`) and the agent's own pages
+//!   (`[agent] lock_memory`) kept in memory.
 //! - [`dynmods`]: cgroup moves without an RCU grace period (`[agent] favor_dynmods`).
 //! - [`prefetch`]: a switched-to app's working set read back before it asks (`[prefetch]`).
 //! - [`log`]: the log, written by a thread of its own (a log line never makes a launch wait).
@@ -94,6 +95,16 @@ pub fn run(cfg: config::Config, exe: Option<&Path>, log: fn(&str)) -> Result<(),
         set.add(s);
     }
     set.thread_block().map_err(|e| AgentError::Nothing(format!("cannot block signals: {e}")))?;
+    // Before any other thread exists (their stacks are then locked only as they are used), and
+    // before the agent's first pause could read its code from the disk beside a launch.
+    if cfg.agent.lock_memory {
+        match pin::lock_self() {
+            Ok(bytes) => {
+                log(&format!("lock_memory: {:.1} MiB of the agent's code and data locked in memory", bytes as f64 / 1048576.0))
+            }
+            Err(e) => log(&format!("lock_memory: not locked: {e}")),
+        }
+    }
     let (tx, rx) = mpsc::channel();
     {
         let tx = tx.clone();

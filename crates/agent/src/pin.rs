@@ -1,4 +1,5 @@
-//! Keeping the launcher's helper in memory (`[agent] pin_exec`).
+//! Keeping what a launch needs in memory: the launcher's helper (`[agent] pin_exec`) and the
+//! agent's own pages (`[agent] lock_memory`).
 //!
 //! Every launch and switch through `forefront-exec` starts by exec'ing it, before the agent is
 //! even asked: if its pages are not in the page cache (after memory pressure, or a benchmark's
@@ -7,6 +8,16 @@
 //! lifetime: a mapped page cache page is neither dropped by `drop_caches` nor reclaimed while
 //! locked, so the helper's exec only maps pages already in memory. It costs the file's size in
 //! locked memory (about 0.5 MB) and nothing else; the mapping goes when the agent exits.
+//!
+//! The agent's own code is read in the same way, by page faults, the first time it runs: and
+//! the code of a pause (the freeze, the write-back hold, the watchdog's `F` line) first runs at
+//! the first launch that finds a background, which is the worst moment to read it. A fault in a
+//! file mapping reads the file's whole read-ahead window around the page (`read_ahead_kb`:
+//! 8 MiB on this VM's disk), so the agent's first pause read 6.4 MB of its own binary in the
+//! watchdog alone, beside the launch and under the background it was about to freeze (traced:
+//! `filemap:mm_filemap_add_to_page_cache`, docs/agent.md "The agent's own first pause").
+//! [`lock_self`] locks every page the process maps at start, reading the code in before any
+//! launch.
 
 use std::path::{Path, PathBuf};
 
@@ -61,6 +72,36 @@ impl Drop for Pinned {
     }
 }
 
+/// `[agent] lock_memory`: locks every page this process maps now (its code and data, read in
+/// now where they are not in memory) and, from now on, each page it maps when first touched (a
+/// new thread's stack, the heap as it grows: not all at once). Returns the locked size
+/// (`VmLck`, bytes). The locks last the process's lifetime; the binary's pages are page cache
+/// pages, shared with every other process mapping them (the watchdog runs the same binary).
+pub fn lock_self() -> Result<u64, String> {
+    // SAFETY: mlockall takes no pointers.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT) } != 0 {
+        return Err(format!("mlockall(MCL_CURRENT): {}", std::io::Error::last_os_error()));
+    }
+    // Later mappings locked page by page (MCL_ONFAULT): MCL_FUTURE alone would read in a new
+    // thread's whole stack (2 MiB) at its creation.
+    // SAFETY: as above.
+    if unsafe { libc::mlockall(libc::MCL_FUTURE | libc::MCL_ONFAULT) } != 0 {
+        return Err(format!("mlockall(MCL_FUTURE | MCL_ONFAULT): {}", std::io::Error::last_os_error()));
+    }
+    locked_bytes(&std::fs::read_to_string("/proc/self/status").map_err(|e| format!("cannot read /proc/self/status: {e}"))?)
+}
+
+/// `VmLck` of a `/proc/PID/status` text, in bytes.
+pub fn locked_bytes(status: &str) -> Result<u64, String> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmLck:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| "no VmLck line in /proc/self/status".to_owned())
+}
+
 /// The helper `forefront-exec` beside the agent's own executable `exe`.
 pub fn helper_beside(exe: &Path) -> PathBuf {
     exe.with_file_name("forefront-exec")
@@ -96,6 +137,13 @@ mod tests {
         assert_eq!(p.len(), 3 * 4096 + 5);
         assert_eq!(resident(p.addr, p.len), 4, "every page read in and locked");
         drop(p);
+    }
+
+    #[test]
+    fn the_locked_size_is_read_from_the_status_text() {
+        assert_eq!(locked_bytes("Name:\tforefront\nVmLck:\t   14336 kB\nVmPin:\t0 kB\n"), Ok(14336 * 1024));
+        assert!(locked_bytes("Name:\tforefront\n").is_err());
+        assert!(locked_bytes("VmLck:\t12 MB\n").is_err());
     }
 
     #[test]

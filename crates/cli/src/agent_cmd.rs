@@ -143,6 +143,10 @@ enum AgentCommand {
         /// The agent's pid: its journal lock is waited for as the kernel drops it.
         #[arg(long)]
         agent_pid: Option<u32>,
+        /// Lock the watchdog's pages in memory (the agent's `agent.lock_memory`): its code for
+        /// a pause's `F` line must not be read from the disk beside a launch.
+        #[arg(long)]
+        lock_memory: bool,
     },
 }
 
@@ -329,7 +333,12 @@ pub fn run(args: AgentArgs) -> anyhow::Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
-        AgentCommand::Watchdog { groups, journal, root, agent_group, agent_pid } => {
+        AgentCommand::Watchdog { groups, journal, root, agent_group, agent_pid, lock_memory } => {
+            if lock_memory {
+                if let Err(e) = forefront_agent::pin::lock_self() {
+                    forefront_agent::daemon::stderr_log(&format!("watchdog: lock_memory: not locked: {e}"));
+                }
+            }
             use forefront_sysfs::{Cgroup, Version};
             let groups = groups
                 .iter()

@@ -850,3 +850,73 @@ fn favor_dynmods_turns_the_kernel_switch_on_and_leaves_no_mount_behind() {
     assert!(left.is_empty(), "left beside the journal: {left:?}");
     assert!(rig.signal_agent(nix::sys::signal::Signal::SIGTERM).success());
 }
+
+/// Of `pid`'s executable mappings of `exe` (its smaps): their size and how much of it is
+/// resident (kB), and whether every one is locked (`lo` in `VmFlags`, the kernel's `VM_LOCKED`).
+/// (smaps's `Locked:` is not used: it is a proportional share, halved by every other process
+/// that maps the same pages.)
+fn exec_mapping(pid: i32, exe: &Path) -> (u64, u64, bool) {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+    let exe = std::fs::canonicalize(exe).unwrap();
+    let (mut size, mut rss, mut locked, mut any) = (0, 0, true, false);
+    let mut in_exec = false;
+    for line in smaps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // A mapping's header: `start-end perms offset dev inode [path]`.
+        if f.len() >= 5 && f[0].contains('-') && !f[0].ends_with(':') {
+            in_exec = f[1].contains('x') && f.get(5).is_some_and(|p| Path::new(p) == exe);
+            any |= in_exec;
+            continue;
+        }
+        if !in_exec {
+            continue;
+        }
+        match f.first().copied() {
+            Some("Size:") => size += f[1].parse::<u64>().unwrap(),
+            Some("Rss:") => rss += f[1].parse::<u64>().unwrap(),
+            Some("VmFlags:") => locked &= f[1..].contains(&"lo"),
+            _ => {}
+        }
+    }
+    assert!(any, "pid {pid} maps no executable part of {}", exe.display());
+    (size, rss, locked)
+}
+
+#[test]
+fn the_agent_and_its_watchdog_keep_their_code_in_memory() {
+    real_kernel_or_skip!("the_agent_and_its_watchdog_keep_their_code_in_memory");
+    // `[agent] lock_memory` (on by default): every page of the binary's code is locked in
+    // memory from the start, so the first pause never reads the code from the disk. With it
+    // off, the same processes lock none of it (the check can fail).
+    for lock in [true, false] {
+        let mut rig = Rig::new(if lock { "lock" } else { "nolock" });
+        let (bg, _) = rig.spawn_ticker();
+        let cfg = rig.config(&[bg], "");
+        if !lock {
+            let text =
+                std::fs::read_to_string(&cfg).unwrap().replacen("rescan_ms = 100\n", "rescan_ms = 100\nlock_memory = false\n", 1);
+            std::fs::write(&cfg, text).unwrap();
+        }
+        rig.start_agent(&cfg);
+        let agent = rig.agent.as_ref().unwrap().id() as i32;
+        let watchdog = rig.status()["watchdog_pid"].as_i64().expect("a watchdog") as i32;
+        let log = std::fs::read_to_string(rig.log()).unwrap();
+        if lock && log.contains("lock_memory: not locked") {
+            skip_note(&format!("SKIP: the_agent_and_its_watchdog_keep_their_code_in_memory: mlockall refused here:\n{log}"));
+            return;
+        }
+        for (who, pid) in [("agent", agent), ("watchdog", watchdog)] {
+            let (size, rss, locked) = exec_mapping(pid, Path::new(BIN));
+            if lock {
+                assert!(locked, "{who}: its code is not locked; log:\n{log}");
+                assert_eq!(rss, size, "{who}: {rss} of {size} kB of its code in memory; log:\n{log}");
+            } else {
+                assert!(!locked, "{who}: its code is locked with lock_memory = false");
+            }
+        }
+        if lock {
+            assert!(log.contains("lock_memory: ") && log.contains("MiB of the agent's code and data locked"), "{log}");
+        }
+        assert!(rig.signal_agent(nix::sys::signal::Signal::SIGTERM).success());
+    }
+}

@@ -178,6 +178,15 @@ pub struct AgentSection {
     /// (docs/agent.md, "Soft real-time ghosts").
     #[serde(default = "yes")]
     pub pin_exec: bool,
+    /// Lock the agent's and its watchdog's pages in memory (`mlockall`): the code of a pause
+    /// first runs at the first launch that finds a background, and reading it then (a page
+    /// fault reads the binary's whole read-ahead window around the page, 8 MiB here) made that
+    /// launch compete with the agent's own 6.4 MB read. Costs the mapped binary (about 14 MB on
+    /// x86-64, shared by the two processes) and the pages they touch, in locked memory. Logged
+    /// and skipped when the kernel refuses (no `CAP_IPC_LOCK` and a low `RLIMIT_MEMLOCK`).
+    /// See "The agent's own first pause" in docs/agent.md.
+    #[serde(default = "yes")]
+    pub lock_memory: bool,
     /// Turn the kernel's cgroup `favordynmods` on at start, by mounting a named v1 hierarchy
     /// with it (beside the state journal) and unmounting it at once: a move between cgroups then
     /// no longer waits for an RCU grace period (7–8 ms idle, tens of ms under load, paid by every
@@ -424,6 +433,7 @@ impl Default for AgentSection {
             rescan_ms: 500,
             expedite_moves: false,
             pin_exec: true,
+            lock_memory: true,
             favor_dynmods: true,
             root: "/".into(),
         }
