@@ -906,7 +906,16 @@ fn the_agent_and_its_watchdog_keep_their_code_in_memory() {
             return;
         }
         for (who, pid) in [("agent", agent), ("watchdog", watchdog)] {
-            let (size, rss, locked) = exec_mapping(pid, Path::new(BIN));
+            // The watchdog locks its pages as it starts, which the agent does not wait for:
+            // give it up to 5 s to be done.
+            let t0 = Instant::now();
+            let (size, rss, locked) = loop {
+                let m = exec_mapping(pid, Path::new(BIN));
+                if !lock || (m.2 && m.1 == m.0) || t0.elapsed() > Duration::from_secs(5) {
+                    break m;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            };
             if lock {
                 assert!(locked, "{who}: its code is not locked; log:\n{log}");
                 assert_eq!(rss, size, "{who}: {rss} of {size} kB of its code in memory; log:\n{log}");
