@@ -1,5 +1,9 @@
 #!/bin/bash
-B=/var/tmp/ff-ssuite/bin-v21
+# The agent's page-cache additions at four bursts, each after a cache drop (docs/agent.md, "The
+# agent's own first pause"): run as `burst-trace.sh /var/tmp/ff-ssuite/bin-v21` (before
+# lock_memory) and `burst-trace.sh /var/tmp/ff-ssuite/bin-v22` (with it); the trace is left in
+# /run/ffmf/fm.txt. Needs root, tracefs mounted at /sys/kernel/tracing, and /run/ffmf/agent.toml.
+B=${1:?usage: burst-trace.sh BINDIR (holding forefront and forefront-exec)}
 T=/sys/kernel/tracing
 cd /run/ffmf
 echo bfq > /sys/block/vda/queue/scheduler
