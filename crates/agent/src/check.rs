@@ -124,7 +124,7 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
                     let mut c = cap(
                         "write-back hold",
                         true,
-                        "periodic write-back is off (dirty_writeback_centisecs = 0): nothing is held during a pause",
+                        "periodic write-back is off (dirty_writeback_centisecs = 0) or held already (dirty_expire_centisecs a day or more): nothing is held during a pause",
                     );
                     c.warn = true;
                     c
@@ -243,7 +243,8 @@ mod tests {
         let bad: Vec<_> = caps.iter().filter(|c| !c.ok && c.name != "root").collect();
         assert!(bad.is_empty(), "{bad:?}");
         let wb = caps.iter().find(|c| c.name == "write-back hold").expect("reported");
-        assert!(wb.detail.contains("dirty_writeback_centisecs = 0"), "{wb:?}");
+        assert!(wb.detail.contains("dirty_expire_centisecs = 8640000"), "{wb:?}");
+        assert!(!wb.detail.contains("dirty_writeback_centisecs"), "{wb:?}");
     }
 
     #[test]

@@ -2337,9 +2337,9 @@ mod tests {
         a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
         assert_eq!(vm("dirty_bytes"), limit);
         assert_eq!(vm("dirty_background_bytes"), (1_000_000u64 * 1024 / 100 * 20 - 4096).to_string());
-        assert_eq!(vm("dirty_writeback_centisecs"), "0");
-        assert_eq!(vm("dirty_expire_centisecs"), "3300", "3 s pause: 300 cs more");
-        assert_eq!(a.status()["paused"]["writeback_held"].as_array().unwrap().len(), 4);
+        assert_eq!(vm("dirty_writeback_centisecs"), "500", "never written: its handler writes back everything");
+        assert_eq!(vm("dirty_expire_centisecs"), "8640000", "a day: nothing expires in the pause");
+        assert_eq!(a.status()["paused"]["writeback_held"].as_array().unwrap().len(), 3);
         assert!(a.handle(Request::BurstEnd {}, peer()).ok);
         assert_eq!(vm("dirty_background_ratio"), "10", "restored through the file in use");
         assert_eq!(vm("dirty_ratio"), "20");
@@ -2352,7 +2352,7 @@ mod tests {
             .all(|e| !matches!(e, Entry::Knob { path, .. } if path.starts_with(t.path().join("proc")))));
         // A crash mid-pause: the next start restores the journal first.
         a.handle(Request::Fg { pid: Some(100), uid: None, cgroup: None, burst: true }, peer());
-        assert_eq!(vm("dirty_writeback_centisecs"), "0");
+        assert_eq!(vm("dirty_expire_centisecs"), "8640000");
         a.die();
         cfg.pause.enabled = false;
         let mut b = Agent::start(cfg, None, |_| {}).unwrap();

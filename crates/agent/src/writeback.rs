@@ -12,13 +12,27 @@
 //!   writing because too much is dirty) stops until dirty data reaches the throttling limit.
 //!   The kernel caps a background threshold at or above the limit to half the limit, which is
 //!   why the limit is pinned first;
-//! - `dirty_writeback_centisecs` → 0: no periodic flusher wake-ups;
-//! - `dirty_expire_centisecs` → its value plus the pause's length: data that had not expired
-//!   when the pause began does not expire during it, so a periodic pass already running stops
-//!   at the data that had.
+//! - `dirty_expire_centisecs` → a day ([`HELD_EXPIRE_CENTISECS`]): periodic write-back (the
+//!   flusher's wake-up every `dirty_writeback_centisecs`) writes only data dirtied longer ago
+//!   than the expiry: none, in practice, and a periodic pass under way stops at its next batch
+//!   (the kernel recomputes the cut-off for each).
 //!
-//! Nothing is held when periodic write-back is off already (an administrator's choice, or
-//! another holder: a second agent must not take held values for originals).
+//! `dirty_writeback_centisecs` is left alone. Turning periodic write-back off with it (0 for the
+//! pause, as this module did until 2026-11-28) holds the same data, but the kernel's handler for
+//! that file wakes every flusher to write *all* dirty data (`wakeup_flusher_threads`,
+//! `WB_start_all`) whenever a new non-zero value is written: every pause ended with a full
+//! write-back pass, dirty data that had not expired included (measured on this VM's kernel 6.18:
+//! 200 MB of freshly dirtied data written within 0.5 s of `0 → 500`; the expiry's file wakes
+//! nobody, and with it at a day 200 MB stayed dirty through eight seconds of periodic wake-ups
+//! and were written at the first wake-up after the original came back). With the expiry as the
+//! hold, the end of a pause only puts the thresholds back: what has expired by then is written
+//! at the flusher's next periodic wake-up, the rest when it expires, as without the agent.
+//!
+//! Nothing is held when periodic write-back is off already (`dirty_writeback_centisecs` = 0, an
+//! administrator's choice) or the expiry is a day or more already (another holder's, or an
+//! administrator's who keeps periodic write-back from writing anything): a second agent must
+//! not take held values for originals. The expiry is written first and put back last, so that a
+//! second holder reading meanwhile backs off.
 //!
 //! Out of reach from user space: write-back already queued in the block layer, `sync(2)` and
 //! `fsync(2)` by any process (they write their data whatever the thresholds), and data beyond
@@ -31,6 +45,10 @@ use std::path::{Path, PathBuf};
 use forefront_sysfs::vm::{self, Writeback};
 
 const PAGE: u64 = 4096;
+
+/// `dirty_expire_centisecs` during a pause: one day (see the module doc). The kernel turns it
+/// into jiffies as `value * 10` ms in 32 bits, which this leaves far from overflowing.
+pub const HELD_EXPIRE_CENTISECS: u64 = 24 * 60 * 60 * 100;
 
 /// One setting held during a pause.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,11 +63,11 @@ pub struct Held {
 }
 
 /// The settings to hold for a pause of at most `max_ms`, from the current ones and the
-/// dirtyable memory, in the order to apply them (release them in reverse: periodic write-back
-/// is turned off first and back on last, so another holder never plans from a half-held
-/// state). Pure: `root` only names the files.
+/// dirtyable memory, in the order to apply them (release them in reverse: the expiry is held
+/// first and put back last, so another holder never plans from a half-held state). Pure: `root`
+/// only names the files.
 pub fn plan(root: &Path, now: &Writeback, dirtyable_bytes: u64, max_ms: u64) -> Vec<Held> {
-    if now.writeback_centisecs == 0 {
+    if now.writeback_centisecs == 0 || now.expire_centisecs >= HELD_EXPIRE_CENTISECS {
         return vec![];
     }
     let pair = |bytes: u64, ratio: u64, name: &str| {
@@ -63,17 +81,10 @@ pub fn plan(root: &Path, now: &Writeback, dirtyable_bytes: u64, max_ms: u64) -> 
     let (background, bg_path, bg_original) = pair(now.background_bytes, now.background_ratio, "dirty_background");
     let limit = limit.max(2 * PAGE); // the kernel's minimum for dirty_bytes
     let held_background = limit - PAGE;
-    // Periodic write-back off first: a second holder reading meanwhile backs off.
-    let mut out: Vec<Held> = [
-        ("dirty_writeback_centisecs", now.writeback_centisecs, 0),
-        ("dirty_expire_centisecs", now.expire_centisecs, now.expire_centisecs + max_ms.div_ceil(10)),
-    ]
-    .into_iter()
-    .map(|(name, original, value)| {
-        let path = vm::vm_path(root, name);
-        Held { set: path.clone(), value: value.to_string(), path, original: original.to_string() }
-    })
-    .collect();
+    // A pause longer than a day (a configuration error, but allowed) keeps its expiry past it.
+    let expire = HELD_EXPIRE_CENTISECS.max(now.expire_centisecs + max_ms.div_ceil(10));
+    let path = vm::vm_path(root, "dirty_expire_centisecs");
+    let mut out = vec![Held { set: path.clone(), value: expire.to_string(), path, original: now.expire_centisecs.to_string() }];
     if held_background > background {
         out.push(Held {
             set: vm::vm_path(root, "dirty_bytes"),
@@ -155,34 +166,62 @@ mod tests {
         assert_eq!(
             names(&p),
             [
-                ("dirty_writeback_centisecs", "dirty_writeback_centisecs"),
                 ("dirty_expire_centisecs", "dirty_expire_centisecs"),
                 ("dirty_bytes", "dirty_ratio"),
                 ("dirty_background_bytes", "dirty_background_ratio"),
             ]
         );
         let limit = mem / 100 * 20;
-        assert_eq!((p[0].value.as_str(), p[0].original.as_str()), ("0", "500"));
-        assert_eq!((p[1].value.as_str(), p[1].original.as_str()), ("3300", "3000"), "3 s more: nothing expires in the pause");
-        assert_eq!((p[2].value.clone(), p[2].original.as_str()), (limit.to_string(), "20"));
-        assert_eq!((p[3].value.clone(), p[3].original.as_str()), ((limit - 4096).to_string(), "10"));
+        assert_eq!((p[0].value.as_str(), p[0].original.as_str()), ("8640000", "3000"), "a day: nothing expires in the pause");
+        assert_eq!((p[1].value.clone(), p[1].original.as_str()), (limit.to_string(), "20"));
+        assert_eq!((p[2].value.clone(), p[2].original.as_str()), ((limit - 4096).to_string(), "10"));
+    }
+
+    #[test]
+    fn the_periodic_interval_is_never_written() {
+        // Writing it back after a pause would wake every flusher to write all dirty data.
+        for w in [stock(), Writeback { background_bytes: 64 << 20, dirty_bytes: 256 << 20, ..stock() }] {
+            let p = plan(Path::new("/"), &w, 1 << 34, 3000);
+            assert!(!p.is_empty());
+            assert!(p
+                .iter()
+                .all(|h| !h.set.ends_with("dirty_writeback_centisecs") && !h.path.ends_with("dirty_writeback_centisecs")));
+        }
     }
 
     #[test]
     fn bytes_settings_restore_through_bytes() {
         let w = Writeback { background_bytes: 64 << 20, dirty_bytes: 256 << 20, ..stock() };
         let p = plan(Path::new("/"), &w, 1 << 34, 100);
-        assert_eq!(names(&p)[2..], [("dirty_bytes", "dirty_bytes"), ("dirty_background_bytes", "dirty_background_bytes")]);
-        assert_eq!(p[3].original, (64u64 << 20).to_string());
-        assert_eq!(p[1].value, "3010", "100 ms rounds up to 1 cs");
+        assert_eq!(names(&p)[1..], [("dirty_bytes", "dirty_bytes"), ("dirty_background_bytes", "dirty_background_bytes")]);
+        assert_eq!(p[2].original, (64u64 << 20).to_string());
+        let long = plan(Path::new("/"), &w, 1 << 34, 2 * 24 * 3600 * 1000);
+        assert_eq!(long[0].value, (3000 + 2 * 24 * 3600 * 100).to_string(), "a pause longer than a day keeps its expiry past it");
     }
 
     #[test]
-    fn nothing_is_held_with_periodic_write_back_off_and_a_high_background_is_kept() {
+    fn nothing_is_held_with_periodic_write_back_off_or_held_and_a_high_background_is_kept() {
         let off = Writeback { writeback_centisecs: 0, ..stock() };
-        assert!(plan(Path::new("/"), &off, 1 << 30, 3000).is_empty(), "off already: an admin's choice or another holder");
+        assert!(plan(Path::new("/"), &off, 1 << 30, 3000).is_empty(), "off already: an admin's choice");
+        let held = Writeback { expire_centisecs: HELD_EXPIRE_CENTISECS, ..stock() };
+        assert!(plan(Path::new("/"), &held, 1 << 30, 3000).is_empty(), "held already: another holder's");
+        let almost = Writeback { expire_centisecs: HELD_EXPIRE_CENTISECS - 1, ..stock() };
+        assert_eq!(plan(Path::new("/"), &almost, 1 << 30, 3000).len(), 3, "just below a day: held");
         let high = Writeback { background_bytes: 256 << 20, dirty_bytes: 256 << 20, ..stock() };
-        assert_eq!(names(&plan(Path::new("/"), &high, 1 << 30, 3000)).len(), 2, "only the periodic pair");
+        assert_eq!(names(&plan(Path::new("/"), &high, 1 << 30, 3000)).len(), 1, "only the expiry");
+    }
+
+    #[test]
+    fn a_second_holder_backs_off_until_the_first_has_released() {
+        let t = tempfile::tempdir().unwrap();
+        fake_vm(t.path(), 1_024_000);
+        let first = plan_now(t.path(), 3000).unwrap();
+        assert!(apply(&first).is_empty());
+        assert!(plan_now(t.path(), 3000).unwrap().is_empty(), "held values are not originals");
+        assert!(release(&first).is_empty());
+        // (The fake tree keeps `dirty_bytes` where the kernel zeroes it when the ratio is
+        // written: only the expiry is compared.)
+        assert_eq!(plan_now(t.path(), 3000).unwrap()[0], first[0], "released: held again");
     }
 
     #[test]
@@ -194,7 +233,7 @@ mod tests {
         assert!(apply(&p).is_empty());
         let read = |f: &str| std::fs::read_to_string(vm.join(f)).unwrap();
         assert_eq!(read("dirty_bytes"), (1024000u64 * 1024 / 100 * 20).to_string());
-        assert_eq!(read("dirty_writeback_centisecs"), "0");
+        assert_eq!((read("dirty_writeback_centisecs"), read("dirty_expire_centisecs")), ("500".into(), "8640000".into()));
         assert!(release(&p).is_empty());
         assert_eq!((read("dirty_ratio"), read("dirty_background_ratio")), ("20".into(), "10".into()));
         assert_eq!((read("dirty_writeback_centisecs"), read("dirty_expire_centisecs")), ("500".into(), "3000".into()));

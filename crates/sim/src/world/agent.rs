@@ -417,9 +417,9 @@ impl World {
                 self.prio.hook(Hook::AgentPause);
                 if a.config().pause.hold_writeback {
                     self.prio.hook(Hook::AgentWritebackHeld);
-                    // The daemon extends `dirty_expire_centisecs` by the pause's length.
-                    let extend = a.config().pause.max_ms * 1_000_000;
-                    self.hold_writeback(Some(Some(extend)));
+                    // The daemon sets `dirty_expire_centisecs` to a day for the pause: nothing
+                    // expires until it ends.
+                    self.hold_writeback(true);
                 }
                 let a = self.agent.as_ref().expect("agent");
                 let bg = a.knobs_of(Class::Background);
@@ -496,7 +496,7 @@ impl World {
             self.set_group_cpu(BG_GROUP, Some(bg), Some(false));
         }
         if held {
-            self.hold_writeback(None);
+            self.hold_writeback(false);
         }
         self.agent_apply();
     }

@@ -26,10 +26,12 @@
 //!   preemption rule).
 //! - **write-back hold** (`forefront_agent`'s `writeback` module): `dirty_background_bytes` =
 //!   the throttling limit less one page (background write-back waits until dirty data reaches
-//!   the limit), periodic write-back off, and the dirty pages' expiry extended by the hold's
-//!   length (the agent adds its pause's `max_ms` to `dirty_expire_centisecs`; a `[[knob]]` hold
-//!   has no length, so nothing expires until release). Release restores the thresholds and
-//!   wakes the flusher (the kernel wakes it when `dirty_writeback_centisecs` is written back).
+//!   the limit), and no periodic write-back pass (the agent sets `dirty_expire_centisecs` to a
+//!   day, so the flusher's periodic wake-ups find nothing expired; here they are skipped).
+//!   Release restores the thresholds and wakes the flusher for its usual checks (what has
+//!   expired, the background threshold), as the kernel's next periodic wake-up does within
+//!   `dirty_writeback_centisecs` (simplification: at once). It is not a full write-back pass:
+//!   the agent leaves `dirty_writeback_centisecs` alone because writing it starts one.
 //!
 //! Invariants: a task blocked by the freezer waits on `Blocker::Idle` with its knob `frozen`
 //! set, and only there; `saved` holds the thresholds exactly while write-back is held.
@@ -66,8 +68,6 @@ pub(super) struct Knobs {
     tasks: Vec<TaskKnobs>,
     /// The dirty thresholds before the write-back hold, while it holds.
     saved: Option<Thresholds>,
-    /// How much the hold in force extends the dirty pages' expiry (ns; `None`: no expiry).
-    extend_expire_ns: Option<u64>,
     /// Frozen tasks inside a chunked read or write op whose next step starts a new call.
     at_call: Vec<Tid>,
 }
@@ -115,9 +115,8 @@ pub trait KernelKnobs {
     /// CPU group `group`'s weight (`cpu.shares` units, ≥ 2) and `cpu.idle`; `None` leaves one
     /// as it is. The weight set while `cpu.idle` holds is the one cleared `cpu.idle` restores.
     fn set_group_cpu(&mut self, group: GroupId, shares: Option<u32>, idle: Option<bool>);
-    /// Hold buffered write-back (`Some(extend)`: the dirty pages' expiry extended by `extend`
-    /// ns, `None` within it for no expiry while held) or release it (`None`).
-    fn hold_writeback(&mut self, hold: Option<Option<u64>>);
+    /// Hold buffered write-back (`true`: no dirty page expires while held) or release it.
+    fn hold_writeback(&mut self, hold: bool);
 }
 
 impl KernelKnobs for World {
@@ -149,15 +148,14 @@ impl KernelKnobs for World {
         }
     }
 
-    fn hold_writeback(&mut self, hold: Option<Option<u64>>) {
+    fn hold_writeback(&mut self, hold: bool) {
         match (hold, self.knobs.saved) {
-            (Some(extend), None) => {
+            (true, None) => {
                 let t = self.wb.thresholds;
                 self.knobs.saved = Some(t);
-                self.knobs.extend_expire_ns = extend;
                 self.wb.thresholds.background_pages = t.limit_pages.saturating_sub(1).max(t.background_pages);
             }
-            (None, Some(t)) => {
+            (false, Some(t)) => {
                 self.knobs.saved = None;
                 self.wb.thresholds = t;
                 self.wake_flusher();
@@ -173,14 +171,13 @@ impl World {
         self.knobs.held()
     }
 
-    /// The dirty pages' expiry (ns) the flusher uses now: the scenario's, extended by the hold
-    /// in force (see the module doc).
+    /// The dirty pages' expiry (ns) the flusher uses now: the scenario's, or none while
+    /// write-back is held (see the module doc).
     pub(super) fn dirty_expire_ns(&self) -> u64 {
-        let expire = (self.phone.dirty_expire_s * 1e9) as u64;
-        match (self.knobs.held(), self.knobs.extend_expire_ns) {
-            (false, _) => expire,
-            (true, Some(e)) => expire.saturating_add(e),
-            (true, None) => u64::MAX,
+        if self.knobs.held() {
+            u64::MAX
+        } else {
+            (self.phone.dirty_expire_s * 1e9) as u64
         }
     }
 
@@ -257,7 +254,7 @@ impl World {
             self.set_group_cpu(BG_GROUP, shares, spec.bg_cpu_idle);
         }
         if let Some(h) = spec.hold_writeback {
-            self.hold_writeback(h.then_some(None));
+            self.hold_writeback(h);
         }
     }
 
