@@ -730,9 +730,15 @@ impl Drop for VmGuard {
     }
 }
 
+/// Taken by the tests whose agents hold write-back, before their [`VmGuard`] (so released after
+/// it restores): the settings are the machine's, and a guard taken during another test's pause
+/// would read held values as the originals and leave them behind.
+static WRITEBACK_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_pause_holds_write_back_and_the_watchdog_restores_it_when_the_agent_is_killed() {
     real_kernel_or_skip!("a_pause_holds_write_back_and_the_watchdog_restores_it_when_the_agent_is_killed");
+    let _one_at_a_time = WRITEBACK_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let before = VmGuard::take();
     let writeback = || read(PathBuf::from("/proc/sys/vm/dirty_writeback_centisecs"));
     let expire = || read(PathBuf::from("/proc/sys/vm/dirty_expire_centisecs"));
@@ -811,6 +817,7 @@ fn dirty_pages(f: &std::fs::File) -> Option<u64> {
 #[test]
 fn the_end_of_a_pause_does_not_write_back_dirty_data_that_has_not_expired() {
     real_kernel_or_skip!("the_end_of_a_pause_does_not_write_back_dirty_data_that_has_not_expired");
+    let _one_at_a_time = WRITEBACK_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let before = VmGuard::take();
     if read(PathBuf::from("/proc/sys/vm/dirty_writeback_centisecs")) == "0" {
         skip_note("SKIP: periodic write-back is off on this system: nothing to hold");
