@@ -91,7 +91,9 @@ impl Entry {
     }
 }
 
-/// The `/proc/sys/vm` keys the agent holds during a pause (see [`crate::writeback`]).
+/// The `/proc/sys/vm` keys the agent holds during a pause (see [`crate::writeback`]), and
+/// `dirty_writeback_centisecs`, which agents before 2026-11-28 held: a journal of theirs is
+/// still restored.
 pub const VM_KEYS: [&str; 6] = [
     "dirty_bytes",
     "dirty_ratio",
