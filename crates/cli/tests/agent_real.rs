@@ -730,6 +730,20 @@ impl Drop for VmGuard {
     }
 }
 
+impl Rig {
+    /// An agent whose pauses hold write-back (at most 20 s each), a ticker in its background and
+    /// a `sleep` to name foreground; returns the sleep's pid.
+    fn start_holding_agent(&mut self) -> String {
+        let (bg, _) = self.spawn_ticker();
+        let cfg = self.config(&[bg], "[pause]\nmax_ms = 20000\nhold_writeback = true\n");
+        self.start_agent(&cfg);
+        let app = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = app.id().to_string();
+        self.children.push(app);
+        pid
+    }
+}
+
 /// Taken by the tests whose agents hold write-back, before their [`VmGuard`] (so released after
 /// it restores): the settings are the machine's, and a guard taken during another test's pause
 /// would read held values as the originals and leave them behind.
@@ -747,12 +761,7 @@ fn a_pause_holds_write_back_and_the_watchdog_restores_it_when_the_agent_is_kille
         return;
     }
     let mut rig = Rig::new("wb");
-    let (bg, _) = rig.spawn_ticker();
-    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 20000\nhold_writeback = true\n");
-    rig.start_agent(&cfg);
-    let app = Command::new("sleep").arg("30").spawn().unwrap();
-    let app_pid = app.id().to_string();
-    rig.children.push(app);
+    let app_pid = rig.start_holding_agent();
     let out = rig.cli(&["fg", &app_pid, "--burst"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(expire(), "8640000", "nothing expires during the pause");
@@ -842,12 +851,7 @@ fn the_end_of_a_pause_does_not_write_back_dirty_data_that_has_not_expired() {
         ));
         return;
     }
-    let (bg, _) = rig.spawn_ticker();
-    let cfg = rig.config(&[bg], "[pause]\nmax_ms = 20000\nhold_writeback = true\n");
-    rig.start_agent(&cfg);
-    let app = Command::new("sleep").arg("30").spawn().unwrap();
-    let app_pid = app.id().to_string();
-    rig.children.push(app);
+    let app_pid = rig.start_holding_agent();
     let out = rig.cli(&["fg", &app_pid, "--burst"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("paused"), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(rig.cli(&["fg", "--burst-end"]).status.success());
