@@ -118,7 +118,7 @@ pub fn check(cfg: &Config) -> Vec<Capability> {
     if cfg.pause.enabled {
         need(Controller::Freezer, "background pause", &mut out);
         if cfg.pause.hold_writeback {
-            out.push(match crate::writeback::plan_now(root, cfg.pause.max_ms) {
+            out.push(match crate::writeback::plan_now(root) {
                 Err(e) => cap("write-back hold", false, e.to_string()),
                 Ok(held) if held.is_empty() => {
                     let mut c = cap(

@@ -1444,7 +1444,7 @@ impl Agent {
         self.keep_watchdog();
         let t0 = Instant::now();
         let held = if self.cfg.pause.hold_writeback {
-            crate::writeback::plan_now(&self.root, self.cfg.pause.max_ms).unwrap_or_else(|e| {
+            crate::writeback::plan_now(&self.root).unwrap_or_else(|e| {
                 (self.log)(&format!("write-back not held: {e}"));
                 vec![]
             })

@@ -62,11 +62,11 @@ pub struct Held {
     pub original: String,
 }
 
-/// The settings to hold for a pause of at most `max_ms`, from the current ones and the
-/// dirtyable memory, in the order to apply them (release them in reverse: the expiry is held
-/// first and put back last, so another holder never plans from a half-held state). Pure: `root`
-/// only names the files.
-pub fn plan(root: &Path, now: &Writeback, dirtyable_bytes: u64, max_ms: u64) -> Vec<Held> {
+/// The settings to hold for a pause (at most a minute, the config's bound on `pause.max_ms`:
+/// well inside the held expiry), from the current ones and the dirtyable memory, in the order
+/// to apply them (release them in reverse: the expiry is held first and put back last, so
+/// another holder never plans from a half-held state). Pure: `root` only names the files.
+pub fn plan(root: &Path, now: &Writeback, dirtyable_bytes: u64) -> Vec<Held> {
     if now.writeback_centisecs == 0 || now.expire_centisecs >= HELD_EXPIRE_CENTISECS {
         return vec![];
     }
@@ -81,10 +81,13 @@ pub fn plan(root: &Path, now: &Writeback, dirtyable_bytes: u64, max_ms: u64) -> 
     let (background, bg_path, bg_original) = pair(now.background_bytes, now.background_ratio, "dirty_background");
     let limit = limit.max(2 * PAGE); // the kernel's minimum for dirty_bytes
     let held_background = limit - PAGE;
-    // A pause longer than a day (a configuration error, but allowed) keeps its expiry past it.
-    let expire = HELD_EXPIRE_CENTISECS.max(now.expire_centisecs + max_ms.div_ceil(10));
     let path = vm::vm_path(root, "dirty_expire_centisecs");
-    let mut out = vec![Held { set: path.clone(), value: expire.to_string(), path, original: now.expire_centisecs.to_string() }];
+    let mut out = vec![Held {
+        set: path.clone(),
+        value: HELD_EXPIRE_CENTISECS.to_string(),
+        path,
+        original: now.expire_centisecs.to_string(),
+    }];
     if held_background > background {
         out.push(Held {
             set: vm::vm_path(root, "dirty_bytes"),
@@ -103,8 +106,8 @@ pub fn plan(root: &Path, now: &Writeback, dirtyable_bytes: u64, max_ms: u64) -> 
 }
 
 /// Reads the settings and plans the hold.
-pub fn plan_now(root: &Path, max_ms: u64) -> Result<Vec<Held>, forefront_sysfs::Error> {
-    Ok(plan(root, &vm::writeback(root)?, vm::dirtyable_bytes(root)?, max_ms))
+pub fn plan_now(root: &Path) -> Result<Vec<Held>, forefront_sysfs::Error> {
+    Ok(plan(root, &vm::writeback(root)?, vm::dirtyable_bytes(root)?))
 }
 
 /// Writes the held values, in order.
@@ -162,7 +165,7 @@ mod tests {
     #[test]
     fn stock_ratios_pin_the_limit_in_bytes_and_restore_through_the_ratios() {
         let mem = 1000 << 20;
-        let p = plan(Path::new("/"), &stock(), mem, 3000);
+        let p = plan(Path::new("/"), &stock(), mem);
         assert_eq!(
             names(&p),
             [
@@ -181,7 +184,7 @@ mod tests {
     fn the_periodic_interval_is_never_written() {
         // Writing it back after a pause would wake every flusher to write all dirty data.
         for w in [stock(), Writeback { background_bytes: 64 << 20, dirty_bytes: 256 << 20, ..stock() }] {
-            let p = plan(Path::new("/"), &w, 1 << 34, 3000);
+            let p = plan(Path::new("/"), &w, 1 << 34);
             assert!(!p.is_empty());
             assert!(p
                 .iter()
@@ -192,36 +195,34 @@ mod tests {
     #[test]
     fn bytes_settings_restore_through_bytes() {
         let w = Writeback { background_bytes: 64 << 20, dirty_bytes: 256 << 20, ..stock() };
-        let p = plan(Path::new("/"), &w, 1 << 34, 100);
+        let p = plan(Path::new("/"), &w, 1 << 34);
         assert_eq!(names(&p)[1..], [("dirty_bytes", "dirty_bytes"), ("dirty_background_bytes", "dirty_background_bytes")]);
         assert_eq!(p[2].original, (64u64 << 20).to_string());
-        let long = plan(Path::new("/"), &w, 1 << 34, 2 * 24 * 3600 * 1000);
-        assert_eq!(long[0].value, (3000 + 2 * 24 * 3600 * 100).to_string(), "a pause longer than a day keeps its expiry past it");
     }
 
     #[test]
     fn nothing_is_held_with_periodic_write_back_off_or_held_and_a_high_background_is_kept() {
         let off = Writeback { writeback_centisecs: 0, ..stock() };
-        assert!(plan(Path::new("/"), &off, 1 << 30, 3000).is_empty(), "off already: an admin's choice");
+        assert!(plan(Path::new("/"), &off, 1 << 30).is_empty(), "off already: an admin's choice");
         let held = Writeback { expire_centisecs: HELD_EXPIRE_CENTISECS, ..stock() };
-        assert!(plan(Path::new("/"), &held, 1 << 30, 3000).is_empty(), "held already: another holder's");
+        assert!(plan(Path::new("/"), &held, 1 << 30).is_empty(), "held already: another holder's");
         let almost = Writeback { expire_centisecs: HELD_EXPIRE_CENTISECS - 1, ..stock() };
-        assert_eq!(plan(Path::new("/"), &almost, 1 << 30, 3000).len(), 3, "just below a day: held");
+        assert_eq!(plan(Path::new("/"), &almost, 1 << 30).len(), 3, "just below a day: held");
         let high = Writeback { background_bytes: 256 << 20, dirty_bytes: 256 << 20, ..stock() };
-        assert_eq!(names(&plan(Path::new("/"), &high, 1 << 30, 3000)).len(), 1, "only the expiry");
+        assert_eq!(names(&plan(Path::new("/"), &high, 1 << 30)).len(), 1, "only the expiry");
     }
 
     #[test]
     fn a_second_holder_backs_off_until_the_first_has_released() {
         let t = tempfile::tempdir().unwrap();
         fake_vm(t.path(), 1_024_000);
-        let first = plan_now(t.path(), 3000).unwrap();
+        let first = plan_now(t.path()).unwrap();
         assert!(apply(&first).is_empty());
-        assert!(plan_now(t.path(), 3000).unwrap().is_empty(), "held values are not originals");
+        assert!(plan_now(t.path()).unwrap().is_empty(), "held values are not originals");
         assert!(release(&first).is_empty());
         // (The fake tree keeps `dirty_bytes` where the kernel zeroes it when the ratio is
         // written: only the expiry is compared.)
-        assert_eq!(plan_now(t.path(), 3000).unwrap()[0], first[0], "released: held again");
+        assert_eq!(plan_now(t.path()).unwrap()[0], first[0], "released: held again");
     }
 
     #[test]
@@ -229,7 +230,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         fake_vm(t.path(), 1_024_000);
         let vm = t.path().join("proc/sys/vm");
-        let p = plan_now(t.path(), 3000).unwrap();
+        let p = plan_now(t.path()).unwrap();
         assert!(apply(&p).is_empty());
         let read = |f: &str| std::fs::read_to_string(vm.join(f)).unwrap();
         assert_eq!(read("dirty_bytes"), (1024000u64 * 1024 / 100 * 20).to_string());
