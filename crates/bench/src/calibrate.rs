@@ -16,7 +16,7 @@
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
-//! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_page_us` (the simulator's `[phone.costs]`, for `bench predict`) |
+//! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us` |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s` |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //!
@@ -742,7 +742,7 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "write_rand_iops" => d("1 / (median 4 KiB random write at depth 1 - cmd_overhead_us), the access at least 4 KiB / write_seq_mb_s"),
         "flush_overhead_us" => m("median fdatasync after a 4 KiB O_DIRECT write to an allocated file (a cache flush), 30 per repetition".into()),
         "discard_us_per_mib" => m("FITRIM of the blocks of a 4 MiB hole just punched in the file, 4 per repetition, us per MiB trimmed".into()),
-        "copy_page_us" => d("mean of copy_write_page_us and copy_read_page_us (the simulator charges one copy cost per page either way)"),
+        "copy_page_us" => d("mean of copy_write_page_us and copy_read_page_us (bench predict gives the simulator each direction's own figure; the mean is for a scenario with one copy cost)"),
         "copy_write_page_us" => m(format!("median buffered 1 MiB write() over cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
         "copy_read_page_us" => m(format!("median buffered 128 KiB read() of cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
         n if n.starts_with("read_1m_depth") || n.starts_with("write_1m_depth") => m(format!(

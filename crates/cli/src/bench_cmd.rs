@@ -47,8 +47,9 @@ enum BenchCommand {
         Measures 4 KiB and 1 MiB sequential and 4 KiB random reads and writes at queue depth 1 and at \
         depth (the device's queue depth from sysfs, at most 32 threads), the cost of a cache flush \
         (fdatasync), of a FUA write (O_DSYNC), of a discard (FITRIM of a punched hole) and the CPU's \
-        cost of a page-cache copy (buffered write()s and read()s of a cached file: copy_page_us, which \
-        `bench predict` uses). The table \
+        cost of a page-cache copy (buffered write()s and read()s of a cached file: copy_write_page_us \
+        and copy_read_page_us, which `bench predict` gives the simulated write()s and read()s, and \
+        their mean copy_page_us). The table \
         printed gives each figure's median, min and max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a
@@ -691,6 +692,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         dirty_expire_s: wb.expire_centisecs as f64 / 100.0,
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
         copy_page_us: None,
+        copy_write_page_us: None,
         burst_call_ms: None,
         fg_compute_ms: None,
         preempt: match preempt {
@@ -761,8 +763,11 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
     let mut host = this_host(&disk, o).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
     let device = forefront_workload::load_device(&o.device)?;
-    // The CPU's page-copy cost where the calibration measured it (older files: the default).
-    host.copy_page_us = device.provenance.as_ref().and_then(|p| p.fields.get("copy_page_us")).map(|m| m.value);
+    // The CPU's page-copy costs where the calibration measured them: a read's and a write's
+    // (files before the split: their mean for both; older files: the default).
+    let calibrated = |k: &str| device.provenance.as_ref().and_then(|p| p.fields.get(k)).map(|m| m.value);
+    host.copy_page_us = calibrated("copy_read_page_us").or_else(|| calibrated("copy_page_us"));
+    host.copy_write_page_us = calibrated("copy_write_page_us");
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
     // operation (reports from before `op_cpu_ms`: the assumption).
@@ -819,6 +824,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             .collect();
         let doc = serde_json::json!({
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
+            "copy_write_page_us": host.copy_write_page_us,
             "fg_compute_ms": host.fg_compute_ms,
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
@@ -835,9 +841,10 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         device.name,
         o.launches,
         o.seed,
-        match host.copy_page_us {
-            Some(c) => format!("page copy {c:.3} us measured"),
-            None => "page copy: the simulator's default".into(),
+        match (host.copy_page_us, host.copy_write_page_us) {
+            (Some(r), Some(w)) => format!("page copy {r:.3} us read / {w:.3} us write, measured"),
+            (Some(c), None) => format!("page copy {c:.3} us measured"),
+            _ => "page copy: the simulator's default".into(),
         },
         match host.fg_compute_ms {
             Some(c) if o.app_cpu_ms.is_some() => format!("app CPU {c:.2} ms (--app-cpu-ms)"),

@@ -222,3 +222,56 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
     let (ok, _, err) = run_with("none", &["--cpu-groups", "sometimes"]);
     assert!(!ok && err.contains("--cpu-groups") && err.contains("sometimes"), "{err}");
 }
+
+/// A calibrated device's two page-copy figures go to their own sides (twin17): the header names
+/// both, and writers that copy at the write side's dearer cost move less data than with one
+/// cost for both directions.
+#[test]
+fn the_calibrated_copy_costs_reach_reads_and_writes_apart() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_calibrated_copy_costs_reach_reads_and_writes_apart: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = saved_report(t.path(), "copy.json", "launch", "copy", &disk, [100.0, 120.0, 140.0]);
+    let calibrated =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/tw15/this-vm-tw15-batch.toml"))
+            .unwrap();
+    let split = t.path().join("split.toml");
+    std::fs::write(&split, &calibrated).unwrap();
+    // The same file with the write side's figure replaced by the read side's: one cost.
+    let one = t.path().join("one.toml");
+    assert!(calibrated.contains("value = 0.528892578125"), "the calibration's write figure");
+    std::fs::write(&one, calibrated.replace("value = 0.528892578125", "value = 0.3791875")).unwrap();
+    let predict = |device: &std::path::Path| -> (String, f64) {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(&saved)
+            .arg("--device")
+            .arg(device)
+            .args(["--launches", "2", "--format", "json"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").expect("a baseline row").clone();
+        (text, base["predicted"]["bg_mb_s"].as_f64().expect("a predicted background throughput"))
+    };
+    let (text, split_mb_s) = predict(&split);
+    assert!(text.contains("\"copy_page_us\": 0.3791875") && text.contains("\"copy_write_page_us\": 0.528892578125"), "{text}");
+    let (_, one_mb_s) = predict(&one);
+    // The workers' time is mostly page copies: 0.53 against 0.38 us a page.
+    assert!(split_mb_s < 0.85 * one_mb_s, "write-side copy {split_mb_s:.0} MB/s, one cost {one_mb_s:.0} MB/s");
+    // The text header names both figures.
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .arg("--device")
+        .arg(&split)
+        .args(["--launches", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("page copy 0.379 us read / 0.529 us write, measured"), "{text}");
+}

@@ -163,6 +163,7 @@ impl Fake {
 pub fn ext4_params() -> Ext4Params {
     Ext4Params {
         copy_page: 100,
+        copy_write_page: 100,
         syscall: 1_000,
         metadata: 2_000,
         writeback_page: 50,

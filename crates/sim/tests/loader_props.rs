@@ -66,6 +66,7 @@ const SCENARIO_FIELDS: &[(&str, bool)] = &[
     ("phone.fs.fragmentation", false),
     ("phone.costs.syscall_us", false),
     ("phone.costs.copy_page_us", false),
+    ("phone.costs.copy_write_page_us", false),
 ];
 
 /// Device fields.

@@ -327,9 +327,13 @@ pub struct Host {
     pub dirty_ratio: f64,
     pub dirty_expire_s: f64,
     pub writeback_interval_s: f64,
-    /// CPU µs per 4 KiB page copied by `read()`/`write()` on this machine (`bench calibrate`'s
-    /// `copy_page_us`), or `None` for the simulator's default `[phone.costs]`.
+    /// CPU µs per 4 KiB page copied by `read()` on this machine (`bench calibrate`'s
+    /// `copy_read_page_us`; its older files: `copy_page_us`, the mean of both directions), or
+    /// `None` for the simulator's default `[phone.costs]`.
     pub copy_page_us: Option<f64>,
+    /// CPU µs per 4 KiB page copied into the page cache by `write()` (`bench calibrate`'s
+    /// `copy_write_page_us`), or `None`: the read side's figure.
+    pub copy_write_page_us: Option<f64>,
     /// The launcher's burst call to the agent (ms, `fg PID --burst` over its socket): the bench
     /// times each `agent`-mode operation from before that call (`forefront_bench::runner::
     /// time_op`) and reports its median (`burst_call_ms`). `Some`: the simulator's `agent`
@@ -373,6 +377,7 @@ impl Default for Host {
             dirty_expire_s: 30.0,
             writeback_interval_s: 5.0,
             copy_page_us: None,
+            copy_write_page_us: None,
             burst_call_ms: None,
             preempt: Preempt::Full,
             eevdf: None,
@@ -499,8 +504,14 @@ impl BenchWorkload {
         }
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
         let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");
+        if host.copy_page_us.is_some() || host.copy_write_page_us.is_some() {
+            let _ = writeln!(w, "\n[phone.costs]");
+        }
         if let Some(c) = host.copy_page_us {
-            let _ = writeln!(w, "\n[phone.costs]\ncopy_page_us = {c:?}");
+            let _ = writeln!(w, "copy_page_us = {c:?}");
+        }
+        if let Some(c) = host.copy_write_page_us {
+            let _ = writeln!(w, "copy_write_page_us = {c:?}");
         }
 
         for (name, size) in code_file_sizes(&self.app) {
@@ -703,7 +714,12 @@ mod tests {
         let host = Host { copy_page_us: Some(0.42), ..Host::default() };
         let s = w(Bg::Copy).scenario("x", &host, &setup).unwrap();
         assert_eq!(s.phone.costs.copy_page_us, 0.42);
+        assert_eq!(s.phone.costs.write_copy_page_us(), 0.42, "one figure: both directions");
         assert_eq!(s.phone.costs.alloc_page_us, crate::Costs::default().alloc_page_us);
+        // The calibration's two directions, each to its side.
+        let host = Host { copy_page_us: Some(0.38), copy_write_page_us: Some(0.53), ..Host::default() };
+        let s = w(Bg::Copy).scenario("x", &host, &setup).unwrap();
+        assert_eq!((s.phone.costs.copy_page_us, s.phone.costs.write_copy_page_us()), (0.38, 0.53));
     }
 
     #[test]

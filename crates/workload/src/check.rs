@@ -227,6 +227,7 @@ impl Scenario {
         for (key, v) in [
             ("syscall_us", k.syscall_us),
             ("copy_page_us", k.copy_page_us),
+            ("copy_write_page_us", k.write_copy_page_us()),
             ("alloc_page_us", k.alloc_page_us),
             ("reclaim_page_us", k.reclaim_page_us),
             ("submit_request_us", k.submit_request_us),

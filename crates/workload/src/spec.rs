@@ -273,8 +273,15 @@ impl Default for Phone {
 #[serde(deny_unknown_fields, default)]
 pub struct Costs {
     pub syscall_us: f64,
-    /// Copying one 4 KiB page between user and page cache.
+    /// Copying one 4 KiB page between user and page cache (a `read()`'s, and a `write()`'s
+    /// unless `copy_write_page_us` is given).
     pub copy_page_us: f64,
+    /// Copying one 4 KiB page from user into the page cache in a `write()` (the page looked up
+    /// or added, copied, marked dirty and accounted): `bench calibrate` measures it apart from
+    /// the read side, and on the twin's host it costs 1.4× a read's copy (docs/twin.md). `None`:
+    /// `copy_page_us`, one cost either way (every phone scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_write_page_us: Option<f64>,
     /// Allocating a page cache page.
     pub alloc_page_us: f64,
     /// Reclaiming one page.
@@ -291,11 +298,19 @@ pub struct Costs {
     pub wakeup_us: f64,
 }
 
+impl Costs {
+    /// A `write()`'s copy cost per page (µs): `copy_write_page_us`, else `copy_page_us`.
+    pub fn write_copy_page_us(&self) -> f64 {
+        self.copy_write_page_us.unwrap_or(self.copy_page_us)
+    }
+}
+
 impl Default for Costs {
     fn default() -> Self {
         Costs {
             syscall_us: 2.0,
             copy_page_us: 1.5,
+            copy_write_page_us: None,
             alloc_page_us: 0.5,
             reclaim_page_us: 0.6,
             submit_request_us: 8.0,

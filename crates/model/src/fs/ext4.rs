@@ -109,7 +109,10 @@ pub enum FileOp {
 /// Scenario parameters and CPU costs (ns) of the file paths.
 #[derive(Clone, Copy, Debug)]
 pub struct Ext4Params {
+    /// A `read()`'s copy of one page to user memory.
     pub copy_page: u64,
+    /// A `write()`'s copy of one page into the page cache (with its lookup and dirtying).
+    pub copy_write_page: u64,
     pub syscall: u64,
     pub metadata: u64,
     pub writeback_page: u64,
@@ -378,7 +381,7 @@ pub fn write<K: Ext4 + ?Sized>(
 ) -> (u64, After) {
     let now = cx.now();
     let mut cost = 0;
-    let copy = k.copy_page;
+    let copy = k.copy_write_page;
     let dirtied_before = cx.page_cache().dirtied;
     // Every way out of this step counts the pages it dirtied for balance_dirty_pages.
     let account = |cx: &mut K| {
@@ -975,6 +978,35 @@ mod tests {
         assert_eq!(cx.wg.handle_of(1), None, "the handle is stopped");
         assert_eq!(cx.jn.running.handles, 0);
         assert_eq!(ino.allocated(), 0, "delayed allocation: no block yet");
+    }
+
+    /// The CPU work of `op` for task 1 with costs `k`, summed over its steps until it ends.
+    fn work(cx: &mut Fake, k: &Ext4Params, op: FileOp) -> u64 {
+        cx.op = Some(op);
+        let mut total = 0;
+        while let Some(op) = cx.op.clone() {
+            let (ns, after) = step(cx, k, 1, op);
+            assert_ne!(after, After::Block, "a cached call does not block");
+            total += ns;
+        }
+        total
+    }
+
+    #[test]
+    fn a_write_copies_at_the_write_cost_and_a_read_at_the_read_cost() {
+        let mut cx = fake();
+        let f = cx.file("/data/a");
+        let pages = 16;
+        // The pages cached and dirty first, so the calls below only look them up and copy.
+        assert_eq!(run(&mut cx, write_op(f, pages * PAGE_SIZE)), After::Step);
+        let read =
+            FileOp::Read { file: f, pos: 0, end: pages * PAGE_SIZE, chunk: pages * PAGE_SIZE, call_end: pages * PAGE_SIZE };
+        let one = ext4_params();
+        let split = Ext4Params { copy_write_page: one.copy_write_page + 900, ..one };
+        let (w1, w2) =
+            (work(&mut cx, &one, write_op(f, pages * PAGE_SIZE)), work(&mut cx, &split, write_op(f, pages * PAGE_SIZE)));
+        assert_eq!(w2 - w1, pages * 900, "each page written costs the write side's copy");
+        assert_eq!(work(&mut cx, &split, read.clone()), work(&mut cx, &one, read), "a read is not charged the write side's copy");
     }
 
     #[test]

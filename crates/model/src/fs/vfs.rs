@@ -58,6 +58,8 @@ pub struct TmpfsCosts {
     pub syscall_us: f64,
     pub metadata_us: f64,
     pub copy_page_us: f64,
+    /// A `write()`'s copy per page (`Costs::write_copy_page_us`).
+    pub copy_write_page_us: f64,
     pub alloc_page_us: f64,
 }
 
@@ -141,7 +143,7 @@ impl Vfs {
             TmpfsCall::Write { offset, len, chunk } => {
                 let start = offset.unwrap_or(size);
                 let new = self.tmpfs_resize(pc, fs, file, size.max(start + len));
-                (calls(len, chunk) * sys + pages(len) * c.copy_page_us + new as f64 * c.alloc_page_us, 0, len)
+                (calls(len, chunk) * sys + pages(len) * c.copy_write_page_us + new as f64 * c.alloc_page_us, 0, len)
             }
             TmpfsCall::Sync => (sys, 0, 0),
         }
@@ -155,7 +157,8 @@ mod tests {
     use super::*;
     use crate::fs::FsParams;
 
-    const C: TmpfsCosts = TmpfsCosts { syscall_us: 1.0, metadata_us: 10.0, copy_page_us: 0.5, alloc_page_us: 2.0 };
+    const C: TmpfsCosts =
+        TmpfsCosts { syscall_us: 1.0, metadata_us: 10.0, copy_page_us: 0.5, copy_write_page_us: 0.5, alloc_page_us: 2.0 };
 
     fn machine() -> (Vfs, PageCache, Fs) {
         (Vfs::default(), PageCache::new(1_000), Fs::new(FsParams::default(), 1 << 34, RngStreams::new(1).stream("fs")))

@@ -34,6 +34,7 @@ use forefront_model::fs::vfs::{MountClass, Vfs};
 pub(super) struct CostsNs {
     pub(super) syscall: u64,
     pub(super) copy_page: u64,
+    pub(super) copy_write_page: u64,
     pub(super) alloc_page: u64,
     pub(super) reclaim_page: u64,
     pub(super) submit_request: u64,
@@ -49,6 +50,7 @@ impl CostsNs {
         CostsNs {
             syscall: ns(c.syscall_us),
             copy_page: ns(c.copy_page_us),
+            copy_write_page: ns(c.write_copy_page_us()),
             alloc_page: ns(c.alloc_page_us),
             reclaim_page: ns(c.reclaim_page_us),
             submit_request: ns(c.submit_request_us),

@@ -28,6 +28,7 @@ impl World {
     pub(super) fn ext4_params(&self) -> Ext4Params {
         Ext4Params {
             copy_page: self.ns.copy_page,
+            copy_write_page: self.ns.copy_write_page,
             syscall: self.ns.syscall,
             metadata: self.ns.metadata,
             writeback_page: self.ns.writeback_page,

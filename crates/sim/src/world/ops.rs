@@ -436,6 +436,7 @@ impl World {
                     syscall_us: c.syscall_us,
                     metadata_us: c.metadata_us,
                     copy_page_us: c.copy_page_us,
+                    copy_write_page_us: c.write_copy_page_us(),
                     alloc_page_us: c.alloc_page_us,
                 };
                 let (us, read, written) = self.vfs.tmpfs_call(&mut self.pc, &mut self.fs, file, call, &costs);
