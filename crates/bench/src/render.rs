@@ -85,10 +85,19 @@ pub fn table(r: &Report) -> String {
     let cpu: Vec<String> = r
         .modes
         .iter()
-        .filter_map(|(m, x)| x.op_cpu_ms.map(|c| format!("{m} {:.1} ({:.1} user, {:.1} sys)", c.total_ms, c.user_ms, c.sys_ms)))
+        .filter_map(|(m, x)| {
+            x.op_cpu_ms.map(|c| {
+                let on = c.on_cpu_ms.map(|o| format!(", on a CPU {o:.1}")).unwrap_or_default();
+                format!("{m} {:.1} ({:.1} user, {:.1} sys{on})", c.total_ms, c.user_ms, c.sys_ms)
+            })
+        })
         .collect();
     if !cpu.is_empty() {
-        let _ = writeln!(s, "the FG operation's own CPU ms, mean per operation: {}", cpu.join("; "));
+        let _ = writeln!(
+            s,
+            "the FG operation's own CPU ms, mean per operation (its CPU clock; on a CPU: perf's task clock, which leaves out waits for the CPU that the clock counts on a kernel without preemption): {}",
+            cpu.join("; ")
+        );
     }
     for m in ["agent", "agent-bfq"] {
         if let Some(b) = r.modes.get(m).and_then(|a| a.burst_call_ms) {

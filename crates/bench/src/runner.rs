@@ -389,16 +389,65 @@ pub struct Sample {
 }
 
 /// The CPU time a foreground operation's process spent on the operation (from its `go` to its
-/// `done`), in ms: `total` from `CLOCK_PROCESS_CPUTIME_ID` (the scheduler's exact runtime),
-/// `user` and `sys` from `getrusage(RUSAGE_SELF)`. The kernel splits a task's runtime into user
-/// and system time in proportion to the ticks it sampled in each (`cputime_adjust`), so one
-/// operation's split is coarse (a 4 ms tick here against a ~45 ms launch) while a mean over
-/// operations is not biased by it.
+/// `done`), in ms: `total` from `CLOCK_PROCESS_CPUTIME_ID` (the scheduler's runtime), `user` and
+/// `sys` from `getrusage(RUSAGE_SELF)`, and `on_cpu` from perf's task clock ([`TaskClock`]).
+/// The kernel splits a task's runtime into user and system time in proportion to the ticks it
+/// sampled in each (`cputime_adjust`), so one operation's split is coarse (a 4 ms tick here
+/// against a ~45 ms launch) while a mean over operations is not biased by it.
+///
+/// **The runtime is not the time on a CPU on a kernel without preemption** (docs/twin.md,
+/// twin18): a wake-up that preempts the running task sets `need_resched` and asks the
+/// scheduler to skip its next clock update (`rq_clock_skip_update` in `wakeup_preempt`),
+/// which saves a clock read when the switch follows at once; with `preempt=none` the running
+/// task keeps the CPU until its system call ends, and the woken task's run is then timed from
+/// its wake-up, so `total` (and `user` and `sys`, scaled to it) also counts its wait for the
+/// CPU. perf's task clock is timed at the context switches themselves. On the twin's VM a
+/// launch beside two copy workers: `total` 60–72 ms, `on_cpu` 28–37.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct OpCpu {
     pub total_ms: f64,
     pub user_ms: f64,
     pub sys_ms: f64,
+    /// Time on a CPU (perf's task clock); `None` where `perf_event_open` is refused (a
+    /// `perf_event_paranoid` above 2 for a non-root user, a seccomp filter) or from an older
+    /// helper.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_cpu_ms: Option<f64>,
+}
+
+/// perf's task clock of this process's threads (`PERF_COUNT_SW_TASK_CLOCK`, counting from its
+/// opening, inherited by threads created after it): the time its tasks were on a CPU, from the
+/// context switches in and out, whatever the scheduler's clock updates did ([`OpCpu`]).
+pub struct TaskClock(std::os::fd::OwnedFd);
+
+impl TaskClock {
+    /// Opens and starts the counter, or `None` where the kernel refuses it.
+    pub fn open() -> Option<TaskClock> {
+        use perf_event_open_sys as sys;
+        let mut attr = sys::bindings::perf_event_attr {
+            type_: sys::bindings::PERF_TYPE_SOFTWARE,
+            size: std::mem::size_of::<sys::bindings::perf_event_attr>() as u32,
+            config: sys::bindings::PERF_COUNT_SW_TASK_CLOCK as u64,
+            ..Default::default()
+        };
+        attr.set_inherit(1);
+        attr.set_exclude_hv(1);
+        // SAFETY: `attr` is a valid, fully initialised attribute struct that outlives the call;
+        // pid 0 and cpu -1 count this process on any CPU; no group, no flags.
+        let fd = unsafe { sys::perf_event_open(&mut attr, 0, -1, -1, sys::bindings::PERF_FLAG_FD_CLOEXEC as _) };
+        // SAFETY: a non-negative return is a new file descriptor that nothing else owns.
+        (fd >= 0).then(|| TaskClock(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) }))
+    }
+
+    /// The time on a CPU since the counter was opened (ms), or `None` on a failed read.
+    pub fn ms(&self) -> Option<f64> {
+        let mut ns = 0u64;
+        // SAFETY: reads at most 8 bytes into `ns`, which outlives the call.
+        let n = unsafe {
+            libc::read(std::os::fd::AsRawFd::as_raw_fd(&self.0), (&mut ns as *mut u64).cast(), std::mem::size_of::<u64>())
+        };
+        (n == 8).then_some(ns as f64 / 1e6)
+    }
 }
 
 impl OpCpu {
@@ -413,7 +462,17 @@ impl OpCpu {
             libc::getrusage(libc::RUSAGE_SELF, &mut ru);
             (ts, ru)
         };
-        OpCpu { total_ms: ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6, user_ms: ms(ru.ru_utime), sys_ms: ms(ru.ru_stime) }
+        OpCpu {
+            total_ms: ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 / 1e6,
+            user_ms: ms(ru.ru_utime),
+            sys_ms: ms(ru.ru_stime),
+            on_cpu_ms: None,
+        }
+    }
+
+    /// [`OpCpu::now`] with the time on a CPU from `clock`.
+    pub fn now_with(clock: Option<&TaskClock>) -> OpCpu {
+        OpCpu { on_cpu_ms: clock.and_then(TaskClock::ms), ..OpCpu::now() }
     }
 
     /// The CPU time spent since `before`.
@@ -422,20 +481,41 @@ impl OpCpu {
             total_ms: (self.total_ms - before.total_ms).max(0.0),
             user_ms: (self.user_ms - before.user_ms).max(0.0),
             sys_ms: (self.sys_ms - before.sys_ms).max(0.0),
+            on_cpu_ms: self.on_cpu_ms.zip(before.on_cpu_ms).map(|(a, b)| (a - b).max(0.0)),
         }
     }
 
-    /// The operation's `done` line: `done MS BYTES cpu TOTAL USER SYS`.
+    /// The operation's `done` line: `done MS BYTES cpu TOTAL USER SYS [oncpu MS]`.
     pub fn done_line(elapsed_ms: f64, bytes: u64, cpu: OpCpu) -> String {
-        format!("done {elapsed_ms:.3} {bytes} cpu {:.3} {:.3} {:.3}", cpu.total_ms, cpu.user_ms, cpu.sys_ms)
+        let mut line = format!("done {elapsed_ms:.3} {bytes} cpu {:.3} {:.3} {:.3}", cpu.total_ms, cpu.user_ms, cpu.sys_ms);
+        if let Some(on) = cpu.on_cpu_ms {
+            line += &format!(" oncpu {on:.3}");
+        }
+        line
     }
 
-    /// The CPU time a `done` line reports (`None` for a line without it: an older helper).
+    /// The CPU time a `done` line reports (`None` for a line without it: an older helper; the
+    /// time on a CPU `None` where the line has none).
     pub fn parse_done(line: &str) -> Option<OpCpu> {
-        let mut f = line.split_whitespace().skip_while(|w| *w != "cpu").skip(1).map(|w| w.parse::<f64>().ok());
+        fn after<'a>(line: &'a str, key: &'a str) -> impl Iterator<Item = Option<f64>> + 'a {
+            line.split_whitespace().skip_while(move |w| *w != key).skip(1).map(|w| w.parse::<f64>().ok())
+        }
+        let mut f = after(line, "cpu");
+        let on_cpu_ms = after(line, "oncpu").next().flatten().filter(|v| v.is_finite());
         match (f.next()??, f.next()??, f.next()??) {
-            (t, u, s) if t.is_finite() && u.is_finite() && s.is_finite() => Some(OpCpu { total_ms: t, user_ms: u, sys_ms: s }),
+            (t, u, s) if t.is_finite() && u.is_finite() && s.is_finite() => {
+                Some(OpCpu { total_ms: t, user_ms: u, sys_ms: s, on_cpu_ms })
+            }
             _ => None,
+        }
+    }
+
+    /// The operation's user time scaled to its time on a CPU (the user share of the kernel's
+    /// tick samples, times perf's task clock), where the task clock is known; else `user_ms`.
+    pub fn user_on_cpu_ms(&self) -> f64 {
+        match self.on_cpu_ms {
+            Some(on) if self.user_ms + self.sys_ms > 0.0 => on * self.user_ms / (self.user_ms + self.sys_ms),
+            _ => self.user_ms,
         }
     }
 }
@@ -448,6 +528,11 @@ fn mean_cpu(s: &[Sample]) -> Option<OpCpu> {
         total_ms: c.iter().map(|x| x.total_ms).sum::<f64>() / n,
         user_ms: c.iter().map(|x| x.user_ms).sum::<f64>() / n,
         sys_ms: c.iter().map(|x| x.sys_ms).sum::<f64>() / n,
+        // Over the operations that measured it (a helper refused perf_event_open: none).
+        on_cpu_ms: {
+            let on: Vec<f64> = c.iter().filter_map(|x| x.on_cpu_ms).collect();
+            (!on.is_empty()).then(|| on.iter().sum::<f64>() / on.len() as f64)
+        },
     })
 }
 
@@ -976,12 +1061,14 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool)
     let stdout = std::io::stdout();
     let mut o = stdout.lock();
     let step = |e: std::io::Error| BenchError::Step(e.to_string());
+    // Opened before `ready`, so that opening it is not in the operation's time.
+    let clock = TaskClock::open();
     writeln!(o, "ready").map_err(step)?;
     o.flush().map_err(step)?;
     let mut line = String::new();
     std::io::stdin().read_line(&mut line).map_err(step)?;
     let t0 = Instant::now();
-    let cpu0 = OpCpu::now();
+    let cpu0 = OpCpu::now_with(clock.as_ref());
     let r = match fg {
         Fg::Launch => crate::ops::launch(&app),
         Fg::Switch => crate::ops::switch(&app, seq),
@@ -994,7 +1081,7 @@ pub fn op_child(fg: Fg, dir: &Path, seq: u64, trace: Option<&Path>, think: bool)
     match r {
         Ok(bytes) => {
             let ms = t0.elapsed().as_secs_f64() * 1000.0;
-            writeln!(o, "{}", OpCpu::done_line(ms, bytes, OpCpu::now().since(cpu0))).map_err(step)?
+            writeln!(o, "{}", OpCpu::done_line(ms, bytes, OpCpu::now_with(clock.as_ref()).since(cpu0))).map_err(step)?
         }
         Err(e) => writeln!(o, "error {e}").map_err(step)?,
     }
@@ -1007,10 +1094,18 @@ mod tests {
 
     #[test]
     fn an_operations_cpu_time_goes_through_its_done_line() {
-        let c = OpCpu { total_ms: 41.25, user_ms: 12.0, sys_ms: 28.0 };
+        let c = OpCpu { total_ms: 41.25, user_ms: 12.0, sys_ms: 28.0, on_cpu_ms: None };
         let line = OpCpu::done_line(45.5, 123, c);
         assert_eq!(line, "done 45.500 123 cpu 41.250 12.000 28.000");
         assert_eq!(OpCpu::parse_done(&line), Some(c));
+        let c = OpCpu { on_cpu_ms: Some(20.5), ..c };
+        let line = OpCpu::done_line(45.5, 123, c);
+        assert_eq!(line, "done 45.500 123 cpu 41.250 12.000 28.000 oncpu 20.500");
+        assert_eq!(OpCpu::parse_done(&line), Some(c));
+        assert_eq!(OpCpu::parse_done("done 1 2 cpu 3 1 2 oncpu x").and_then(|c| c.on_cpu_ms), None, "a damaged time on a CPU");
+        // The user share of the time on a CPU: 12 of 40 ticks' worth.
+        assert!((c.user_on_cpu_ms() - 20.5 * 12.0 / 40.0).abs() < 1e-9);
+        assert_eq!(OpCpu { on_cpu_ms: None, ..c }.user_on_cpu_ms(), 12.0);
         // An older helper's line, or a damaged one: no CPU time, not a zero.
         for old in ["done 45.500 123", "done 45.500 123 cpu 1.0 x 2.0", "done 1 2 cpu 1 2"] {
             assert_eq!(OpCpu::parse_done(old), None, "{old}");
@@ -1047,6 +1142,22 @@ mod tests {
         // A spin loop may be preempted on a busy machine: at least a third of its wall time.
         assert!(spun.total_ms >= 10.0 && spun.total_ms > slept.total_ms + 5.0, "slept {slept:?}, spun {spun:?}");
         assert!(slept.total_ms < 5.0, "{slept:?}");
+        // perf's task clock, the same way (where the kernel allows it: skipped with a message).
+        let Some(clock) = TaskClock::open() else {
+            eprintln!("SKIPPED the task-clock half: perf_event_open refused (perf_event_paranoid, seccomp)");
+            return;
+        };
+        let t0 = OpCpu::now_with(Some(&clock));
+        std::thread::sleep(Duration::from_millis(30));
+        let slept = OpCpu::now_with(Some(&clock)).since(t0);
+        let t1 = OpCpu::now_with(Some(&clock));
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let spun = OpCpu::now_with(Some(&clock)).since(t1);
+        let (slept, spun) = (slept.on_cpu_ms.expect("a task clock"), spun.on_cpu_ms.expect("a task clock"));
+        assert!(slept < 5.0 && spun >= 10.0, "task clock: slept {slept} ms, spun {spun} ms");
     }
 
     #[test]
@@ -1060,9 +1171,13 @@ mod tests {
             disk_window_bytes_per_s: None,
             cpu,
         };
-        let c = |t: f64, u: f64| Some(OpCpu { total_ms: t, user_ms: u, sys_ms: t - u });
+        let c = |t: f64, u: f64| Some(OpCpu { total_ms: t, user_ms: u, sys_ms: t - u, on_cpu_ms: None });
         let m = mean_cpu(&[s(c(40.0, 4.0)), s(None), s(c(50.0, 8.0))]).unwrap();
-        assert_eq!(m, OpCpu { total_ms: 45.0, user_ms: 6.0, sys_ms: 39.0 });
+        assert_eq!(m, OpCpu { total_ms: 45.0, user_ms: 6.0, sys_ms: 39.0, on_cpu_ms: None });
+        // The time on a CPU over the operations that measured it.
+        let on = |t: f64, o: f64| Some(OpCpu { on_cpu_ms: Some(o), ..c(t, 1.0).unwrap() });
+        let m = mean_cpu(&[s(on(40.0, 20.0)), s(c(50.0, 1.0)), s(on(60.0, 30.0))]).unwrap();
+        assert_eq!((m.total_ms, m.on_cpu_ms), (50.0, Some(25.0)));
         assert_eq!(mean_cpu(&[s(None)]), None);
     }
 

@@ -300,7 +300,8 @@ struct PredictOpts {
     #[arg(long, value_enum, default_value = "auto")]
     cpu_groups: CpuGroupsArg,
     /// The foreground operation's own CPU work per operation (ms), instead of the `alone`
-    /// mode's measured user time (`op_cpu_ms` in the report; reports from before it, or
+    /// mode's measured user time (`op_cpu_ms` in the report: the user share of its time on a
+    /// CPU where perf's task clock was recorded, else its user time; reports from before it, or
     /// without `alone`, use the assumption: 10 ms a launch, 5 ms a switch).
     #[arg(long, value_name = "MS", value_parser = app_cpu_ms)]
     app_cpu_ms: Option<f64>,
@@ -770,10 +771,11 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     host.copy_write_page_us = calibrated("copy_write_page_us");
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
-    // operation (reports from before `op_cpu_ms`: the assumption).
-    host.fg_compute_ms = o
-        .app_cpu_ms
-        .or_else(|| modes.get("alone").and_then(|m| m.get("op_cpu_ms")).and_then(|c| c.get("user_ms")).and_then(|v| v.as_f64()));
+    // operation, scaled to its time on a CPU where recorded ([`app_cpu_of`]; reports from before
+    // `op_cpu_ms`: the assumption).
+    host.fg_compute_ms = o.app_cpu_ms.or_else(|| modes.get("alone").and_then(|m| m.get("op_cpu_ms")).and_then(app_cpu_of));
+    let alone_on_cpu = o.app_cpu_ms.is_none()
+        && modes.get("alone").and_then(|m| m.get("op_cpu_ms")).and_then(|c| c.get("on_cpu_ms")).is_some_and(|v| v.is_f64());
     let order = ["alone", "baseline", "agent", "agent-bfq", "bfq", "ionice-idle"];
     let mut rows: Vec<Row> = vec![];
     for m in order.iter().filter(|m| modes.contains_key(**m)) {
@@ -848,6 +850,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         },
         match host.fg_compute_ms {
             Some(c) if o.app_cpu_ms.is_some() => format!("app CPU {c:.2} ms (--app-cpu-ms)"),
+            Some(c) if alone_on_cpu => format!("app CPU {c:.2} ms measured (alone, user share of its time on a CPU)"),
             Some(c) => format!("app CPU {c:.2} ms measured (alone, user time)"),
             None => format!(
                 "app CPU {} ms assumed",
@@ -939,8 +942,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             };
             let meas = modes.get(r.0).and_then(|m| m.get("op_cpu_ms"));
             let g = |k: &str| meas.and_then(|c| c.get(k)).and_then(|v| v.as_f64());
+            let on = g("on_cpu_ms").map(|o| format!(", on a CPU {o:.1}")).unwrap_or_default();
             match (g("total_ms"), g("user_ms"), g("sys_ms"), run) {
-                (Some(t), Some(u), Some(k), Some(p)) => Some(format!("{} {t:.1} ({u:.1} user + {k:.1} sys) -> {p:.1}", r.0)),
+                (Some(t), Some(u), Some(k), Some(p)) => Some(format!("{} {t:.1} ({u:.1} user + {k:.1} sys{on}) -> {p:.1}", r.0)),
                 (_, _, _, Some(p)) => Some(format!("{} - -> {p:.1}", r.0)),
                 _ => None,
             }
@@ -949,7 +953,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     if !cpu.is_empty() {
         let _ = writeln!(
             s,
-            "the FG operation's own CPU per op (ms), measured (mean) -> predicted (its thread running; app work {}): {}",
+            "the FG operation's own CPU per op (ms), measured (mean: its CPU clock, split by ticks, and perf's task clock where recorded) -> predicted (its thread running; app work {}): {}",
             match host.fg_compute_ms {
                 Some(c) => format!("{c:.2} ms"),
                 None => "assumed".into(),
@@ -973,6 +977,18 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
 }
 
 /// `--app-cpu-ms`: a finite, non-negative number of ms.
+/// The app's own CPU work per operation from a mode's `op_cpu_ms`: the user share of its time
+/// on a CPU where perf's task clock was recorded (the CPU clock also counts a woken task's
+/// waits on a kernel without preemption: docs/twin.md, twin18), else its user time.
+fn app_cpu_of(c: &serde_json::Value) -> Option<f64> {
+    let g = |k: &str| c.get(k).and_then(|v| v.as_f64());
+    let user = g("user_ms")?;
+    match (g("on_cpu_ms"), g("sys_ms")) {
+        (Some(on), Some(sys)) if user + sys > 0.0 => Some(on * user / (user + sys)),
+        _ => Some(user),
+    }
+}
+
 fn app_cpu_ms(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),

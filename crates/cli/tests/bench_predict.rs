@@ -113,6 +113,14 @@ fn the_apps_measured_cpu_time_is_the_simulated_apps_work() {
     assert!(text.contains("app CPU 10 ms assumed"), "{text}");
     let (text, given) = predict(&new, &["--app-cpu-ms", "30"]);
     assert!(text.contains("app CPU 30.00 ms (--app-cpu-ms)"), "{text}");
+    // With perf's task clock recorded (twin18): the user share of the time on a CPU, 2.5 of 20
+    // ticks' worth of 12 ms on a CPU, not the CPU clock's user time.
+    v["modes"]["alone"]["op_cpu_ms"]["on_cpu_ms"] = serde_json::json!(12.0);
+    let on = t.path().join("on.json");
+    std::fs::write(&on, serde_json::to_string(&v).unwrap()).unwrap();
+    let (text, _) = predict(&on, &[]);
+    assert!(text.contains("app CPU 1.50 ms measured (alone, user share of its time on a CPU)"), "{text}");
+    assert!(text.contains("alone 20.0 (2.5 user + 17.5 sys, on a CPU 12.0) -> "), "{text}");
     // One launch, no background: its compute op is on the critical path.
     assert!(measured + 5.0 < assumed && assumed + 15.0 < given, "2.5 ms: {measured}, 10 ms: {assumed}, 30 ms: {given}");
 }

@@ -53,6 +53,18 @@ fn tiny_bench_emits_the_json_contract_and_cleans_up() {
         assert_eq!(v["modes"][m]["samples_ms"].as_array().unwrap().len(), 1, "warm-up discarded");
     }
     assert_eq!(v["modes"]["alone"]["ratio_to_alone"], 1.0);
+    // Each operation's CPU time: the CPU clock always, perf's task clock where the kernel lets a
+    // process count itself (as root it does, unless a seccomp filter refuses perf_event_open).
+    for m in ["alone", "baseline", "agent"] {
+        let c = &v["modes"][m]["op_cpu_ms"];
+        let (total, median) =
+            (c["total_ms"].as_f64().unwrap_or_else(|| panic!("{m}: {c}")), v["modes"][m]["median_ms"].as_f64().unwrap());
+        assert!(total > 0.0 && total <= median + 5.0, "{m}: CPU clock {total} ms in a {median} ms operation");
+        match c["on_cpu_ms"].as_f64() {
+            Some(on) => assert!(on > 0.0 && on <= median + 5.0, "{m}: on a CPU {on} ms in a {median} ms operation"),
+            None => eprintln!("SKIPPED the task-clock check of {m}: no on_cpu_ms (perf_event_open refused here)"),
+        }
+    }
     // Over the ramp and the launch: during a launch this short the updater can sit in one of
     // its fdatasyncs and write nothing (`bg_mb_s` 0 in about one run of four here).
     assert!(v["modes"]["baseline"]["bg_window_mb_s"].as_f64().unwrap() > 0.0, "background ran");

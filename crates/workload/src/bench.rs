@@ -355,7 +355,9 @@ pub struct Host {
     /// (`android`, the model of every twin table before twin14; the default here).
     pub cpu_groups: crate::CpuGroups,
     /// The foreground operation's own CPU work (ms at speed 1.0): its user time as the bench
-    /// measured it (`bench run` reports each mode's mean, `op_cpu_ms`; `bench predict` takes
+    /// measured it, scaled to its time on a CPU where perf's task clock was recorded (the CPU
+    /// clock also counts waits for the CPU on a kernel without preemption: docs/twin.md, twin18)
+    /// (`bench run` reports each mode's mean, `op_cpu_ms`; `bench predict` takes
     /// the `alone` mode's), since the model charges the kernel's side of its calls (system
     /// calls, page copies) by itself. `None`: the assumption ([`LAUNCH_COMPUTE_MS`],
     /// [`SWITCH_COMPUTE_MS`]).

@@ -1,13 +1,15 @@
 #!/bin/sh
 # twin17: the tw15 runs (launch under update, upload, copy, mixed) predicted at seeds 1-5 with
 # each copy direction's calibrated cost; prints the issue's bar per seed.
-# Usage (from the repository root): docs/results/twin/tw17/seeds.sh FOREFRONT > seeds.txt
+# Usage (from the repository root): docs/results/twin/tw17/seeds.sh FOREFRONT [RUNS DEVICE] > seeds.txt
+# (RUNS: the directory of launch-*-r15.json, DEVICE: the device file; default tw15's, as here)
 set -e
 FF=${1:-target/release/forefront}
-D=docs/results/twin/tw15
+D=${2:-docs/results/twin/tw15}
+DEV=${3:-$D/this-vm-tw15-batch.toml}
 for seed in 1 2 3 4 5; do
   for bg in update upload copy mixed; do
-    "$FF" bench predict $D/launch-$bg-r15.json --device $D/this-vm-tw15-batch.toml --seed $seed --format json > /tmp/tw17-$bg-$seed.json
+    "$FF" bench predict $D/launch-$bg-r15.json --device $DEV --seed $seed --format json > /tmp/tw17-$bg-$seed.json
   done
   python3 - "$seed" <<'PY'
 import json, sys
