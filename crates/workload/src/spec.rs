@@ -278,7 +278,7 @@ pub struct Costs {
     pub copy_page_us: f64,
     /// Copying one 4 KiB page from user into the page cache in a `write()` (the page looked up
     /// or added, copied, marked dirty and accounted): `bench calibrate` measures it apart from
-    /// the read side, and on the twin's host it costs 1.4× a read's copy (docs/twin.md). `None`:
+    /// the read side (the twin's host, tw15: 0.53 µs against 0.38; docs/twin.md, twin17). `None`:
     /// `copy_page_us`, one cost either way (every phone scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_write_page_us: Option<f64>,
