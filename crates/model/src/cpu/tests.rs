@@ -852,3 +852,51 @@ fn eevdf_a_sleeper_beside_hogs_waits_a_request_as_often_as_on_the_kernel() {
     }
     assert!(cfs_out >= 3, "CFS falls outside the kernel's band in {cfs_out} of 5");
 }
+
+/// `preempt = "none"`: the wait between a preempting wake-up and the deferred switch is runtime
+/// of the task switched in, not of the one preempted (`rq_clock_skip_update`), except what a
+/// tick in between already charged; the time each task really ran does not move.
+#[test]
+fn a_deferred_preemptions_wait_is_charged_to_the_woken_task() {
+    // (preempt, tick ms) -> (writer's vruntime, woken task's vruntime and its vruntime when it
+    // woke, the writer's time on the core), read at the switch.
+    let run = |preempt: Preempt, tick_ms: f64| {
+        let params = CpuParams { cores: vec![1.0], preempt, tick_ms, context_switch_us: 0.0, ..Default::default() };
+        let mut s = CpuSched::new(params, vec![1024]);
+        s.add_task(0, 0, 1024);
+        s.add_task(1, 0, 1024);
+        s.set_kernel(0, true);
+        // As in `without_kernel_preemption_a_wakeup_waits_for_the_system_calls_end`: the writer
+        // runs 6 ms, then a 20 ms kernel burst; task 1 wakes at 8 ms and preempts it.
+        s.wake(0, 6_000_000, SimTime::ZERO);
+        let t = loop {
+            let (t, g) = s.deadline(0).unwrap();
+            if s.expire(0, g, t) == Some(Expired::BurstDone(0)) {
+                break t;
+            }
+        };
+        s.continue_burst(0, 20_000_000, t);
+        s.set_kernel(1, true);
+        s.wake(1, 100_000, SimTime::from_ms(8));
+        let woke_v = s.tasks[1].vruntime;
+        if s.running_on(0) != Some(1) {
+            let (t, g) = s.deadline(0).unwrap();
+            assert_eq!(s.expire(0, g, t), Some(Expired::BurstDone(0)));
+            s.continue_burst(0, 10_000_000, t);
+        }
+        assert_eq!(s.running_on(0), Some(1));
+        (s.tasks[0].vruntime, s.tasks[1].vruntime, woke_v, s.tasks[0].run_ns)
+    };
+    let ms = 1_000_000;
+    // Preempted at once: the writer is charged its 8 ms, the woken task nothing yet.
+    let (w, v, v0, ran) = run(Preempt::Full, 4.0);
+    assert_eq!((w, v - v0, ran), (8 * ms, 0, 8 * ms));
+    // Deferred to the burst's end at 26 ms, with no tick in between (a 100 ms tick): the
+    // writer ran 26 ms but is charged up to the wake-up, 8 ms; the woken task the 18 ms it
+    // waited.
+    let (w, v, v0, ran) = run(Preempt::None, 100.0);
+    assert_eq!((w, v - v0, ran), (8 * ms, 18 * ms, 26 * ms));
+    // With a 4 ms tick the clock was last updated at 24 ms: only the last 2 ms move.
+    let (w, v, v0, ran) = run(Preempt::None, 4.0);
+    assert_eq!((w, v - v0, ran), (24 * ms, 2 * ms, 26 * ms));
+}

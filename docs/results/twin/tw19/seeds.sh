@@ -1,0 +1,35 @@
+#!/bin/sh
+# twin19: a directory of launch-*-r15.json runs predicted at seeds 1-5 (extra `bench predict`
+# arguments after the device, e.g. `--fair eevdf`); prints the issue's bar per seed.
+# Usage (from the repository root): docs/results/twin/tw19/seeds.sh FOREFRONT RUNS DEVICE [ARGS...] > seeds.txt
+set -e
+FF=${1:-target/release/forefront}
+D=$2
+DEV=$3; shift 3
+for seed in 1 2 3 4 5; do
+  for bg in update upload copy mixed; do
+    "$FF" bench predict $D/launch-$bg-r15.json --device $DEV --seed $seed --format json "$@" > /tmp/tw19-$bg-$seed.json
+  done
+  python3 - "$seed" <<'PY'
+import json, sys
+seed = sys.argv[1]
+med = bg = orders = 0; misses = []; bgmiss = []
+for b in ["update", "upload", "copy", "mixed"]:
+    j = json.load(open(f"/tmp/tw19-{b}-{seed}.json"))
+    ms = {m["mode"]: m for m in j["modes"]}
+    for name, m in ms.items():
+        r = m["predicted"]["fg_p50_ms"] / m["measured"]["fg_p50_ms"]
+        if 1 / 1.5 <= r <= 1.5: med += 1
+        else: misses.append(f"{b}/{name} {r:.2f}")
+        mb, pb = m["measured"]["bg_window_mb_s"], m["predicted"]["bg_mb_s"]
+        if mb and pb:
+            rb = pb / mb
+            if 1 / 1.5 <= rb <= 1.5: bg += 1
+            else: bgmiss.append(f"{b}/{name} {rb:.2f}")
+    om = sorted(ms, key=lambda n: ms[n]["measured"]["fg_p50_ms"])
+    op = sorted(ms, key=lambda n: ms[n]["predicted"]["fg_p50_ms"])
+    orders += om == op
+print(f"seed {seed}: medians within 1.5x {med}/16, orders {orders}/4, background within 1.5x {bg}/12; "
+      f"median misses: {' '.join(misses) or '-'}; background misses: {' '.join(bgmiss) or '-'}")
+PY
+done
