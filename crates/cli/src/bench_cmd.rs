@@ -936,16 +936,23 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let cpu: Vec<String> = rows
         .iter()
         .filter_map(|r| {
-            let run = match &r.4 {
-                Predicted::Ran { breakdown_ms, .. } => breakdown_ms.get("cpu_running").copied(),
-                Predicted::Unavailable { .. } => None,
+            let (run, charged) = match &r.4 {
+                Predicted::Ran { breakdown_ms, cpu_waits, .. } => {
+                    (breakdown_ms.get("cpu_running").copied(), cpu_waits.as_ref().map(|w| w.charged_ms_per_launch))
+                }
+                Predicted::Unavailable { .. } => (None, None),
             };
+            // The simulated CPU clock: the time running plus the waits charged as runtime.
+            let run = run.map(|p| match charged {
+                Some(c) => format!("{p:.1} [CPU clock {:.1}]", p + c),
+                None => format!("{p:.1}"),
+            });
             let meas = modes.get(r.0).and_then(|m| m.get("op_cpu_ms"));
             let g = |k: &str| meas.and_then(|c| c.get(k)).and_then(|v| v.as_f64());
             let on = g("on_cpu_ms").map(|o| format!(", on a CPU {o:.1}")).unwrap_or_default();
             match (g("total_ms"), g("user_ms"), g("sys_ms"), run) {
-                (Some(t), Some(u), Some(k), Some(p)) => Some(format!("{} {t:.1} ({u:.1} user + {k:.1} sys{on}) -> {p:.1}", r.0)),
-                (_, _, _, Some(p)) => Some(format!("{} - -> {p:.1}", r.0)),
+                (Some(t), Some(u), Some(k), Some(p)) => Some(format!("{} {t:.1} ({u:.1} user + {k:.1} sys{on}) -> {p}", r.0)),
+                (_, _, _, Some(p)) => Some(format!("{} - -> {p}", r.0)),
                 _ => None,
             }
         })
@@ -953,7 +960,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     if !cpu.is_empty() {
         let _ = writeln!(
             s,
-            "the FG operation's own CPU per op (ms), measured (mean: its CPU clock, split by ticks, and perf's task clock where recorded) -> predicted (its thread running; app work {}): {}",
+            "the FG operation's own CPU per op (ms), measured (mean: its CPU clock, split by ticks, and perf's task clock where recorded) -> predicted (its thread running [and its CPU clock: plus the waits charged as runtime]; app work {}): {}",
             match host.fg_compute_ms {
                 Some(c) => format!("{c:.2} ms"),
                 None => "assumed".into(),

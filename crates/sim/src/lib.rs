@@ -206,15 +206,26 @@ pub fn try_run_traced(cfg: &RunConfig, trace: bool) -> Result<(RunReport, Option
     run_world(cfg, trace, false).map(|(r, t, _)| (r, t))
 }
 
-/// [`try_run`] with every wait of the headline app's threads for a CPU, from a wake-up to
-/// their first instruction, that ended inside a headline phase (µs, in the order they ended):
-/// what a `sched_wakeup` → `sched_switch` trace of the real process gives (`bench predict`
-/// prints them beside `scripts/sched-probe`'s figures).
-pub fn try_run_fg_cpu_waits(cfg: &RunConfig) -> Result<(RunReport, Vec<f64>), RunError> {
+/// The headline app's threads' waits for a CPU inside headline phases
+/// ([`try_run_fg_cpu_waits`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FgCpuWaits {
+    /// Every wait from a wake-up to the first instruction (µs, in the order they ended): what
+    /// a `sched_wakeup` → `sched_switch` trace of the real process gives (`bench predict`
+    /// prints them beside `scripts/sched-probe`'s figures).
+    pub waits_us: Vec<f64>,
+    /// The part of those waits charged to the threads as runtime, summed (µs): a deferred
+    /// preemption's wait after the core's last clock update (`preempt = "none"`; the CPU
+    /// model's module doc), which the kernel's CPU clock counts beside the time on a CPU.
+    pub charged_us: f64,
+}
+
+/// [`try_run`] with the headline app's waits for a CPU ([`FgCpuWaits`]).
+pub fn try_run_fg_cpu_waits(cfg: &RunConfig) -> Result<(RunReport, FgCpuWaits), RunError> {
     run_world(cfg, false, true).map(|(r, _, w)| (r, w))
 }
 
-fn run_world(cfg: &RunConfig, trace: bool, fg_waits: bool) -> Result<(RunReport, Option<RunTrace>, Vec<f64>), RunError> {
+fn run_world(cfg: &RunConfig, trace: bool, fg_waits: bool) -> Result<(RunReport, Option<RunTrace>, FgCpuWaits), RunError> {
     cfg.check()?;
     let wall = Instant::now();
     let mut world = world::World::new(&cfg.scenario, cfg.device.clone(), cfg.policy.clone(), cfg.bg_apps, cfg.seed);
@@ -236,14 +247,13 @@ fn run_world(cfg: &RunConfig, trace: bool, fg_waits: bool) -> Result<(RunReport,
     // the screen).
     let head: Vec<&world::Sample> = out.samples.iter().filter(|s| s.phase == cfg.scenario.headline && s.on_screen).collect();
     let in_head = |t: forefront_engine::SimTime| head.iter().any(|s| s.start <= t && t.ns() <= s.start.ns() + s.ns);
-    let waits: Vec<f64> = out
-        .fg_cpu_waits
-        .take()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|&(end, _)| in_head(end))
-        .map(|(_, ns)| ns as f64 / 1e3)
-        .collect();
+    let mut waits = FgCpuWaits::default();
+    for (_, kind, ns) in out.fg_cpu_waits.take().unwrap_or_default().into_iter().filter(|&(end, _, _)| in_head(end)) {
+        match kind {
+            forefront_model::cpu::WaitKind::SkippedClock => waits.charged_us += ns as f64 / 1e3,
+            _ => waits.waits_us.push(ns as f64 / 1e3),
+        }
+    }
     let samples: Vec<f64> = head.iter().map(|s| s.ns as f64 / 1e6).collect();
     let mut sorted = samples.clone();
     sorted.sort_by(f64::total_cmp);

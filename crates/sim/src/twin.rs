@@ -61,11 +61,15 @@ pub struct CpuWaits {
     /// The share of wake-ups (%) that waited more than 1 ms and more than 3 ms.
     pub over_1ms_pct: f64,
     pub over_3ms_pct: f64,
+    /// The part of the waits charged to the launch as runtime, per launch (ms): what its CPU
+    /// clock counts beyond its time on a CPU on a kernel without preemption (twin18, twin19).
+    pub charged_ms_per_launch: f64,
 }
 
 impl CpuWaits {
-    /// The summary of `waits` (µs) over `launches` launches.
-    pub fn of(waits: &[f64], launches: usize) -> CpuWaits {
+    /// The summary of `waits` (µs), of which `charged_us` were charged as runtime, over
+    /// `launches` launches.
+    pub fn of(waits: &[f64], charged_us: f64, launches: usize) -> CpuWaits {
         let mut sorted = waits.to_vec();
         sorted.sort_by(f64::total_cmp);
         let pct = |p: f64| forefront_record::stats::percentile(&sorted, p).unwrap_or(0.0);
@@ -79,6 +83,7 @@ impl CpuWaits {
             max_us: sorted.last().copied().unwrap_or(0.0),
             over_1ms_pct: share(1000.0),
             over_3ms_pct: share(3000.0),
+            charged_ms_per_launch: charged_us / 1e3 / n,
         }
     }
 }
@@ -193,10 +198,10 @@ fn burst_call(scenario: &mut forefront_workload::Scenario, ms: f64) {
 }
 
 /// A run of [`config`]'s as a prediction, with the headline's waits for a CPU (µs) when the run
-/// recorded them ([`crate::try_run_fg_cpu_waits`]).
-pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport, cpu_waits_us: Option<&[f64]>) -> Predicted {
+/// recorded them ([`crate::try_run_fg_cpu_waits`]), and the runtime they were charged as.
+pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport, cpu_waits: Option<&crate::FgCpuWaits>) -> Predicted {
     Predicted::Ran {
-        cpu_waits: cpu_waits_us.map(|w| CpuWaits::of(w, r.metrics.fg_samples_ms.len())),
+        cpu_waits: cpu_waits.map(|w| CpuWaits::of(&w.waits_us, w.charged_us, r.metrics.fg_samples_ms.len())),
         fg_p50_ms: r.metrics.fg_p50_ms,
         fg_p90_ms: r.metrics.fg_p90_ms,
         bg_mb_s: (cfg.bg_apps > 0).then_some(r.metrics.bg_mb_per_s),
@@ -382,12 +387,12 @@ mod tests {
 
     #[test]
     fn cpu_waits_summarise_each_wake_up_per_launch() {
-        let w = CpuWaits::of(&[10.0, 20.0, 30.0, 4000.0], 2);
-        assert_eq!((w.per_launch, w.max_us), (2.0, 4000.0));
+        let w = CpuWaits::of(&[10.0, 20.0, 30.0, 4000.0], 50.0, 2);
+        assert_eq!((w.per_launch, w.max_us, w.charged_ms_per_launch), (2.0, 4000.0, 0.025));
         assert!((w.sum_ms_per_launch - 2.03).abs() < 1e-9, "{w:?}");
         assert_eq!((w.p50_us, w.p90_us), (20.0, 4000.0));
         assert_eq!((w.over_1ms_pct, w.over_3ms_pct), (25.0, 25.0));
-        assert_eq!(CpuWaits::of(&[], 3), CpuWaits::default());
+        assert_eq!(CpuWaits::of(&[], 0.0, 3), CpuWaits::default());
     }
 
     /// twin14: the host's CPU grouping reaches the scheduler. Under the phones' groups the
@@ -534,6 +539,25 @@ mod tests {
         // Frozen writers (the agent's pause) delay nothing either way.
         let (agent_full, agent_none) = (p50(&host, "agent"), p50(&none, "agent"));
         assert!((agent_none - agent_full).abs() < 0.05 * agent_full, "{agent_none} vs {agent_full} ms");
+    }
+
+    /// twin19: without kernel preemption the launch is charged part of its waits behind the
+    /// copy writers as runtime (the skipped clock update of a deferred preemption), which its CPU
+    /// clock counts; with full preemption nothing is.
+    #[test]
+    fn a_deferred_preemptions_wait_shows_in_the_launchs_cpu_clock() {
+        let (dev, host) = quiet_vm();
+        let none = Host { preempt: forefront_workload::bench::Preempt::None, ..host.clone() };
+        let w = small(Bg::Copy);
+        let waits = |h: &Host| match predict(&w, h, &dev, "mq-deadline", "baseline", 3, 1) {
+            Predicted::Ran { cpu_waits: Some(c), .. } => c,
+            p => panic!("{p:?}"),
+        };
+        let (full, without) = (waits(&host), waits(&none));
+        eprintln!("launch under copy, charged as runtime per launch: full {full:?}, none {without:?}");
+        assert_eq!(full.charged_ms_per_launch, 0.0, "{full:?}");
+        assert!(without.charged_ms_per_launch > 0.2 * without.sum_ms_per_launch, "{without:?}");
+        assert!(without.charged_ms_per_launch <= without.sum_ms_per_launch, "{without:?}");
     }
 
     /// twin13: the host's EEVDF reaches the scenario (scheduler, base slice, tick, slices checked

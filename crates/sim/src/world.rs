@@ -126,9 +126,10 @@ pub struct World {
     /// Records for `--trace-out`, when asked for.
     rec: Option<Vec<TraceRecord>>,
     core_curr: Vec<Option<Tid>>,
-    /// The headline app's waits for a CPU after a wake-up, (end, ns), when
-    /// [`World::record_fg_cpu_waits`] was called.
-    fg_cpu_waits: Option<Vec<(SimTime, u64)>>,
+    /// The headline app's waits for a CPU after a wake-up ([`forefront_model::cpu::WaitKind::Dispatch`]) and the
+    /// runtime it was charged for such waits ([`forefront_model::cpu::WaitKind::SkippedClock`]), (end, kind, ns),
+    /// when [`World::record_fg_cpu_waits`] was called.
+    fg_cpu_waits: Option<Vec<(SimTime, forefront_model::cpu::WaitKind, u64)>>,
     scratch_ids: Vec<ReqId>,
     /// A completed request's waiters (reused: completions do not allocate).
     scratch_waiters: Vec<(Tid, SimTime)>,

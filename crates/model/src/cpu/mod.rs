@@ -202,6 +202,10 @@ pub enum WaitKind {
     /// the time a preemption keeps an interactive task from finishing its work, including the
     /// rest of its own run after it (one episode per preempted run, at the stop).
     PreemptedToDone,
+    /// Not a wait for the CPU: the part of a deferred preemption's wait that the task was
+    /// charged as runtime when it was switched in (the stretch after the core's last clock
+    /// update; module doc). What the kernel's CPU clock reports beyond the task's time on a CPU.
+    SkippedClock,
 }
 
 impl Default for CpuParams {
@@ -971,6 +975,9 @@ impl CpuSched {
             return;
         }
         self.shift_vruntime(core, next, stretch, true);
+        if let Some(l) = &mut self.latencies {
+            l.push((next, WaitKind::SkippedClock, stretch));
+        }
         if self.kind == SchedKind::Eevdf {
             self.cores[core].slice_end = self.eevdf_slice_end(core, next, now);
         }

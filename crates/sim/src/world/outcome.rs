@@ -41,9 +41,10 @@ pub struct Outcome {
     pub timeline: forefront_record::run::Timeline,
     /// Recorded trace (time-ordered), when [`World::record_trace`] was called.
     pub trace: Option<Vec<TraceRecord>>,
-    /// The headline app's waits for a CPU after a wake-up, (end, ns), when
-    /// [`World::record_fg_cpu_waits`] was called.
-    pub fg_cpu_waits: Option<Vec<(SimTime, u64)>>,
+    /// The headline app's waits for a CPU after a wake-up ([`forefront_model::cpu::WaitKind::Dispatch`]) and the
+    /// runtime it was charged for such waits ([`forefront_model::cpu::WaitKind::SkippedClock`]), (end, kind, ns),
+    /// when [`World::record_fg_cpu_waits`] was called.
+    pub fg_cpu_waits: Option<Vec<(SimTime, forefront_model::cpu::WaitKind, u64)>>,
     pub dev_fg_behind_bg: u64,
     pub fg_pages_evicted: u64,
     pub fg_evicted_while_bg_clean: u64,

@@ -399,8 +399,9 @@ impl World {
         if let Some(waits) = &mut self.fg_cpu_waits {
             let now = self.q.now();
             for &(t, kind, ns) in &eps {
-                if kind == WaitKind::Dispatch && self.apps[self.tasks[t as usize].app].headline {
-                    waits.push((now, ns));
+                let wanted = matches!(kind, WaitKind::Dispatch | WaitKind::SkippedClock);
+                if wanted && self.apps[self.tasks[t as usize].app].headline {
+                    waits.push((now, kind, ns));
                 }
             }
         }
@@ -411,6 +412,7 @@ impl World {
                         WaitKind::Dispatch => self.ui.dispatch_ns.push(ns),
                         WaitKind::Preempted => self.ui.preempt_ns.push(ns),
                         WaitKind::PreemptedToDone => self.ui.preempt_done_ns.push(ns),
+                        WaitKind::SkippedClock => {}
                     }
                 }
             }
