@@ -305,6 +305,12 @@ struct PredictOpts {
     /// without `alone`, use the assumption: 10 ms a launch, 5 ms a switch).
     #[arg(long, value_name = "MS", value_parser = app_cpu_ms)]
     app_cpu_ms: Option<f64>,
+    /// Also predict each mode with every calibrated figure of the device (and the page-copy
+    /// costs) at the slowest and at the fastest of its repetitions (the `[provenance]` fields'
+    /// `min` and `max`): how far the calibration's own noise moves the prediction. Needs a
+    /// `bench calibrate` file; three times the simulation.
+    #[arg(long)]
+    band: bool,
 }
 
 /// `--cpu-groups` of `bench predict`.
@@ -648,6 +654,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             fair: FairArg::Cfs,
             cpu_groups: CpuGroupsArg::Auto,
             app_cpu_ms: None,
+            band: false,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -749,6 +756,7 @@ type Row = (&'static str, f64, f64, Option<f64>, forefront_sim::twin::Predicted)
 
 /// Measured (a saved bench report, as JSON) beside predicted, as a table or JSON.
 fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> anyhow::Result<String> {
+    use forefront_model::flash::SpreadEdge;
     use forefront_sim::twin::{predict, Predicted};
     use forefront_workload::bench::{AppSpec, BenchWorkload, Bg, Fg};
     let field =
@@ -778,6 +786,12 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         && modes.get("alone").and_then(|m| m.get("op_cpu_ms")).and_then(|c| c.get("on_cpu_ms")).is_some_and(|v| v.is_f64());
     let order = ["alone", "baseline", "agent", "agent-bfq", "bfq", "ionice-idle"];
     let mut rows: Vec<Row> = vec![];
+    // `--band`: each mode's predicted p50 on the device at the slow and at the fast edge of its
+    // calibration's spread.
+    let mut bands: Vec<(&str, Option<f64>, Option<f64>)> = vec![];
+    if o.band && device.provenance.is_none() {
+        bail!("--band: {} is not a `bench calibrate` file (no [provenance] with the repetitions' spread)", o.device);
+    }
     for m in order.iter().filter(|m| modes.contains_key(**m)) {
         let meas = &modes[*m];
         let mut samples: Vec<f64> =
@@ -789,6 +803,22 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         let q = |p: f64| forefront_bench::stats::quantile(&samples, p);
         // The agent modes' launches were timed with the launcher's burst call in them.
         let host = forefront_workload::bench::Host { burst_call_ms: meas["burst_call_ms"].as_f64(), ..host.clone() };
+        if o.band {
+            let edge = |e: SpreadEdge| -> Option<f64> {
+                let dev = device.at_spread_edge(e)?;
+                let cal = |k: &str| device.provenance.as_ref().and_then(|p| p.fields.get(k)).map(|m| e.pick(m, false));
+                let h = forefront_workload::bench::Host {
+                    copy_page_us: cal("copy_read_page_us").or_else(|| cal("copy_page_us")).or(host.copy_page_us),
+                    copy_write_page_us: cal("copy_write_page_us").or(host.copy_write_page_us),
+                    ..host.clone()
+                };
+                match predict(&w, &h, &dev, &stock, m, o.launches, o.seed) {
+                    Predicted::Ran { fg_p50_ms, .. } => Some(fg_p50_ms),
+                    Predicted::Unavailable { .. } => None,
+                }
+            };
+            bands.push((*m, edge(SpreadEdge::Slow), edge(SpreadEdge::Fast)));
+        }
         let pred = match &o.trace_out {
             None => predict(&w, &host, &device, &stock, m, o.launches, o.seed),
             Some(dir) => match forefront_sim::twin::config(&w, &host, &device, &stock, m, o.launches, o.seed) {
@@ -831,7 +861,10 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "cpu_groups": host.cpu_groups.name(),
-            "fg": w.fg, "bg": w.bg, "modes": v
+            "fg": w.fg, "bg": w.bg, "modes": v,
+            "band": o.band.then(|| bands.iter().map(|(m, slow, fast)| serde_json::json!({
+                "mode": m, "slow_p50_ms": slow, "fast_p50_ms": fast,
+            })).collect::<Vec<_>>()),
         });
         return Ok(serde_json::to_string_pretty(&doc)? + "\n");
     }
@@ -975,6 +1008,15 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     }
     if !wakeups.is_empty() {
         let _ = writeln!(s, "predicted wake-ups per launch (their wait for a CPU): {}", wakeups.join("; "));
+    }
+    if !bands.is_empty() {
+        let f = |v: &Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+        let b: Vec<String> = bands.iter().map(|(m, slow, fast)| format!("{m} {} / {}", f(slow), f(fast))).collect();
+        let _ = writeln!(
+            s,
+            "predicted p50 (ms) with the calibration's figures at their repetitions' slowest / fastest (--band): {}",
+            b.join(", ")
+        );
     }
     let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
     for n in notes {

@@ -283,3 +283,87 @@ fn the_calibrated_copy_costs_reach_reads_and_writes_apart() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("page copy 0.379 us read / 0.529 us write, measured"), "{text}");
 }
+
+/// `--band`: each mode predicted again with the calibration's figures at the slow and at the
+/// fast edge of their repetitions; the edges move the prediction where the spread is wide, not
+/// where it is nil; a device file without a calibration's provenance is refused by name.
+#[test]
+fn the_band_predicts_at_the_edges_of_the_calibrations_spread() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_band_predicts_at_the_edges_of_the_calibrations_spread: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
+    let calibrated =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/tw15/this-vm-tw15-batch.toml"))
+            .unwrap();
+    let wide = t.path().join("wide.toml");
+    std::fs::write(&wide, &calibrated).unwrap();
+    // The same calibration with no spread: every min and max at the value.
+    let mut nil = String::new();
+    let mut value = String::new();
+    for line in calibrated.lines() {
+        if let Some(v) = line.strip_prefix("value = ") {
+            value = v.to_string();
+        }
+        if line.starts_with("min = ") || line.starts_with("max = ") {
+            nil.push_str(&format!("{} = {value}\n", &line[..3]));
+        } else {
+            nil.push_str(line);
+            nil.push('\n');
+        }
+    }
+    let nil_path = t.path().join("nil.toml");
+    std::fs::write(&nil_path, &nil).unwrap();
+    let band = |device: &std::path::Path| -> Vec<(f64, f64, f64)> {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(&saved)
+            .arg("--device")
+            .arg(device)
+            .args(["--launches", "2", "--format", "json", "--band"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let modes = v["modes"].as_array().unwrap();
+        v["band"]
+            .as_array()
+            .expect("a band per mode")
+            .iter()
+            .map(|b| {
+                let p50 = modes.iter().find(|m| m["mode"] == b["mode"]).unwrap()["predicted"]["fg_p50_ms"].as_f64().unwrap();
+                (b["slow_p50_ms"].as_f64().unwrap(), p50, b["fast_p50_ms"].as_f64().unwrap())
+            })
+            .collect()
+    };
+    let nil_band = band(&nil_path);
+    assert_eq!(nil_band.len(), 2, "{nil_band:?}");
+    for (slow, p50, fast) in &nil_band {
+        assert_eq!((slow, fast), (p50, p50), "no spread, no band");
+    }
+    let wide_band = band(&wide);
+    assert!(wide_band.iter().any(|(slow, p50, fast)| slow != p50 || fast != p50), "{wide_band:?}");
+    // The text names the band; a built-in device has no calibration to take edges of.
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .arg("--device")
+        .arg(&wide)
+        .args(["--launches", "2", "--band"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("slowest / fastest (--band): alone "), "{text}");
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .args(["--device", "galaxy-s6-ufs", "--band"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--band: galaxy-s6-ufs is not a `bench calibrate` file"), "{err}");
+}

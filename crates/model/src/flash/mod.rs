@@ -217,7 +217,55 @@ impl Measured {
     }
 }
 
+/// Which edge of a calibration's spread [`FlashParams::at_spread_edge`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpreadEdge {
+    /// Every rate at its repetitions' lowest, every cost at its highest.
+    Slow,
+    /// Every rate at its repetitions' highest, every cost at its lowest.
+    Fast,
+}
+
+impl SpreadEdge {
+    /// The figure at this edge for a field where larger is faster (`rate`) or slower.
+    pub fn pick(self, m: &Measured, rate: bool) -> f64 {
+        if (self == SpreadEdge::Fast) == rate {
+            m.max
+        } else {
+            m.min
+        }
+    }
+}
+
 impl FlashParams {
+    /// The device with each calibrated figure at one edge of its repetitions' range (the
+    /// `[provenance]` fields' `min` and `max`), every other field as it is; `None` for a device
+    /// file without a provenance. What `bench predict --band` runs to show how far the
+    /// calibration's own noise moves a prediction.
+    pub fn at_spread_edge(&self, edge: SpreadEdge) -> Option<FlashParams> {
+        let p = self.provenance.as_ref()?;
+        let mut d = self.clone();
+        let at = |name: &str, rate: bool, v: &mut f64| {
+            if let Some(m) = p.fields.get(name) {
+                *v = edge.pick(m, rate);
+            }
+        };
+        at("read_seq_mb_s", true, &mut d.read_seq_mb_s);
+        at("read_rand_iops", true, &mut d.read_rand_iops);
+        at("write_seq_mb_s", true, &mut d.write_seq_mb_s);
+        at("write_rand_iops", true, &mut d.write_rand_iops);
+        at("bus_mb_s", true, &mut d.bus_mb_s);
+        at("read_depth_mb_s", true, &mut d.read_depth_mb_s);
+        at("write_depth_mb_s", true, &mut d.write_depth_mb_s);
+        at("cmd_overhead_us", false, &mut d.cmd_overhead_us);
+        at("flush_overhead_us", false, &mut d.flush_overhead_us);
+        at("discard_us_per_mib", false, &mut d.discard_us_per_mib);
+        if let Some(m) = p.fields.get("channels") {
+            d.channels = (edge.pick(m, true).round() as usize).max(1);
+        }
+        Some(d)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if let Some(p) = &self.provenance {
             for (name, m) in &p.fields {
@@ -684,6 +732,37 @@ pub(crate) mod tests {
     use super::*;
     use crate::block::ReqSlab;
     use crate::prov::Provenance;
+
+    /// A calibrated device's figures move to the edge of their repetitions' range that makes
+    /// the device slower or faster: rates down and costs up, or the reverse; fields the
+    /// calibration did not measure, and hand-written devices, stay as they are.
+    #[test]
+    fn a_calibrations_spread_edges_move_rates_and_costs_apart() {
+        assert_eq!(params().at_spread_edge(SpreadEdge::Slow), None, "no provenance");
+        let m = |value: f64, min: f64, max: f64| Measured { source: "measured".into(), value, min, max, how: String::new() };
+        let mut d = params();
+        d.provenance = Some(DeviceProvenance {
+            tool: "t".into(),
+            host: "h".into(),
+            kernel: "k".into(),
+            date: "d".into(),
+            target: "t".into(),
+            reps: 3,
+            fields: [
+                ("read_seq_mb_s".to_string(), m(100.0, 90.0, 120.0)),
+                ("cmd_overhead_us".to_string(), m(0.0, 0.0, 8.0)),
+                ("channels".to_string(), m(1.0, 1.0, 2.4)),
+            ]
+            .into_iter()
+            .collect(),
+        });
+        let slow = d.at_spread_edge(SpreadEdge::Slow).unwrap();
+        let fast = d.at_spread_edge(SpreadEdge::Fast).unwrap();
+        assert_eq!((slow.read_seq_mb_s, slow.cmd_overhead_us, slow.channels), (90.0, 8.0, 1));
+        assert_eq!((fast.read_seq_mb_s, fast.cmd_overhead_us, fast.channels), (120.0, 0.0, 2));
+        // Not in the provenance: unchanged.
+        assert_eq!((slow.write_seq_mb_s, fast.write_seq_mb_s), (50.0, 50.0));
+    }
 
     pub(crate) fn params() -> FlashParams {
         FlashParams {
