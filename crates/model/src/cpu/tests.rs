@@ -560,6 +560,30 @@ fn a_preempted_run_ends_a_preempted_to_done_episode_when_it_stops() {
     assert_eq!(to_done, vec![&(0, WaitKind::PreemptedToDone, 4_000_000), &(1, WaitKind::PreemptedToDone, 4_000_000)]);
 }
 
+/// One core: task 0 runs 6 ms (its vruntime is charged at that burst's end), then a 20 ms
+/// burst (kernel code if `kernel`); task 1 wakes at 8 ms with a 0.1 ms kernel burst, placed
+/// half a latency (3 ms) behind task 0's 6 ms of vruntime: over the 1 ms wake-up granularity,
+/// so CFS preempts. Returns the scheduler just after the wake-up, and its time.
+fn a_writer_woken_beside(params: CpuParams, kernel: bool) -> (CpuSched, SimTime) {
+    let mut s = CpuSched::new(params, vec![1024]);
+    s.add_task(0, 0, 1024);
+    s.add_task(1, 0, 1024);
+    s.set_kernel(0, kernel);
+    s.wake(0, 6_000_000, SimTime::ZERO);
+    let t = loop {
+        let (t, g) = s.deadline(0).unwrap();
+        if s.expire(0, g, t) == Some(Expired::BurstDone(0)) {
+            break t;
+        }
+    };
+    s.continue_burst(0, 20_000_000, t);
+    let at = SimTime::from_ms(8);
+    assert!(s.deadline(0).unwrap().0 > at);
+    s.set_kernel(1, true);
+    s.wake(1, 100_000, at);
+    (s, at)
+}
+
 /// `preempt = "none"`: a wake-up that would preempt a task in the middle of a kernel burst (a
 /// system call's work) waits for the burst's end, where the task gives the CPU up on its way
 /// out; a user burst (a `compute`) and every burst under `full` are preempted at once.
@@ -567,25 +591,7 @@ fn a_preempted_run_ends_a_preempted_to_done_episode_when_it_stops() {
 fn without_kernel_preemption_a_wakeup_waits_for_the_system_calls_end() {
     // (preempt, the running burst is kernel code) -> when the woken task gets the core.
     let run = |preempt: Preempt, kernel: bool| -> SimTime {
-        let mut s = CpuSched::new(CpuParams { cores: vec![1.0], preempt, ..Default::default() }, vec![1024]);
-        s.add_task(0, 0, 1024);
-        s.add_task(1, 0, 1024);
-        s.set_kernel(0, kernel);
-        // Task 0 runs 6 ms (its vruntime is charged at that burst's end), then a 20 ms burst.
-        s.wake(0, 6_000_000, SimTime::ZERO);
-        let t = loop {
-            let (t, g) = s.deadline(0).unwrap();
-            if s.expire(0, g, t) == Some(Expired::BurstDone(0)) {
-                break t;
-            }
-        };
-        s.continue_burst(0, 20_000_000, t);
-        // Task 1 wakes at 8 ms, placed half a latency (3 ms) behind task 0's 6 ms of
-        // vruntime: over the 1 ms wake-up granularity, so CFS preempts.
-        let at = SimTime::from_ms(8);
-        assert!(s.deadline(0).unwrap().0 > at);
-        s.set_kernel(1, true);
-        s.wake(1, 100_000, at);
+        let (mut s, at) = a_writer_woken_beside(CpuParams { cores: vec![1.0], preempt, ..Default::default() }, kernel);
         if s.running_on(0) == Some(1) {
             return at;
         }
@@ -861,23 +867,9 @@ fn a_deferred_preemptions_wait_is_charged_to_the_woken_task() {
     // (preempt, tick ms) -> (writer's vruntime, woken task's vruntime and its vruntime when it
     // woke, the writer's time on the core), read at the switch.
     let run = |preempt: Preempt, tick_ms: f64| {
+        // The writer runs 6 ms, then a 20 ms kernel burst; task 1 wakes at 8 ms and preempts it.
         let params = CpuParams { cores: vec![1.0], preempt, tick_ms, context_switch_us: 0.0, ..Default::default() };
-        let mut s = CpuSched::new(params, vec![1024]);
-        s.add_task(0, 0, 1024);
-        s.add_task(1, 0, 1024);
-        s.set_kernel(0, true);
-        // As in `without_kernel_preemption_a_wakeup_waits_for_the_system_calls_end`: the writer
-        // runs 6 ms, then a 20 ms kernel burst; task 1 wakes at 8 ms and preempts it.
-        s.wake(0, 6_000_000, SimTime::ZERO);
-        let t = loop {
-            let (t, g) = s.deadline(0).unwrap();
-            if s.expire(0, g, t) == Some(Expired::BurstDone(0)) {
-                break t;
-            }
-        };
-        s.continue_burst(0, 20_000_000, t);
-        s.set_kernel(1, true);
-        s.wake(1, 100_000, SimTime::from_ms(8));
+        let (mut s, _) = a_writer_woken_beside(params, true);
         let woke_v = s.tasks[1].vruntime;
         if s.running_on(0) != Some(1) {
             let (t, g) = s.deadline(0).unwrap();
