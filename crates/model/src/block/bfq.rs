@@ -103,11 +103,11 @@
 //!   for the in-service queue the device gets nothing else. This under-serves background I/O
 //!   during idling on a device that queues commands.
 //! - No queue merging (stable or close cooperators), no queue splitting, no multi-actuator. On
-//!   the VM of docs/twin.md the bench's slow BFQ launches are the ones whose queue the kernel
-//!   merged into a background writer's (shared) queue at the launch's first request: 2 of 2 in
-//!   a traced cell, and every launch (all slow) with the disk flagged non-rotational, where BFQ
-//!   merges a queue created within 180 ms of the previous one at once (twin19). This model
-//!   predicts the unmerged launch.
+//!   the VM of docs/twin.md the bench's slow BFQ launches are mostly the ones whose queue the
+//!   kernel merged with a background writer's at the launch's first request (2 of 2 slow
+//!   samples under update, 3 of 3 under mixed), and every launch is merged and slow with the
+//!   disk flagged non-rotational, where BFQ merges a queue created within 180 ms of the previous
+//!   one at once (twin19; `scripts/bfq-merges`). This model predicts the unmerged launch.
 //! - A sync queue belongs to a process id (`prov.pid`: an app's index, or a new one after an
 //!   `exec` op); the kernel's belongs to a process's I/O context. A queue whose process has
 //!   gone (`exec` left it) stays idle here; the kernel frees it, and stops idling for a queue
