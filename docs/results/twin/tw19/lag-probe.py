@@ -116,20 +116,23 @@ for r in rows:
     byop[r['pid']].append(r)
 def pct(xs, q):
     xs = sorted(xs); return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float('nan')
+def windows(k, want_long):
+    """For each wake-up whose wait is long (or short) after at least k others of its launch:
+    the launch's time on a CPU over its k previous wake-ups (us) and those wake-ups."""
+    for pid, rs in byop.items():
+        sl = hist[pid]
+        for i, r in enumerate(rs):
+            if (r['wait'] >= 1000) != want_long or i < k:
+                continue
+            prev = rs[i - k:i]
+            yield sum(b - a for a, b in sl if prev[0]['t'] <= a < r['t']) * 1e6, prev
 for k in (1, 3, 10):
     out = {}
     for name, want in (('long', True), ('short', False)):
         ratios, slices = [], []
-        for pid, rs in byop.items():
-            sl = hist[pid]
-            for i, r in enumerate(rs):
-                if (r['wait'] >= 1000) != want or i < k:
-                    continue
-                prev = rs[i - k:i]
-                run = sum(b - a for a, b in sl if prev[0]['t'] <= a < r['t']) * 1e6
-                waited = sum(p['wait'] for p in prev)
-                ratios.append(run - waited)
-                slices.append(run / k)
+        for run, prev in windows(k, want):
+            ratios.append(run - sum(p['wait'] for p in prev))
+            slices.append(run / k)
         out[name] = (ratios, slices)
     print(f"over the {k} wake-up(s) before: time on a CPU minus time waited, p10/p50/p90 (us): "
           + "; ".join(f"{n} {pct(v[0], .1):.0f} / {pct(v[0], .5):.0f} / {pct(v[0], .9):.0f}" for n, v in out.items())
@@ -143,16 +146,10 @@ for k in (3, 10, 20):
     out = {}
     for name, want in (('long', True), ('short', False)):
         bal = []
-        for pid, rs in byop.items():
-            sl = hist[pid]
-            for i, r in enumerate(rs):
-                if (r['wait'] >= 1000) != want or i < k:
-                    continue
-                prev = rs[i - k:i]
-                run = sum(b - a for a, b in sl if prev[0]['t'] <= a < r['t']) * 1e6
-                short_w = sum(p['wait'] for p in prev if p['wait'] < 1000)
-                long_w = sum(p['wait'] for p in prev if p['wait'] >= 1000)
-                bal.append(run + short_w - long_w)
+        for run, prev in windows(k, want):
+            short_w = sum(p['wait'] for p in prev if p['wait'] < 1000)
+            long_w = sum(p['wait'] for p in prev if p['wait'] >= 1000)
+            bal.append(run + short_w - long_w)
         out[name] = bal
     print(f"over the {k} wake-ups before, as charged: (on a CPU + waits < 1 ms) - waits >= 1 ms, p10/p50/p90 (us): "
           + "; ".join(f"{n} {pct(v, .1):.0f} / {pct(v, .5):.0f} / {pct(v, .9):.0f}" for n, v in out.items()))
