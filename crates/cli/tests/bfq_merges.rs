@@ -65,6 +65,19 @@ fn merged_launches_are_found_and_matched_to_their_samples() {
     // A worker's queue merged into the second sample's: that sample is merged too.
     let text = analyse(&[303], &[306]);
     assert!(text.contains("merged: 2 samples, median 340.0 ms"), "{text}");
+    // Bad input: a clear error naming the file, not a traceback.
+    let d = tempfile::tempdir().unwrap();
+    let run = |d: &std::path::Path| Command::new("python3").arg(script).arg(d).arg("--analyse").output().unwrap();
+    let out = run(d.path());
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("trace.txt (made by --run"), "{out:?}");
+    std::fs::write(d.path().join("trace.txt"), trace(1, &[], &[])).unwrap();
+    std::fs::write(d.path().join("run.json"), "{\"modes\": 3}").unwrap();
+    let err = String::from_utf8_lossy(&run(d.path()).stderr).into_owned();
+    assert!(err.contains("run.json: no `modes` with `samples_ms`") && !err.contains("Traceback"), "{err}");
+    std::fs::write(d.path().join("run.json"), "{\n oops").unwrap();
+    let err = String::from_utf8_lossy(&run(d.path()).stderr).into_owned();
+    assert!(err.contains("run.json: line 2: not JSON"), "{err}");
     // Without BFQ's merge message no sample counts as merged.
     let text = analyse(&[], &[]);
     assert!(text.contains("merged: 0 samples"), "{text}");
