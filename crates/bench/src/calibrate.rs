@@ -17,7 +17,7 @@
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
 //! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us` |
-//! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s` |
+//! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
@@ -33,7 +33,11 @@
 //! read-ahead and write-back are cut at `max_sectors_kb`, 4 MiB here, and stream through their
 //! files), so the stage's rates are the `large` step's sequential streams at that size (on this
 //! VM's disk the same as at random offsets within their spread, docs/twin.md); the 1 MiB and
-//! random figures stay in `[provenance.fields]`. The
+//! random figures stay in `[provenance.fields]`. Requests of that size need buffers in huge
+//! pages ([`Aligned`]): from 4 KiB pages the block layer cut each `O_DIRECT` 4 MiB call into
+//! 1016 KiB requests (`max_segments` 254), which this VM's host moved at 0.55–0.75 of the rate
+//! it moves the page cache's 4 MiB requests at (docs/twin.md, twin20); `*_max_request_kib`
+//! shows what arrived. The
 //! `under-load` step measures what the stage predicts: a small read that arrives behind large
 //! transfers waits for them when the host serves its queue in arrival order, and does not when
 //! it shares its bandwidth among the commands in service.
@@ -131,22 +135,88 @@ struct Scratch {
 }
 
 /// A page-aligned buffer (O_DIRECT needs the memory aligned as well as the offsets).
+///
+/// A buffer of 2 MiB or more is mapped on its own, 2 MiB-aligned, and asks for transparent
+/// huge pages (`madvise(MADV_HUGEPAGE)`, honoured when `transparent_hugepage/enabled` is
+/// `always` or `madvise`): the block layer cuts an `O_DIRECT` request's memory into segments
+/// at page boundaries that are not physically contiguous, and with 4 KiB pages a device's
+/// `max_segments` (254 on virtio-blk) caps the request at 1016 KiB whatever `max_sectors_kb`
+/// says, while the page cache's read-ahead and write-back (large folios) do reach
+/// `max_sectors_kb` (docs/twin.md, twin20). The `large` step records the request size the
+/// device actually received (`*_max_request_kib`).
 struct Aligned {
-    buf: Vec<u8>,
+    mem: Mem,
     off: usize,
     len: usize,
 }
 
+enum Mem {
+    Heap(Vec<u8>),
+    /// An anonymous mapping of `len` bytes at `base` (unmapped on drop).
+    Map {
+        base: *mut u8,
+        len: usize,
+    },
+}
+
+const HUGE: usize = 2 * MIB;
+
 impl Aligned {
     fn new(len: usize, seed: u64) -> Aligned {
-        let mut buf = vec![0u8; len + KIB4];
-        let off = buf.as_ptr().align_offset(KIB4);
-        Pattern::new(seed).fill(&mut buf[off..off + len]);
-        Aligned { buf, off, len }
+        let (mem, off) = if len >= HUGE { Self::huge(len).unwrap_or_else(|| Self::heap(len)) } else { Self::heap(len) };
+        let mut a = Aligned { mem, off, len };
+        Pattern::new(seed).fill(a.get(len));
+        a
     }
+
+    fn heap(len: usize) -> (Mem, usize) {
+        let buf = vec![0u8; len + KIB4];
+        let off = buf.as_ptr().align_offset(KIB4);
+        (Mem::Heap(buf), off)
+    }
+
+    /// A 2 MiB-aligned anonymous mapping with the huge-page advice (before any page is
+    /// touched, so the first touch faults in huge pages); `None` if the mapping fails.
+    fn huge(len: usize) -> Option<(Mem, usize)> {
+        let map_len = len.div_ceil(HUGE) * HUGE + HUGE;
+        // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        let base = base.cast::<u8>();
+        let off = base.align_offset(HUGE);
+        // SAFETY: the range lies inside the mapping made above. The advice is a hint: without
+        // huge pages the buffer still works, with smaller requests (recorded by the `large` step).
+        unsafe { libc::madvise(base.add(off).cast(), map_len - off, libc::MADV_HUGEPAGE) };
+        Some((Mem::Map { base, len: map_len }, off))
+    }
+
     fn get(&mut self, n: usize) -> &mut [u8] {
         assert!(n <= self.len);
-        &mut self.buf[self.off..self.off + n]
+        match &mut self.mem {
+            Mem::Heap(buf) => &mut buf[self.off..self.off + n],
+            // SAFETY: `off + n <= off + len`, inside the mapping, which this value owns alone.
+            Mem::Map { base, .. } => unsafe { std::slice::from_raw_parts_mut(base.add(self.off), n) },
+        }
+    }
+}
+
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        if let Mem::Map { base, len } = self.mem {
+            // SAFETY: the mapping made in `huge`, unmapped once.
+            unsafe { libc::munmap(base.cast(), len) };
+        }
     }
 }
 
@@ -540,8 +610,10 @@ impl Drop for WorkDir {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_rep(
     s: &Scratch,
+    disk: &str,
     fs_root: &File,
     plan: &CalPlan,
     depth: usize,
@@ -644,10 +716,21 @@ fn one_rep(
 
     // The kernel's largest requests at depth, and a small read behind them.
     step("large", progress);
+    let stat0 = disk_requests(disk)?;
     let (rbig_d, _) = s.sized_at_depth(false, big, bw_depth, bw_depth * BW_OPS, seed + 11)?;
     let (wbig_d, _) = s.sized_at_depth(true, big, bw_depth, bw_depth * BW_OPS, seed + 12)?;
     let rseq_d = s.streams_at_depth(false, big, bw_depth, BW_OPS, seed + 15)?;
     let wseq_d = s.streams_at_depth(true, big, bw_depth, BW_OPS, seed + 16)?;
+    let stat1 = disk_requests(disk)?;
+    // The mean request the device received over the step (KiB): `big` if nothing cut them.
+    let kib_per_request = |ios: usize, sectors: usize| {
+        let n = stat1[ios].saturating_sub(stat0[ios]);
+        if n == 0 {
+            0.0
+        } else {
+            stat1[sectors].saturating_sub(stat0[sectors]) as f64 * 512.0 / n as f64 / 1024.0
+        }
+    };
     step("under-load", progress);
     let samples = (plan.ops / 2).max(10);
     let (rl_mb_s, mut rl) = latency_under_load(s, false, big, samples, seed + 13)?;
@@ -694,6 +777,8 @@ fn one_rep(
         ("write_max_depth_mb_s", big_mb_s(wbig_d)),
         ("read_max_seq_depth_mb_s", rseq_d),
         ("write_max_seq_depth_mb_s", wseq_d),
+        ("read_max_request_kib", kib_per_request(0, 2)),
+        ("write_max_request_kib", kib_per_request(4, 6)),
         ("read_load_mb_s", rl_mb_s),
         ("read_4k_under_read_load_p50_us", rl50),
         ("read_4k_under_read_load_p90_us", rl90),
@@ -706,6 +791,24 @@ fn one_rep(
     Ok((f, trim_ok))
 }
 
+/// The disk's completed reads, merged reads, sectors read, read ticks, completed writes, merged
+/// writes, sectors written (`/sys/block/DISK/stat`, its first seven fields): counted at the
+/// device, so after the block layer has split and merged requests.
+fn disk_requests(disk: &str) -> Result<[u64; 7], BenchError> {
+    let path = Path::new("/sys/block").join(disk).join("stat");
+    let text = std::fs::read_to_string(&path).map_err(io(&path, "read"))?;
+    parse_disk_stat(&text, &path)
+}
+
+fn parse_disk_stat(text: &str, path: &Path) -> Result<[u64; 7], BenchError> {
+    let f = text
+        .split_whitespace()
+        .take(7)
+        .map(|x| x.parse::<u64>().map_err(|e| BenchError::Step(format!("{}: field `{x}`: {e}", path.display()))))
+        .collect::<Result<Vec<u64>, _>>()?;
+    f.try_into().map_err(|_| BenchError::Step(format!("{}: fewer than 7 fields", path.display())))
+}
+
 /// How each figure was obtained (the `how` of its provenance entry).
 fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, String) {
     let d = |s: &str| ("derived", s.to_owned());
@@ -713,6 +816,10 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
     let kib = big / 1024;
     let rw = |n: &str| if n.starts_with("read") { "read" } else { "write" };
     match name {
+        n if n.ends_with("_max_request_kib") => m(format!(
+            "the mean size of the {}s the device completed during the `large` step (its sectors / its requests, /sys/block/DISK/stat): {kib} KiB unless the block layer cut the requests (max_segments)",
+            rw(n)
+        )),
         n if n.ends_with("_max_seq_depth_mb_s") => m(format!(
             "MB/s of {} sequential streams (a thread each, its own region of the file) of {BW_OPS} {kib} KiB (max_sectors_kb) O_DIRECT {}s",
             depth.min(BW_DEPTH),
@@ -843,7 +950,7 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
     let mut reps = vec![];
     let mut trim_ok = true;
     for rep in 0..plan.reps {
-        let (f, ok) = one_rep(&s, &fs_root, plan, depth, big, rep, progress)?;
+        let (f, ok) = one_rep(&s, &disk, &fs_root, plan, depth, big, rep, progress)?;
         trim_ok &= ok;
         reps.push(f);
     }
@@ -1016,6 +1123,34 @@ mod tests {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_651_200 + 3_723)), "2026-11-26T01:02:03Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_disk_stat_line_gives_requests_and_sectors_and_bad_ones_name_the_file() {
+        let p = Path::new("/sys/block/vda/stat");
+        let line = "  120  3  9600  40  8  0  65536  12  0  50  52  0  0  0  0  0  0\n";
+        assert_eq!(parse_disk_stat(line, p).unwrap(), [120, 3, 9600, 40, 8, 0, 65536]);
+        let short = parse_disk_stat("1 2 3", p).unwrap_err().to_string();
+        assert!(short.contains("/sys/block/vda/stat") && short.contains("fewer than 7"), "{short}");
+        let bad = parse_disk_stat("1 2 x 4 5 6 7", p).unwrap_err().to_string();
+        assert!(bad.contains("/sys/block/vda/stat") && bad.contains("`x`"), "{bad}");
+    }
+
+    #[test]
+    fn large_buffers_are_mapped_on_huge_page_boundaries_and_small_ones_on_pages() {
+        let mut big = Aligned::new(4 * MIB, 3);
+        let mut small = Aligned::new(MIB, 3);
+        assert!(matches!(big.mem, Mem::Map { .. }), "a 4 MiB buffer is its own mapping");
+        assert!(matches!(small.mem, Mem::Heap(_)));
+        assert_eq!(big.get(4 * MIB).as_ptr() as usize % HUGE, 0);
+        assert_eq!(small.get(MIB).as_ptr() as usize % KIB4, 0);
+        // The same pattern either way (the seed decides the bytes, not the memory).
+        let mut expect = vec![0u8; MIB];
+        Pattern::new(3).fill(&mut expect);
+        assert_eq!(&small.get(MIB)[..], &expect[..]);
+        let mut expect4 = vec![0u8; 4 * MIB];
+        Pattern::new(3).fill(&mut expect4);
+        assert_eq!(&big.get(4 * MIB)[..], &expect4[..]);
     }
 
     #[test]

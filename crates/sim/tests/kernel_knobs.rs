@@ -181,3 +181,30 @@ fn a_knob_naming_no_app_or_an_unknown_app_is_an_error() {
     let e = Scenario::parse("k.toml", &text("[[knob]]\napp = 'fg'\nfrozen = true\ncolour = 1\n")).unwrap_err().to_string();
     assert!(e.contains("colour"), "{e}");
 }
+
+/// `drop_caches` by a background template's name drops the pages of every instance of it (as
+/// `forefront bench`'s cache drop before each sample reaches every worker's file). The FG app
+/// reads a worker's file after the drop: cold (from the device) unless the drop missed it.
+#[test]
+fn dropping_a_templates_caches_reaches_every_instance() {
+    let fg_read = |drop: &str, file: &str| {
+        let text = format!(
+            "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 5.0\n\
+             [[file]]\npath = '/data/fg'\nsize = '1MiB'\nowner = 'fg'\n\
+             [[file]]\npath = '/data/bg{{i}}'\nsize = '32MiB'\nowner = 'bg'\n\
+             [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\n\
+             ops = [{{ op = 'foreground', app = 'fg' }}, {{ op = 'think', ms = 1000.0 }}, {{ op = 'drop_caches', app = '{drop}' }},\n\
+             {{ op = 'phase_begin', name = 'run' }}, {{ op = 'read', path = '{file}', len = '32MiB', chunk = '1MiB' }}, {{ op = 'phase_end', name = 'run' }}]\n\
+             [[app]]\nname = 'bg'\nrole = 'bg'\n[[app.thread]]\nname = 'worker'\n\
+             ops = [{{ op = 'read', path = '/data/bg{{i}}', len = '32MiB', chunk = '1MiB' }}, {{ op = 'think', ms = 10000.0 }}]\n"
+        );
+        let sc = Scenario::parse("test.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+        let r = run(&cfg(sc, 2));
+        r.metrics.fg_ms
+    };
+    let cached = fg_read("fg", "/data/bg0");
+    let first = fg_read("bg", "/data/bg0");
+    let second = fg_read("bg", "/data/bg1");
+    assert!(first > 3.0 * cached, "the template's drop reaches worker 0: {first} ms vs {cached} ms cached");
+    assert!(second > 3.0 * cached, "and worker 1: {second} ms vs {cached} ms cached");
+}

@@ -39,10 +39,11 @@
 //!   allocations and copies, request submission) is the model's own cost per call and page.
 //!   Where no measurement is given, the app's work is an assumption ([`LAUNCH_COMPUTE_MS`],
 //!   [`SWITCH_COMPUTE_MS`]);
-//! - what is not the bench's: the bench restarts its
-//!   workers and drops every cache before each sample, the scenario keeps its workers running
-//!   and drops only the app's pages before each sample; a switch's database grows by its new
-//!   rows in the bench, while the scenario's checkpoint rewrites the same pages each time.
+//! - what is not the bench's: the bench restarts its workers and drops every cache before
+//!   each sample, the scenario keeps its workers running (at their place in their files) and
+//!   drops their files' clean pages before the ramp and the app's before the operation; a
+//!   switch's database grows by its new rows in the bench, while the scenario's checkpoint
+//!   rewrites the same pages each time.
 
 use std::fmt::Write;
 
@@ -543,6 +544,18 @@ impl BenchWorkload {
         // more cycles, so each phase is about equally likely; its length is not fitted, and a
         // run of 10 launches stays under the 30 s dirty expiry, as each real sample's new
         // background does (docs/twin.md, "The launch meets the background at a random phase").
+        // The bench drops every cache and starts its workers anew before each sample
+        // (`forefront_bench::runner::one_sample`), so the workers' files are not cached when
+        // the ramp begins: an updater's writes over them allocate pages again through the ramp
+        // and into the launch (a 1 GiB file at ~0.5 GB/s a worker), where the scenario's
+        // long-running workers would otherwise overwrite cached pages (twin20). The workers keep
+        // their place in their files: with every clean page dropped, which offset a pass
+        // starts at does not change what it costs.
+        if bg_apps > 0 {
+            for k in self.templates() {
+                let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\" }},", k.name());
+            }
+        }
         let _ = writeln!(w, "    {{ op = \"think\", ms = {:?}, jitter_ms = {:?} }},", ramp.max(100.0), ramp.max(100.0));
         let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
@@ -558,12 +571,7 @@ impl BenchWorkload {
 
         // One background template per worker kind, in the order instances are dealt: `mixed`
         // alternates update, upload as the bench's workers do.
-        let kinds: Vec<Worker> = match self.bg {
-            Bg::None | Bg::FioRead | Bg::FioWrite | Bg::FioRw => vec![],
-            Bg::Mixed => vec![Worker::Update, Worker::Upload],
-            b => vec![b.worker(0).expect("a worker")],
-        };
-        for k in kinds {
+        for k in self.templates() {
             let n = k.name();
             let _ = writeln!(w, "\n[[file]]\npath = \"/bg/{n}{{i}}.dat\"\nsize = {}\nowner = \"{n}\"", self.bg_file_bytes);
             let _ = writeln!(w, "\n[[app]]\nname = \"{n}\"\nrole = \"bg\"\n[[app.thread]]\nname = \"{n}\"\nops = [");
@@ -595,6 +603,17 @@ impl BenchWorkload {
             let _ = writeln!(w, "  ] }},\n]");
         }
         Ok(s)
+    }
+
+    /// The scenario's background templates, in the order instances are dealt (`mixed`
+    /// alternates update, upload as the bench's workers do); none for the fio workloads, which
+    /// the simulator does not express.
+    fn templates(&self) -> Vec<Worker> {
+        match self.bg {
+            Bg::None | Bg::FioRead | Bg::FioWrite | Bg::FioRw => vec![],
+            Bg::Mixed => vec![Worker::Update, Worker::Upload],
+            b => vec![b.worker(0).expect("a worker")],
+        }
     }
 
     /// The launch's ops (`forefront_bench::ops::launch`).
@@ -679,6 +698,27 @@ mod tests {
 
     fn w(bg: Bg) -> BenchWorkload {
         BenchWorkload { fg: Fg::Launch, bg, bg_procs: 2, bg_file_bytes: 64 << 20, ramp_ms: 1500, app: AppSpec::default() }
+    }
+
+    #[test]
+    fn each_sample_drops_the_workers_files_before_its_ramp_as_the_bench_does() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
+        let ops = |bg| {
+            let text = w(bg).scenario_toml("x", &Host::default(), &setup).unwrap();
+            let fg = text.split("name = \"app\"").nth(1).expect("the app").split("[[app]]").next().unwrap().to_owned();
+            fg
+        };
+        let mixed = ops(Bg::Mixed);
+        let (update, upload, think) = (
+            mixed.find(r#"op = "drop_caches", app = "update" "#).expect("update's files dropped"),
+            mixed.find(r#"op = "drop_caches", app = "upload" "#).expect("upload's files dropped"),
+            mixed.find(r#"op = "think""#).expect("the ramp"),
+        );
+        assert!(update < think && upload < think, "{mixed}");
+        assert!(ops(Bg::Copy).contains(r#"op = "drop_caches", app = "copy" "#));
+        let none = SimSetup { background: false, ..setup.clone() };
+        let alone = w(Bg::Update).scenario_toml("x", &Host::default(), &none).unwrap();
+        assert!(!alone.contains(r#"app = "update" "#), "no workers, nothing of theirs to drop");
     }
 
     #[test]

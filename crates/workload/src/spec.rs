@@ -518,6 +518,8 @@ pub enum Op {
         cell: String,
     },
     /// Evict `app`'s clean pages (the app was killed and its memory reclaimed: the next launch is cold).
+    /// `app` names an app instance (`update0`, or `update{i}` in a background template); a
+    /// background template's own name (`update`) drops the pages of every instance of it.
     DropCaches {
         app: String,
     },

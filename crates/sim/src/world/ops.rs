@@ -300,18 +300,21 @@ impl World {
             // Expanded when the scenario is loaded (`Scenario::validate` refuses a leftover).
             Op::Trace { .. } => (0, After::Step),
             Op::DropCaches { app } => {
-                if let Some(uid) = self.apps.iter().find(|a| a.name == app).map(|a| a.uid) {
-                    let files: Vec<FileId> =
-                        (0..self.fs.inodes.len() as FileId).filter(|&f| self.fs.inodes[f as usize].owner == uid).collect();
-                    for f in files {
-                        // Every clean page goes: the stretches between dirty or in-flight ones.
-                        let mut lo = 0;
-                        while let Some(busy) = self.pc.first_busy_from(f, lo) {
-                            self.pc.remove_range(f, lo, busy.index);
-                            lo = busy.index + 1;
-                        }
-                        self.pc.remove_range(f, lo, u32::MAX);
+                // An instance by its name, else every instance of a template by the template's.
+                let mut uids: Vec<u32> = self.apps.iter().filter(|a| a.name == app).map(|a| a.uid).collect();
+                if uids.is_empty() {
+                    uids = self.apps.iter().filter(|a| a.spec == app).map(|a| a.uid).collect();
+                }
+                let files: Vec<FileId> =
+                    (0..self.fs.inodes.len() as FileId).filter(|&f| uids.contains(&self.fs.inodes[f as usize].owner)).collect();
+                for f in files {
+                    // Every clean page goes: the stretches between dirty or in-flight ones.
+                    let mut lo = 0;
+                    while let Some(busy) = self.pc.first_busy_from(f, lo) {
+                        self.pc.remove_range(f, lo, busy.index);
+                        lo = busy.index + 1;
                     }
+                    self.pc.remove_range(f, lo, u32::MAX);
                 }
                 (sys, After::Step)
             }
