@@ -817,7 +817,8 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
     let rw = |n: &str| if n.starts_with("read") { "read" } else { "write" };
     match name {
         n if n.ends_with("_max_request_kib") => m(format!(
-            "the mean size of the {}s the device completed during the `large` step (its sectors / its requests, /sys/block/DISK/stat): {kib} KiB unless the block layer cut the requests (max_segments)",
+            "the mean size of the {}s the device completed during the `large` step (its sectors / its requests, /sys/block/DISK/stat): {kib} KiB unless the block layer cut the requests (max_segments); 0 if that disk counted no {}s (the file on a stacked device whose requests another queue counts)",
+            rw(n),
             rw(n)
         )),
         n if n.ends_with("_max_seq_depth_mb_s") => m(format!(

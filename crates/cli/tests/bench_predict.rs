@@ -231,6 +231,11 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
     assert!(!ok && err.contains("--cpu-groups") && err.contains("sometimes"), "{err}");
 }
 
+/// The tw15 calibration of this VM (a `bench calibrate` file with its provenance), as text.
+fn tw15_calibration() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/tw15/this-vm-tw15-batch.toml")).unwrap()
+}
+
 /// A calibrated device's two page-copy figures go to their own sides (twin17): the header names
 /// both, and writers that copy at the write side's dearer cost move less data than with one
 /// cost for both directions.
@@ -242,9 +247,7 @@ fn the_calibrated_copy_costs_reach_reads_and_writes_apart() {
     };
     let t = tempfile::tempdir().unwrap();
     let saved = saved_report(t.path(), "copy.json", "launch", "copy", &disk, [100.0, 120.0, 140.0]);
-    let calibrated =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/tw15/this-vm-tw15-batch.toml"))
-            .unwrap();
+    let calibrated = tw15_calibration();
     let split = t.path().join("split.toml");
     std::fs::write(&split, &calibrated).unwrap();
     // The same file with the write side's figure replaced by the read side's: one cost.
@@ -295,9 +298,7 @@ fn the_band_predicts_at_the_edges_of_the_calibrations_spread() {
     };
     let t = tempfile::tempdir().unwrap();
     let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
-    let calibrated =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/results/twin/tw15/this-vm-tw15-batch.toml"))
-            .unwrap();
+    let calibrated = tw15_calibration();
     let wide = t.path().join("wide.toml");
     std::fs::write(&wide, &calibrated).unwrap();
     // The same calibration with no spread: every min and max at the value.
