@@ -16,7 +16,7 @@
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
-//! | `copy` | buffered 1 MiB `write()`s over, then 128 KiB `read()`s of, a 32 MiB file in the page cache | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us` |
+//! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //!
@@ -559,12 +559,14 @@ fn latency_under_load(s: &Scratch, write: bool, size: usize, samples: usize, see
 /// Size of the file whose page-cache copies `copy` times.
 const COPY_FILE_MIB: usize = 32;
 
-/// The CPU cost of `write()` and `read()` copies between user memory and the page cache on
-/// this machine, µs per 4 KiB page: the median over buffered 1 MiB writes over a file's cached
-/// pages (the bench's background call) and over 128 KiB reads of them (the launch's call). The
-/// file is written and synced first, so neither pass allocates pages or reads the disk; it is
-/// removed at the end (the work directory goes on an interrupt).
-fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
+/// The page cache's CPU costs on this machine, µs per 4 KiB page ([`PageCosts`]): the median
+/// over buffered 1 MiB writes over an allocated file's pages when they are not cached (the
+/// kernel allocates and inserts a page for each, and maps its block), then over the same pages
+/// cached (the copy alone: the bench's background call), then over 128 KiB reads of them (the
+/// launch's call). The file is written and synced first and its pages dropped
+/// (`POSIX_FADV_DONTNEED`, this file only) before the cold pass, which overwrites whole pages
+/// and so reads nothing; it is removed at the end (the work directory goes on an interrupt).
+fn page_copies(s: &Scratch) -> Result<PageCosts, BenchError> {
     let path = s.path.with_file_name("copy.dat");
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -581,6 +583,20 @@ fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
     }
     f.sync_data().map_err(io(&path, "fdatasync"))?;
     let per_page = |t: f64, bytes: usize| t / (bytes / KIB4) as f64;
+    // SAFETY: fadvise on an open fd with plain integers.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
+    }
+    let mut cold = vec![];
+    for o in (0..len).step_by(MIB) {
+        buf[0] = buf[0].wrapping_add(1);
+        let t = Instant::now();
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+        cold.push(per_page(us(t), MIB));
+    }
+    check_interrupt()?;
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
     let mut w = vec![];
     for o in (0..len).step_by(MIB) {
         buf[0] = buf[0].wrapping_add(1);
@@ -599,7 +615,22 @@ fn page_copies(s: &Scratch) -> Result<(f64, f64), BenchError> {
     }
     drop(f);
     std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
-    Ok((median(w), median(r)))
+    let (write, cold) = (median(w), median(cold));
+    Ok(PageCosts { write, read: median(r), alloc: (cold - write).max(0.0), cold_write: cold })
+}
+
+/// [`page_copies`]' figures, µs per 4 KiB page.
+#[derive(Clone, Copy, Debug)]
+struct PageCosts {
+    /// A `write()`'s copy into a cached page (`copy_write_page_us`).
+    write: f64,
+    /// A `read()`'s copy out of a cached page (`copy_read_page_us`).
+    read: f64,
+    /// A `write()` over a page that is not cached, beyond the copy: the page's allocation,
+    /// insertion and block lookup (`alloc_page_us`; never below 0: the two medians' noise).
+    alloc: f64,
+    /// The whole cost of a `write()` over a page that is not cached (`cold_write_page_us`).
+    cold_write: f64,
 }
 
 /// The work directory and scratch file, removed on drop (also on an interrupt).
@@ -712,7 +743,8 @@ fn one_rep(
     let discard = if trim_ok { d_us / (d_bytes as f64 / MIB as f64) } else { 0.0 };
 
     step("copy", progress);
-    let (copy_w, copy_r) = page_copies(s)?;
+    let pc = page_copies(s)?;
+    let (copy_w, copy_r) = (pc.write, pc.read);
 
     // The kernel's largest requests at depth, and a small read behind them.
     step("large", progress);
@@ -773,6 +805,8 @@ fn one_rep(
         ("copy_page_us", (copy_w + copy_r) / 2.0),
         ("copy_write_page_us", copy_w),
         ("copy_read_page_us", copy_r),
+        ("cold_write_page_us", pc.cold_write),
+        ("alloc_page_us", pc.alloc),
         ("read_max_depth_mb_s", big_mb_s(rbig_d)),
         ("write_max_depth_mb_s", big_mb_s(wbig_d)),
         ("read_max_seq_depth_mb_s", rseq_d),
@@ -853,6 +887,8 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "copy_page_us" => d("mean of copy_write_page_us and copy_read_page_us (bench predict gives the simulator each direction's own figure; the mean is for a scenario with one copy cost)"),
         "copy_write_page_us" => m(format!("median buffered 1 MiB write() over cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
         "copy_read_page_us" => m(format!("median buffered 128 KiB read() of cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
+        "cold_write_page_us" => m(format!("median buffered 1 MiB write() over the pages of an allocated {COPY_FILE_MIB} MiB file just dropped from the page cache (POSIX_FADV_DONTNEED), us per 4 KiB page")),
+        "alloc_page_us" => d("cold_write_page_us - copy_write_page_us, at least 0: a page's allocation, insertion and block lookup beyond the copy (the simulator's [phone.costs] alloc_page_us, for bench predict)"),
         n if n.starts_with("read_1m_depth") || n.starts_with("write_1m_depth") => m(format!(
             "MB/s of {} random 1 MiB O_DIRECT {}s from {} threads",
             depth.min(BW_DEPTH) * BW_OPS,

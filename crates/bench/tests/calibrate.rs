@@ -65,6 +65,7 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
         "read_rand_iops",
         "write_rand_iops",
         "copy_page_us",
+        "cold_write_page_us",
         "read_max_depth_mb_s",
         "write_max_depth_mb_s",
         "read_max_seq_depth_mb_s",
@@ -78,6 +79,9 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
         let m = &pa.fields[name];
         assert!(m.value > 0.0 && m.source != "assumed", "{name}: {m:?}");
     }
+    // A page's allocation: a cold page's write beyond a cached one's (0 only where the noise of
+    // the two medians hides it), what `bench predict` gives the simulator.
+    assert_eq!(pa.fields["alloc_page_us"].source, "derived");
     // A calibration agrees with itself, and the comparison sees a figure moved beyond its
     // spread (the check of the quiet-machine test below can fail).
     assert!(disagreements(&a.device, &a.device).is_empty());

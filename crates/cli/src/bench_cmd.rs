@@ -701,6 +701,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         writeback_interval_s: wb.writeback_centisecs as f64 / 100.0,
         copy_page_us: None,
         copy_write_page_us: None,
+        alloc_page_us: None,
         burst_call_ms: None,
         fg_compute_ms: None,
         preempt: match preempt {
@@ -777,6 +778,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let calibrated = |k: &str| device.provenance.as_ref().and_then(|p| p.fields.get(k)).map(|m| m.value);
     host.copy_page_us = calibrated("copy_read_page_us").or_else(|| calibrated("copy_page_us"));
     host.copy_write_page_us = calibrated("copy_write_page_us");
+    // A page's allocation where the calibration measured it (files from twin21 on).
+    host.alloc_page_us = calibrated("alloc_page_us");
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
     // operation, scaled to its time on a CPU where recorded ([`app_cpu_of`]; reports from before
@@ -810,6 +813,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 let h = forefront_workload::bench::Host {
                     copy_page_us: cal("copy_read_page_us").or_else(|| cal("copy_page_us")).or(host.copy_page_us),
                     copy_write_page_us: cal("copy_write_page_us").or(host.copy_write_page_us),
+                    alloc_page_us: cal("alloc_page_us").or(host.alloc_page_us),
                     ..host.clone()
                 };
                 match predict(&w, &h, &dev, &stock, m, o.launches, o.seed) {
@@ -857,6 +861,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         let doc = serde_json::json!({
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
             "copy_write_page_us": host.copy_write_page_us,
+            "alloc_page_us": host.alloc_page_us,
             "fg_compute_ms": host.fg_compute_ms,
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
@@ -880,6 +885,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             (Some(r), Some(w)) => format!("page copy {r:.3} us read / {w:.3} us write, measured"),
             (Some(c), None) => format!("page copy {c:.3} us measured"),
             _ => "page copy: the simulator's default".into(),
+        } + &match host.alloc_page_us {
+            Some(a) => format!(", page allocation {a:.3} us measured"),
+            None => ", page allocation: the simulator's default".into(),
         },
         match host.fg_compute_ms {
             Some(c) if o.app_cpu_ms.is_some() => format!("app CPU {c:.2} ms (--app-cpu-ms)"),

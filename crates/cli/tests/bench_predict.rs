@@ -287,6 +287,59 @@ fn the_calibrated_copy_costs_reach_reads_and_writes_apart() {
     assert!(text.contains("page copy 0.379 us read / 0.529 us write, measured"), "{text}");
 }
 
+/// A calibrated page allocation (twin21: a cold page's `write()` beyond a cached one's) reaches
+/// the simulator: the header and the JSON name it, a calibration without it keeps the default,
+/// and updaters whose pages cost more to allocate move less data.
+#[test]
+fn the_calibrated_page_allocation_reaches_the_writers() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_calibrated_page_allocation_reaches_the_writers: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    // The updaters' pages are clean after each `fdatasync`, so each sample's drop makes them
+    // cold again and their next pass allocates them (the device bounds the rest of their time).
+    let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
+    let calibrated = tw15_calibration();
+    assert!(!calibrated.contains("alloc_page_us"), "tw15 predates the figure");
+    let with_alloc = |us: f64| {
+        let path = t.path().join(format!("alloc-{us}.toml"));
+        let field = format!(
+            "\n[provenance.fields.alloc_page_us]\nsource = \"derived\"\nvalue = {us:?}\nmin = {us:?}\nmax = {us:?}\nhow = \"test\"\n"
+        );
+        std::fs::write(&path, format!("{calibrated}{field}")).unwrap();
+        path
+    };
+    let predict = |device: &std::path::Path, format: &str| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(&saved)
+            .arg("--device")
+            .arg(device)
+            .args(["--launches", "2", "--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+        text
+    };
+    let bg = |text: &str| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").expect("a baseline row").clone();
+        base["predicted"]["bg_mb_s"].as_f64().expect("a predicted background throughput")
+    };
+    let (cheap, dear) = (with_alloc(0.1), with_alloc(2.0));
+    let cheap_json = predict(&cheap, "json");
+    assert!(cheap_json.contains("\"alloc_page_us\": 0.1"), "{cheap_json}");
+    let (cheap_mb_s, dear_mb_s) = (bg(&cheap_json), bg(&predict(&dear, "json")));
+    assert!(dear_mb_s < cheap_mb_s, "2.0 us a page {dear_mb_s:.0} MB/s, 0.1 us {cheap_mb_s:.0} MB/s");
+    assert!(predict(&dear, "table").contains("page allocation 2.000 us measured"));
+    let plain = t.path().join("plain.toml");
+    std::fs::write(&plain, &calibrated).unwrap();
+    assert!(predict(&plain, "json").contains("\"alloc_page_us\": null"));
+    assert!(predict(&plain, "table").contains("page allocation: the simulator's default"));
+}
+
 /// `--band`: each mode predicted again with the calibration's figures at the slow and at the
 /// fast edge of their repetitions; the edges move the prediction where the spread is wide, not
 /// where it is nil; a device file without a calibration's provenance is refused by name.

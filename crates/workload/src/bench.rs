@@ -335,6 +335,11 @@ pub struct Host {
     /// CPU µs per 4 KiB page copied into the page cache by `write()` (`bench calibrate`'s
     /// `copy_write_page_us`), or `None`: the read side's figure.
     pub copy_write_page_us: Option<f64>,
+    /// CPU µs per 4 KiB page the kernel adds to a `write()` over a page that is not cached, and
+    /// to a read-ahead's page (its allocation, insertion and block lookup: `bench calibrate`'s
+    /// `alloc_page_us`, measured as a cold page's write minus a cached one's, twin21), or
+    /// `None`: the simulator's default `[phone.costs]` (0.5 µs, assumed).
+    pub alloc_page_us: Option<f64>,
     /// The launcher's burst call to the agent (ms, `fg PID --burst` over its socket): the bench
     /// times each `agent`-mode operation from before that call (`forefront_bench::runner::
     /// time_op`) and reports its median (`burst_call_ms`). `Some`: the simulator's `agent`
@@ -381,6 +386,7 @@ impl Default for Host {
             writeback_interval_s: 5.0,
             copy_page_us: None,
             copy_write_page_us: None,
+            alloc_page_us: None,
             burst_call_ms: None,
             preempt: Preempt::Full,
             eevdf: None,
@@ -507,8 +513,11 @@ impl BenchWorkload {
         }
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
         let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");
-        if host.copy_page_us.is_some() || host.copy_write_page_us.is_some() {
+        if host.copy_page_us.is_some() || host.copy_write_page_us.is_some() || host.alloc_page_us.is_some() {
             let _ = writeln!(w, "\n[phone.costs]");
+        }
+        if let Some(c) = host.alloc_page_us {
+            let _ = writeln!(w, "alloc_page_us = {c:?}");
         }
         if let Some(c) = host.copy_page_us {
             let _ = writeln!(w, "copy_page_us = {c:?}");
@@ -762,6 +771,11 @@ mod tests {
         let host = Host { copy_page_us: Some(0.38), copy_write_page_us: Some(0.53), ..Host::default() };
         let s = w(Bg::Copy).scenario("x", &host, &setup).unwrap();
         assert_eq!((s.phone.costs.copy_page_us, s.phone.costs.write_copy_page_us()), (0.38, 0.53));
+        assert_eq!(s.phone.costs.alloc_page_us, crate::Costs::default().alloc_page_us, "not measured: the default");
+        // A measured page allocation (twin21) replaces the assumed one, alone or with the copies.
+        let host = Host { alloc_page_us: Some(0.21), ..Host::default() };
+        let s = w(Bg::Update).scenario("x", &host, &setup).unwrap();
+        assert_eq!((s.phone.costs.alloc_page_us, s.phone.costs.copy_page_us), (0.21, crate::Costs::default().copy_page_us));
     }
 
     #[test]
