@@ -49,7 +49,8 @@ enum BenchCommand {
         (fdatasync), of a FUA write (O_DSYNC), of a discard (FITRIM of a punched hole) and the CPU's \
         cost of a page-cache copy (buffered write()s and read()s of a cached file: copy_write_page_us \
         and copy_read_page_us, which `bench predict` gives the simulated write()s and read()s, and \
-        their mean copy_page_us). The table \
+        their mean copy_page_us) and of a page's allocation (write()s over the file's pages just dropped \
+        from the cache, beyond the copy: alloc_page_us, which `bench predict` also passes on). The table \
         printed gives each figure's median, min and max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a
