@@ -107,7 +107,11 @@
 //!   kernel merged with a background writer's at the launch's first request (2 of 2 slow
 //!   samples under update, 3 of 3 under mixed), and every launch is merged and slow with the
 //!   disk flagged non-rotational, where BFQ merges a queue created within 180 ms of the previous
-//!   one at once (twin19; `scripts/bfq-merges`). This model predicts the unmerged launch.
+//!   one at once (twin19; `scripts/bfq-merges`). On the reprovisioned VM (twin21) 10 of 15:
+//!   the workers' queues are stably merged with the cache drop's flusher queue ~600 ms after
+//!   their creation, and the launch's is merged with theirs as a close cooperator when a
+//!   worker's synchronous inode write lands within `BFQQ_CLOSE_THR` of the launch's last
+//!   request, an inode-table read of the app's files. This model predicts the unmerged launch.
 //! - A sync queue belongs to a process id (`prov.pid`: an app's index, or a new one after an
 //!   `exec` op); the kernel's belongs to a process's I/O context. A queue whose process has
 //!   gone (`exec` left it) stays idle here; the kernel frees it, and stops idling for a queue
