@@ -588,24 +588,22 @@ fn page_copies(s: &Scratch) -> Result<PageCosts, BenchError> {
     if rc != 0 {
         return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
     }
-    let mut cold = vec![];
-    for o in (0..len).step_by(MIB) {
-        buf[0] = buf[0].wrapping_add(1);
-        let t = Instant::now();
-        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
-        cold.push(per_page(us(t), MIB));
-    }
-    check_interrupt()?;
-    f.sync_data().map_err(io(&path, "fdatasync"))?;
-    let mut w = vec![];
-    for o in (0..len).step_by(MIB) {
-        buf[0] = buf[0].wrapping_add(1);
-        let t = Instant::now();
-        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
-        w.push(per_page(us(t), MIB));
-    }
-    check_interrupt()?;
-    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    // One pass of 1 MiB write()s over the file (each with new contents), synced afterwards:
+    // µs per page of each call.
+    let pass = |buf: &mut [u8]| -> Result<Vec<f64>, BenchError> {
+        let mut t_page = vec![];
+        for o in (0..len).step_by(MIB) {
+            buf[0] = buf[0].wrapping_add(1);
+            let t = Instant::now();
+            f.write_all_at(buf, o as u64).map_err(io(&path, "write"))?;
+            t_page.push(per_page(us(t), MIB));
+        }
+        check_interrupt()?;
+        f.sync_data().map_err(io(&path, "fdatasync"))?;
+        Ok(t_page)
+    };
+    let cold = pass(&mut buf)?;
+    let w = pass(&mut buf)?;
     let chunk = 128 << 10;
     let mut r = vec![];
     for o in (0..len).step_by(chunk) {

@@ -2,7 +2,7 @@
 //! across modes (alone, baseline, agent, bfq, ionice-idle) on this machine.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -60,7 +60,9 @@ enum BenchCommand {
         forefront bench calibrate -o this-vm.toml\n  \
         forefront bench predict update.json --device this-vm.toml\n\n\
         The page cache, CPUs, read-ahead, nr_requests, max_sectors_kb, write-back settings and the kernel's \
-        preemption model are this machine's (sysfs, /proc/sys/vm, the kernel's configuration; --preempt overrides the last). Modes the simulator cannot express yet print why instead of a number.")]
+        preemption model are this machine's (sysfs, /proc/sys/vm, the kernel's configuration; --preempt overrides the last). The file system of the report's work directory is reported \
+        (JSON `fs`); the table says when it is an ext4 without a journal, which the simulator's ext4 is not. \
+        Modes the simulator cannot express yet print why instead of a number.")]
     Predict(PredictArgs),
     /// (internal) One foreground operation: prints `ready`, waits for a line, runs, prints `done MS BYTES`.
     #[command(hide = true)]
@@ -773,6 +775,17 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
     let mut host = this_host(&disk, o).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;
+    // The file system the bench's work directory was on (found by its path on this machine):
+    // the simulator's ext4 journals; a host's may not (twin21).
+    let fs =
+        saved.get("dir").and_then(|d| d.as_str()).and_then(|d| forefront_sysfs::fs::fs_of(Path::new("/"), Path::new(d)).ok());
+    let fs_note = fs.as_ref().filter(|f| f.journal == Some(false)).map(|f| {
+        format!(
+            "file system: the bench's directory is on ext4 without a journal ({} on {}); the simulator's ext4 journals (jbd2, data=ordered), so its fsync()s and fdatasync()s commit a transaction where this one writes the inode block (docs/twin.md, twin21)",
+            f.mount_point.display(),
+            f.device
+        )
+    });
     let device = forefront_workload::load_device(&o.device)?;
     // The CPU's page-copy costs where the calibration measured them: a read's and a write's
     // (files before the split: their mean for both; older files: the default).
@@ -867,6 +880,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "cpu_groups": host.cpu_groups.name(),
+            "fs": fs.as_ref().map(|f| serde_json::json!({
+                "mount_point": f.mount_point, "type": f.fs_type, "device": f.device, "journal": f.journal,
+            })),
             "fg": w.fg, "bg": w.bg, "modes": v,
             "band": o.band.then(|| bands.iter().map(|(m, slow, fast)| serde_json::json!({
                 "mode": m, "slow_p50_ms": slow, "fast_p50_ms": fast,
@@ -1028,6 +1044,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         );
     }
     let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
+    if let Some(n) = fs_note {
+        let _ = writeln!(s, "{n}");
+    }
     for n in notes {
         let _ = writeln!(s, "{n}");
     }

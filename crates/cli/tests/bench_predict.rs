@@ -340,6 +340,39 @@ fn the_calibrated_page_allocation_reaches_the_writers() {
     assert!(predict(&plain, "table").contains("page allocation: the simulator's default"));
 }
 
+/// The file system of the bench's work directory (the saved report's `dir`, looked up on this
+/// machine) is reported, and an ext4 without a journal, which the simulator's ext4 is not
+/// (twin21), is said in the table.
+#[test]
+fn the_bench_directorys_file_system_and_its_journal_are_reported() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_bench_directorys_file_system_and_its_journal_are_reported: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
+    let mut report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    report["dir"] = serde_json::json!(t.path());
+    std::fs::write(&saved, report.to_string()).unwrap();
+    let expected = forefront_sysfs::fs::fs_of(std::path::Path::new("/"), t.path()).expect("the temporary directory's mount");
+    let run = |format: &str| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(&saved)
+            .args(["--device", "galaxy-s6-ufs", "--launches", "1", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(v["fs"]["type"], expected.fs_type.as_str());
+    assert_eq!(v["fs"]["device"], expected.device.as_str());
+    assert_eq!(v["fs"]["journal"], serde_json::json!(expected.journal));
+    let text = run("table");
+    assert_eq!(text.contains("ext4 without a journal"), expected.journal == Some(false), "{expected:?}\n{text}");
+}
+
 /// `--band`: each mode predicted again with the calibration's figures at the slow and at the
 /// fast edge of their repetitions; the edges move the prediction where the spread is wide, not
 /// where it is nil; a device file without a calibration's provenance is refused by name.

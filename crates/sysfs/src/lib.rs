@@ -13,6 +13,7 @@
 //! - [`block`]: the queue and I/O scheduler behind a file system.
 //! - [`vm`]: dropping the page cache.
 //! - [`sched`]: the kernel's preemption model.
+//! - [`fs`]: the file system a path is on, and whether its ext4 journals.
 //!
 //! ```no_run
 //! use forefront_sysfs::{Cgroup, CgroupMounts, Controller, Knob};
@@ -28,6 +29,7 @@
 pub mod block;
 pub mod cgroup;
 mod error;
+pub mod fs;
 pub mod ioprio;
 pub mod mounts;
 pub mod procfs;
