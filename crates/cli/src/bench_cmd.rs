@@ -61,7 +61,7 @@ enum BenchCommand {
         forefront bench predict update.json --device this-vm.toml\n\n\
         The page cache, CPUs, read-ahead, nr_requests, max_sectors_kb, write-back settings and the kernel's \
         preemption model are this machine's (sysfs, /proc/sys/vm, the kernel's configuration; --preempt overrides the last). The file system of the report's work directory is reported \
-        (JSON `fs`); the table says when it is an ext4 without a journal, which the simulator's ext4 is not. \
+        (JSON `fs`), and an ext4 without a journal is simulated as one (the table says so). \
         Modes the simulator cannot express yet print why instead of a number.")]
     Predict(PredictArgs),
     /// (internal) One foreground operation: prints `ready`, waits for a line, runs, prints `done MS BYTES`.
@@ -705,6 +705,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         copy_page_us: None,
         copy_write_page_us: None,
         alloc_page_us: None,
+        fs_journal: None,
         burst_call_ms: None,
         fg_compute_ms: None,
         preempt: match preempt {
@@ -779,9 +780,10 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     // the simulator's ext4 journals; a host's may not (twin21).
     let fs =
         saved.get("dir").and_then(|d| d.as_str()).and_then(|d| forefront_sysfs::fs::fs_of(Path::new("/"), Path::new(d)).ok());
+    host.fs_journal = fs.as_ref().and_then(|f| f.journal);
     let fs_note = fs.as_ref().filter(|f| f.journal == Some(false)).map(|f| {
         format!(
-            "file system: the bench's directory is on ext4 without a journal ({} on {}); the simulator's ext4 journals (jbd2, data=ordered), so its fsync()s and fdatasync()s commit a transaction where this one writes the inode block (docs/twin.md, twin21)",
+            "file system: the bench's directory is on ext4 without a journal ({} on {}), simulated so: its fsync()s and fdatasync()s write the inode in place and commit nothing (docs/twin.md, twin21)",
             f.mount_point.display(),
             f.device
         )

@@ -340,6 +340,11 @@ pub struct Host {
     /// `alloc_page_us`, measured as a cold page's write minus a cached one's, twin21), or
     /// `None`: the simulator's default `[phone.costs]` (0.5 µs, assumed).
     pub alloc_page_us: Option<f64>,
+    /// Whether the bench's file system journals (`forefront_sysfs::fs::fs_of`: an ext4 made
+    /// without a journal reads `false`; `None`: unknown, or not ext4). `Some(false)` gives the
+    /// scenario `[phone.fs] journal = false` (fsyncs write inodes in place, twin21); otherwise
+    /// the simulator's ext4 journals.
+    pub fs_journal: Option<bool>,
     /// The launcher's burst call to the agent (ms, `fg PID --burst` over its socket): the bench
     /// times each `agent`-mode operation from before that call (`forefront_bench::runner::
     /// time_op`) and reports its median (`burst_call_ms`). `Some`: the simulator's `agent`
@@ -387,6 +392,7 @@ impl Default for Host {
             copy_page_us: None,
             copy_write_page_us: None,
             alloc_page_us: None,
+            fs_journal: None,
             burst_call_ms: None,
             preempt: Preempt::Full,
             eevdf: None,
@@ -513,6 +519,9 @@ impl BenchWorkload {
         }
         let _ = writeln!(w, "\n[phone.scheduler]\nkind = {:?}", setup.scheduler);
         let _ = writeln!(w, "\n[phone.fs]\nstable_pages = false\ndiscard = false\nfragmentation = 0.0");
+        if host.fs_journal == Some(false) {
+            let _ = writeln!(w, "journal = false");
+        }
         if host.copy_page_us.is_some() || host.copy_write_page_us.is_some() || host.alloc_page_us.is_some() {
             let _ = writeln!(w, "\n[phone.costs]");
         }
@@ -776,6 +785,18 @@ mod tests {
         let host = Host { alloc_page_us: Some(0.21), ..Host::default() };
         let s = w(Bg::Update).scenario("x", &host, &setup).unwrap();
         assert_eq!((s.phone.costs.alloc_page_us, s.phone.costs.copy_page_us), (0.21, crate::Costs::default().copy_page_us));
+    }
+
+    #[test]
+    fn a_file_system_without_a_journal_reaches_the_scenario() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1 };
+        let journal = |fs_journal: Option<bool>| {
+            let host = Host { fs_journal, ..Host::default() };
+            w(Bg::Update).scenario("x", &host, &setup).unwrap().phone.fs.journal
+        };
+        assert!(journal(None), "unknown: the simulator's journaling ext4");
+        assert!(journal(Some(true)));
+        assert!(!journal(Some(false)));
     }
 
     #[test]

@@ -444,6 +444,8 @@ pub fn write<K: Ext4 + ?Sized>(
     if !meta_done && !cx.fs().inodes[file as usize].journaled() {
         let ino = &mut cx.fs_mut().inodes[file as usize];
         ino.size = ino.size.max(call_end);
+        // Without a journal the inode (size, times) is written by the next fsync.
+        ino.inode_dirty |= ino.nojournal;
     } else if !meta_done {
         let blk = cx.fs_mut().inodes[file as usize].itable_block;
         match journal_update(cx, k, tid, &[blk], &mut cost) {
@@ -578,6 +580,9 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
     if cx.fs().inodes[file as usize].region > 0 {
         return fat_writeback_pages(cx, k, tid, file, idxs, origin);
     }
+    if cx.fs().inodes[file as usize].nojournal {
+        return nojournal_writeback_pages(cx, k, tid, file, idxs, origin);
+    }
     let mut cost = 0;
     let txn = cx.wait_graph().handle_of(tid).expect("write-back allocates under a handle");
     // Delayed allocation of unmapped pages.
@@ -611,6 +616,27 @@ pub fn writeback_pages<K: Ext4 + ?Sized>(
         }
     }
     cost + idxs.len() as u64 * k.writeback_page
+}
+
+/// Write-back of the pages of an ext4 file without a journal: unmapped pages allocated (the
+/// bitmaps and the inode changed in place: the inode goes with the next fsync), then one
+/// request per contiguous run; nothing is filed in a transaction.
+fn nojournal_writeback_pages<K: Ext4 + ?Sized>(
+    cx: &mut K,
+    k: &Ext4Params,
+    tid: Tid,
+    file: FileId,
+    idxs: &[u32],
+    origin: Origin,
+) -> u64 {
+    let mut touched = Vec::new();
+    let allocated = allocate_unmapped(cx, file, idxs, |fs, fb, n| fs.allocate(file, fb, n, &mut touched)) > 0;
+    let mut cost = 0;
+    if allocated {
+        cx.fs_mut().inodes[file as usize].inode_dirty = true;
+        cost += k.metadata;
+    }
+    cost + submit_runs(cx, k, tid, file, idxs, origin, |_, _| {}) + idxs.len() as u64 * k.writeback_page
 }
 
 /// Write-back of a log file's pages: each run of consecutive pages is written at the log's
@@ -799,6 +825,35 @@ pub fn fsync<K: Ext4 + ?Sized>(
             set(cx, 3);
             (k.submit_request, After::Block)
         }
+        2 if cx.fs().inodes[file as usize].nojournal && cx.fs().inodes[file as usize].ext4() => {
+            // An ext4 without a journal (ext4_fsync_nojournal): the inode block
+            // (sync_inode_metadata) and, for a file created or removed since, its directory
+            // block (ext4_sync_parent), written in place and waited for; then a cache flush.
+            let ino = &mut cx.fs_mut().inodes[file as usize];
+            let mut blocks = vec![];
+            if std::mem::take(&mut ino.inode_dirty) {
+                blocks.push(ino.itable_block);
+            }
+            if std::mem::take(&mut ino.dir_dirty) {
+                blocks.push(ino.dir_block);
+            }
+            set(cx, 11);
+            let Some(&last) = blocks.last() else {
+                return (0, After::Step);
+            };
+            for &b in &blocks[..blocks.len() - 1] {
+                cx.submit_control(tid, ReqOp::Write, b, 1, Origin::Metadata);
+            }
+            let id = cx.submit_control(tid, ReqOp::Write, last, 1, Origin::Metadata);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
+            (blocks.len() as u64 * k.submit_request + k.metadata, After::Block)
+        }
+        11 => {
+            let id = cx.submit_control(tid, ReqOp::Flush, 0, 0, Origin::Fsync);
+            cx.wait_request(tid, id.id, Why::Own, Cat::PageWait);
+            set(cx, 3);
+            (k.submit_request, After::Block)
+        }
         2 if cx.fs().inodes[file as usize].log => {
             // A log file: its blocks are at the head; the segment summary and super root make
             // them durable (written with preflush + FUA, as NILFS2 with barriers on).
@@ -882,6 +937,9 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
         let ino = &mut cx.fs_mut().inodes[file as usize];
         ino.size = new_size;
         ino.unlinked |= matches!(kind, MetaKind::Unlink);
+        // An ext4 without a journal: inode and directory block in place, at the next fsync.
+        ino.inode_dirty |= ino.nojournal;
+        ino.dir_dirty |= ino.nojournal && matches!(kind, MetaKind::Creat | MetaKind::Unlink);
         cx.set_file_op(tid, None);
         return (k.metadata.max(1), After::Step);
     }
@@ -1134,6 +1192,48 @@ mod tests {
         let f = cx.file("/data/a");
         assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 0, datasync: true, from: 0, to: 0 }), After::Block);
         assert_eq!(cx.control().iter().map(|c| c.0).collect::<Vec<_>>(), vec![ReqOp::Flush]);
+    }
+
+    /// An ext4 without a journal (`FsParams::journal = false`, twin21): the fsync writes the
+    /// file's pages, then its inode and (new file) directory block in place and waits for them,
+    /// then flushes; nothing goes to the journal. An fdatasync after an overwrite writes the
+    /// inode again, as the twin's trace shows; one with nothing changed only flushes.
+    #[test]
+    fn without_a_journal_fsync_writes_the_inode_and_directory_in_place_then_flushes() {
+        let mut cx = fake();
+        cx.fs.params.journal = false;
+        let f = cx.file("/data/a");
+        let (itable, dir) = (cx.fs.inodes[f as usize].itable_block, cx.fs.inodes[f as usize].dir_block);
+        assert!(!cx.fs.inodes[f as usize].journaled() && cx.fs.inodes[f as usize].ext4());
+        assert_eq!(run(&mut cx, FileOp::Meta { file: f, kind: MetaKind::Creat, stage: 0 }), After::Step);
+        run(&mut cx, write_op(f, 2 * PAGE_SIZE));
+        assert!(cx.jn.running.is_empty(), "nothing filed in the journal: {:?}", cx.jn.running.meta);
+        assert_eq!(cx.fs.inodes[f as usize].size, 2 * PAGE_SIZE);
+        // Stage 0: the pages (allocated without a transaction), waited for in stage 1.
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 0, datasync: false, from: 0, to: 0 }), After::Block);
+        assert_eq!(cx.fs.inodes[f as usize].allocated(), 2);
+        assert!(cx.jn.running.is_empty(), "write-back filed nothing either");
+        for i in 0..2 {
+            let p = cx.pc.lookup(f, i).unwrap();
+            cx.pc.end_writeback(p);
+        }
+        // Stage 2: the inode and directory blocks, waited for; then the flush.
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 1, datasync: false, from: 0, to: u32::MAX }), After::Block);
+        let writes: Vec<_> = cx.control().iter().filter(|c| c.0 == ReqOp::Write).map(|c| c.1).collect();
+        assert_eq!(writes, vec![itable, dir]);
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 11, datasync: false, from: 0, to: 0 }), After::Block);
+        assert_eq!(cx.control().last().map(|c| c.0), Some(ReqOp::Flush));
+        assert_eq!(cx.jn.commit_requested, 0, "no commit asked for");
+        // An overwrite marks the inode again: the fdatasync writes it (and not the directory).
+        cx.complete_all();
+        let before = cx.control().len();
+        run(&mut cx, write_op(f, PAGE_SIZE));
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 2, datasync: true, from: 0, to: 0 }), After::Block);
+        assert_eq!(cx.control()[before..].iter().map(|c| (c.0, c.1)).collect::<Vec<_>>(), vec![(ReqOp::Write, itable)]);
+        // Nothing changed since: only the flush.
+        let before = cx.control().len();
+        assert_eq!(run(&mut cx, FileOp::Fsync { file: f, stage: 2, datasync: true, from: 0, to: 0 }), After::Block);
+        assert_eq!(cx.control()[before..].iter().map(|c| c.0).collect::<Vec<_>>(), vec![ReqOp::Flush]);
     }
 
     #[test]

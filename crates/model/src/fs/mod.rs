@@ -72,6 +72,22 @@ pub struct FsParams {
     /// blocks still in flight, and flushes the device's cache once both are done (module doc of
     /// [`jbd2`]); off: the commit record (PREFLUSH + FUA) after the journal blocks complete.
     pub journal_async_commit: bool,
+    /// ext4 with its journal (jbd2, the default). `false`: a file system made or mounted
+    /// without one (`mke2fs -O ^has_journal`; the twin's VM, docs/twin.md twin21): metadata is
+    /// changed in place, never committed. An fsync or fdatasync writes the file's dirty pages,
+    /// then, where they changed, its inode block and (a file created or removed) its directory
+    /// block, each a synchronous write it waits for, then flushes the device's cache
+    /// (`ext4_fsync_nojournal`: `sync_inode_metadata`, `ext4_sync_parent`). Simplifications: a
+    /// `write()` call marks the inode for the next fdatasync as well as fsync (the twin's trace
+    /// shows one inode write per updater fdatasync of an overwritten file); the flusher does not
+    /// write dirty inodes (the kernel's does, after `dirty_expire`); allocation at write-back
+    /// has no transaction to file its bitmaps in and costs `metadata` only.
+    #[serde(skip_serializing_if = "is_true")]
+    pub journal: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for FsParams {
@@ -86,6 +102,7 @@ impl Default for FsParams {
             inode_prealloc: false,
             ordered_wait_file: false,
             journal_async_commit: false,
+            journal: true,
         }
     }
 }
@@ -113,6 +130,12 @@ pub struct Inode {
     pub log: bool,
     /// On a FAT (vfat) mount of another device: its [`Region`] (index + 1); 0 = ext4.
     pub region: u8,
+    /// An ext4 inode on a file system without a journal ([`FsParams::journal`]).
+    pub nojournal: bool,
+    /// Without a journal: its inode block changed since the last fsync wrote it.
+    pub inode_dirty: bool,
+    /// Without a journal: its directory block changed (created or removed) since the last fsync.
+    pub dir_dirty: bool,
     /// The inode's preallocation with `inode_prealloc`: (first file block, first LBA, blocks).
     pub pa: Option<(u64, u64, u64)>,
     /// Its read-ahead window ([`readahead`]; used with `phone.async_read_ahead`).
@@ -120,8 +143,14 @@ pub struct Inode {
 }
 
 impl Inode {
-    /// Whether its metadata goes through the ext4 journal (not a log or FAT file).
+    /// Whether its metadata goes through the ext4 journal (not a log or FAT file, nor on an
+    /// ext4 without a journal).
     pub fn journaled(&self) -> bool {
+        self.ext4() && !self.nojournal
+    }
+
+    /// Whether it is an ext4 file (not a log or FAT file), with a journal or without.
+    pub fn ext4(&self) -> bool {
         !self.log && self.region == 0
     }
 }
@@ -328,6 +357,9 @@ impl Fs {
             truncating: None,
             log: false,
             region: 0,
+            nojournal: !self.params.journal,
+            inode_dirty: false,
+            dir_dirty: false,
             pa: None,
             ra: Default::default(),
         });
@@ -388,7 +420,7 @@ impl Fs {
     /// preallocation, making a new one first if `fb` is outside it: (first LBA, blocks).
     fn take_prealloc(&mut self, ino: FileId, fb: u64, left: u64) -> Option<(u64, u64)> {
         let inode = &self.inodes[ino as usize];
-        if !self.params.inode_prealloc || !inode.journaled() {
+        if !self.params.inode_prealloc || !inode.ext4() {
             return None;
         }
         let inside = |pa: (u64, u64, u64)| fb >= pa.0 && fb < pa.0 + pa.2;
@@ -628,7 +660,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, pa: None, ra: Default::default() };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, nojournal: false, inode_dirty: false, dir_dirty: false, pa: None, ra: Default::default() };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);
