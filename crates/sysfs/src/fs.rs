@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{read_to_string, Error, Result};
+use crate::mounts::unescape;
 
 /// What [`fs_of`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,23 +70,6 @@ fn mount_of(file: &Path, text: &str, path: &Path) -> Result<(PathBuf, String, St
         }
     }
     best.ok_or_else(|| Error::Unsupported { path: file.to_owned(), message: format!("no mount holds {}", path.display()) })
-}
-
-/// mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ impl CgroupMounts {
 }
 
 /// mountinfo escapes space, tab, newline and backslash as octal (`\040`).
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
