@@ -50,7 +50,8 @@ pub enum Why {
     /// A data page someone else's request holds: locked for a read fill, or under write-back
     /// while the task modifies it (stable pages).
     DataPage,
-    /// A metadata buffer under a checkpoint write that the task must modify (`lock_buffer`).
+    /// A metadata buffer under a checkpoint write that the task must modify (`lock_buffer`),
+    /// or being read in by another task (a cold inode's table block).
     MetaBuffer,
     /// A sync path (fsync, truncate) waiting for write-back of pages it must see on flash.
     SyncWriteback,

@@ -104,7 +104,7 @@ fn map_names(op: &mut Op, f: impl Fn(Kind, &str) -> String) {
         | Op::Unlink { path }
         | Op::Stat { path } => *path = f(Kind::Path, path),
         Op::Wait { chan } | Op::Signal { chan } => *chan = f(Kind::Ipc, chan),
-        Op::Foreground { app } | Op::DropCaches { app } => *app = f(Kind::App, app),
+        Op::Foreground { app } | Op::DropCaches { app, .. } => *app = f(Kind::App, app),
         Op::BinderCall { service, .. } | Op::BinderServe { service } => *service = f(Kind::Ipc, service),
         _ => {}
     }

@@ -51,7 +51,7 @@ fn cold_cells(j: &Job, c: &mut RunConfig) {
             for op in &mut t.ops {
                 if let Op::Repeat { ops, .. } = op {
                     if let Some(i) = ops.iter().position(|o| matches!(o, Op::Wait { .. })) {
-                        ops.insert(i + 1, Op::DropCaches { app: "launcher".into() });
+                        ops.insert(i + 1, Op::DropCaches { app: "launcher".into(), inodes: false });
                     }
                 }
             }

@@ -562,8 +562,10 @@ impl BenchWorkload {
         // more cycles, so each phase is about equally likely; its length is not fitted, and a
         // run of 10 launches stays under the 30 s dirty expiry, as each real sample's new
         // background does (docs/twin.md, "The launch meets the background at a random phase").
-        // The bench drops every cache and starts its workers anew before each sample
-        // (`forefront_bench::runner::one_sample`), so the workers' files are not cached when
+        // The bench drops every cache (`echo 3`: pages, and the inodes of files nobody holds
+        // open, whose inode-table blocks are then read again at the next open) and starts its
+        // workers anew before each sample (`forefront_bench::runner::one_sample`), so the
+        // workers' files are not cached when
         // the ramp begins: an updater's writes over them allocate pages again through the ramp
         // and into the launch (a 1 GiB file at ~0.5 GB/s a worker), where the scenario's
         // long-running workers would otherwise overwrite cached pages (twin20). The workers keep
@@ -571,11 +573,11 @@ impl BenchWorkload {
         // starts at does not change what it costs.
         if bg_apps > 0 {
             for k in self.templates() {
-                let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\" }},", k.name());
+                let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
             }
         }
         let _ = writeln!(w, "    {{ op = \"think\", ms = {:?}, jitter_ms = {:?} }},", ramp.max(100.0), ramp.max(100.0));
-        let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\" }},");
+        let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
         match self.fg {
@@ -728,12 +730,15 @@ mod tests {
         };
         let mixed = ops(Bg::Mixed);
         let (update, upload, think) = (
-            mixed.find(r#"op = "drop_caches", app = "update" "#).expect("update's files dropped"),
-            mixed.find(r#"op = "drop_caches", app = "upload" "#).expect("upload's files dropped"),
+            mixed.find(r#"op = "drop_caches", app = "update", inodes = true "#).expect("update's files dropped"),
+            mixed.find(r#"op = "drop_caches", app = "upload", inodes = true "#).expect("upload's files dropped"),
             mixed.find(r#"op = "think""#).expect("the ramp"),
         );
         assert!(update < think && upload < think, "{mixed}");
-        assert!(ops(Bg::Copy).contains(r#"op = "drop_caches", app = "copy" "#));
+        // `echo 3`: the app's inodes go too, so the launch reads its inode-table blocks.
+        let app = mixed.find(r#"op = "drop_caches", app = "app", inodes = true "#).expect("the app's files and inodes dropped");
+        assert!(think < app, "{mixed}");
+        assert!(ops(Bg::Copy).contains(r#"op = "drop_caches", app = "copy", inodes = true "#));
         let none = SimSetup { background: false, ..setup.clone() };
         let alone = w(Bg::Update).scenario_toml("x", &Host::default(), &none).unwrap();
         assert!(!alone.contains(r#"app = "update" "#), "no workers, nothing of theirs to drop");

@@ -428,7 +428,7 @@ impl OpCheck<'_> {
             Op::PhaseEnd { name } if !self.begun.contains(name) => {
                 return Err(format!("phase `{name}` ends before any `phase_begin` of it in this thread"));
             }
-            Op::Foreground { app } | Op::DropCaches { app }
+            Op::Foreground { app } | Op::DropCaches { app, .. }
                 if !self.apps.contains(app.rsplit('/').next().unwrap_or(app).trim_end_matches("{i}")) =>
             {
                 return Err(format!("unknown app `{app}`"));

@@ -522,6 +522,11 @@ pub enum Op {
     /// background template's own name (`update`) drops the pages of every instance of it.
     DropCaches {
         app: String,
+        /// Drop the app's inodes too (`echo 3 > drop_caches`, as `forefront bench` does before
+        /// each sample; default false: only pages, `echo 1`): each file's inode-table block is
+        /// read again, synchronously, before its data is next read.
+        #[serde(default)]
+        inodes: bool,
     },
     /// The thread goes on as a new process (`fork` + `exec`, as `forefront bench` starts one per
     /// operation): from here its requests carry a new process id, so the kernel's per-process

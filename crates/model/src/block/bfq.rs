@@ -79,6 +79,33 @@
 //!   `exec` op goes on with a new pid, hence a new queue, which is interactive at its first
 //!   request (never served: idle "for long"), as the kernel's queue of a new process's I/O
 //!   context is.
+//! - **Queue merging** (`bfq_setup_cooperator`, `bfq_do_or_sched_stable_merge`,
+//!   `bfq_merge_bfqqs`, `bfq_split_bfqq`). A process's sync queue may be merged with another:
+//!   its requests (and those of every process sharing it) are redirected to the other queue,
+//!   which inherits its weight raising and I/O-boundness. A *stable merge* pairs a queue
+//!   created within `bfq_burst_interval` (180 ms) of the group's last created queue (same class
+//!   and level; one created more than `bfq_activation_stable_merging`, 600 ms, after it becomes
+//!   the last created): at once on a non-rotational device with command queueing, otherwise at
+//!   the queue's first request 600 ms (`bfq_late_stable_merging`) after its creation, unless
+//!   idling for it boosts throughput; stably merged processes are never split. A
+//!   *close-cooperator merge* (not on a non-rotational device with queueing, nor with a single
+//!   busy queue) redirects the arriving request's queue to the in-service queue when the request
+//!   lands within `BFQQ_CLOSE_THR` (8192 sectors) of the end of that queue's last dispatched
+//!   request (`in_serv_last_pos`), or to a queue whose next request is that close; neither
+//!   queue may be idle-class, seeky, async, of another class or group, or *too late*: busy and
+//!   served for more than `bfq_merge_time_limit` (100 ms) since its busy period's first service
+//!   (`service_from_backlogged` and `first_IO_time`, reset when the queue becomes busy, so the
+//!   first request of a new busy period still sees the last period's). A merge is a scheduled
+//!   redirection (`new_bfqq`, with the process references it will bring) done at each
+//!   process's next request. A shared queue found seeky when it expires is split at the next
+//!   request of each process not stably merged: the last process keeps it, the others get new
+//!   queues that resume the raising and think time their own queues had when merged, and get
+//!   no new raising for `wr_min_idle_time` (`split_time`).
+//! - **I/O-bound** (`IO_bound`): a queue becomes I/O-bound when 120 of its idle-to-busy
+//!   switches in a row come within 3 × `slice_idle` of its last completion
+//!   (`bfq_requests_within_timer`), and stops being one when it expires too idle having used
+//!   under 20 % of its budget. Only an I/O-bound, sequential queue with short think times makes
+//!   idling boost throughput on a device that queues commands (`idling_boosts_thr_without_issues`).
 //! - **`rotational`** (`blk_queue_nonrot`, from the scenario or the device file through
 //!   [`super::SchedulerConfig::for_device`]): idling boosts throughput for a sequential,
 //!   I/O-bound queue even on a device that queues commands, any seek over 800 sectors is seeky
@@ -102,16 +129,20 @@
 //! - No I/O injection (`bfq_choose_bfqq_for_injection`, waker/woken detection): while BFQ idles
 //!   for the in-service queue the device gets nothing else. This under-serves background I/O
 //!   during idling on a device that queues commands.
-//! - No queue merging (stable or close cooperators), no queue splitting, no multi-actuator. On
-//!   the VM of docs/twin.md the bench's slow BFQ launches are mostly the ones whose queue the
-//!   kernel merged with a background writer's at the launch's first request (2 of 2 slow
-//!   samples under update, 3 of 3 under mixed), and every launch is merged and slow with the
-//!   disk flagged non-rotational, where BFQ merges a queue created within 180 ms of the previous
-//!   one at once (twin19; `scripts/bfq-merges`). On the reprovisioned VM (twin21) 10 of 15:
-//!   the workers' queues are stably merged with the cache drop's flusher queue ~600 ms after
-//!   their creation, and the launch's is merged with theirs as a close cooperator when a
-//!   worker's synchronous inode write lands within `BFQQ_CLOSE_THR` of the launch's last
-//!   request, an inode-table read of the app's files. This model predicts the unmerged launch.
+//! - Queue merging (above) is checked when a request is inserted, not also when a bio could
+//!   merge into a queued request (`bfq_allow_bio_merge`); the position tree is searched for the
+//!   queue whose next request is nearest below or above the sector (the kernel looks at the
+//!   tree node where the sector would go, then its neighbour); no waker or injection state is
+//!   carried over (injection is not modelled); the out-of-memory queue does not exist. A queue
+//!   is created at its process's first request (below), so stable merges pair queues by their
+//!   processes' first requests rather than their starts, and a process that ends keeps its
+//!   references (a queue never loses its last process but to a merge or a split). No
+//!   multi-actuator. What merging does to the bench on the VM of docs/twin.md: every launch is
+//!   merged at its creation and slow with the disk flagged non-rotational (twin19), and under
+//!   `update` on the rotational-flagged disk 10 of 15 launches are merged as close cooperators
+//!   when a worker's synchronous inode write meets the launch's inode-table read (twin21,
+//!   `scripts/bfq-merges`); the model merges the workers' queues stably but its launches win
+//!   that race by microseconds (twin22).
 //! - A sync queue belongs to a process id (`prov.pid`: an app's index, or a new one after an
 //!   `exec` op); the kernel's belongs to a process's I/O context. A queue whose process has
 //!   gone (`exec` left it) stays idle here; the kernel frees it, and stops idling for a queue
@@ -192,6 +223,12 @@ pub struct BfqParams {
     /// in `idling_needed_for_service_guarantees`). Not a sysfs tunable: the kernel version's
     /// behaviour (default true, the kernels since 5.12; false is 5.x before it).
     pub plug_only_busy: bool,
+    /// Queue merging (`bfq_setup_cooperator`, `bfq_do_or_sched_stable_merge`): stable merges
+    /// of queues created close together, close-cooperator merges of queues whose I/O lands
+    /// close together, and the split of a merged queue that turns seeky. Not a sysfs tunable:
+    /// the kernel always merges (default true); false is the model without it, to see what
+    /// merging does.
+    pub queue_merging: bool,
 }
 
 impl Default for BfqParams {
@@ -210,6 +247,7 @@ impl Default for BfqParams {
             wr_min_idle_time_ms: 2000,
             rotational: false,
             plug_only_busy: true,
+            queue_merging: true,
         }
     }
 }
@@ -236,6 +274,16 @@ const WR_MIN_INTER_ARR_ASYNC: i64 = 500 * MS;
 /// `bfq_large_burst_thresh`, `bfq_burst_interval` (ns).
 const LARGE_BURST_THRESH: usize = 8;
 const BURST_INTERVAL: i64 = 180 * MS;
+/// `BFQQ_CLOSE_THR`, sectors: requests this close are "close" for queue merging.
+const CLOSE_THR: u64 = 8 * 1024;
+/// `bfq_merge_time_limit` (HZ/10), ns: a queue busy and served for longer is too late to merge.
+const MERGE_TIME_LIMIT: i64 = 100 * MS;
+/// `bfq_activation_stable_merging`, `bfq_late_stable_merging` (600 ms each), ns.
+const ACTIVATION_STABLE_MERGING: i64 = 600 * MS;
+const LATE_STABLE_MERGING: i64 = 600 * MS;
+/// `bfq_requests_within_timer`: requests arriving within the idle window that make a queue
+/// I/O-bound.
+const REQUESTS_WITHIN_TIMER: u32 = 120;
 /// `WFQ_SERVICE_SHIFT`: virtual times are service << 22 / weight.
 const SERVICE_SHIFT: u32 = 22;
 /// `BFQ_WEIGHT_CONVERSION_COEFF`, `IOPRIO_NR_LEVELS`.
@@ -350,8 +398,9 @@ struct Queue {
     ent: usize,
     group: usize,
     sync: bool,
-    /// Class index (RT, BE, IDLE).
+    /// Class index (RT, BE, IDLE) and ioprio level.
     class: usize,
+    level: u8,
     sort: BTreeSet<(u64, ReqId)>,
     /// FIFO: (insertion seq, request).
     fifo: BTreeSet<(u64, ReqId)>,
@@ -379,6 +428,50 @@ struct Queue {
     weight_counted: Option<u32>,
     /// Counted in its group's `pending`.
     pending_counted: bool,
+    /// `IO_bound`: 120 requests in a row arrived within the idle window.
+    io_bound: bool,
+    requests_within_timer: u32,
+    // Queue merging.
+    /// `creation_time`, `split_time`, and `first_IO_time` with `service_from_backlogged`:
+    /// the first service of the current busy period and the service since.
+    created: i64,
+    split_time: i64,
+    first_io: i64,
+    from_backlogged: u64,
+    /// Process references (`bfqq_process_refs`): processes whose I/O goes here, counting
+    /// those a scheduled merge will redirect here.
+    procs: u32,
+    /// A scheduled merge: this queue's processes go to that one at their next request.
+    new_q: Option<usize>,
+    /// Shared by merged processes (`coop`), and to be split at a process's next request
+    /// (`split_coop`: found seeky when it expired).
+    coop: bool,
+    split_coop: bool,
+    /// The process (bic) it belongs to; `None` once shared.
+    owner: Option<QKey>,
+}
+
+/// A process's per-queue state for merging (`struct bfq_iocq_bfqq_data`).
+#[derive(Clone, Copy, Default)]
+struct Bic {
+    /// A scheduled (delayed) stable merge with this queue.
+    stable_merge: Option<usize>,
+    /// Merged stably: never split again.
+    stably_merged: bool,
+    /// The state its queue had when merged (`bfq_bfqq_save_state`), resumed at a split.
+    saved: Option<Saved>,
+}
+
+#[derive(Clone, Copy)]
+struct Saved {
+    wr_coeff: u32,
+    wr_cur_max_time: i64,
+    last_wr_start_finish: i64,
+    service_from_wr: u64,
+    ttime: TTime,
+    has_short_ttime: bool,
+    io_bound: bool,
+    in_large_burst: bool,
 }
 
 impl Queue {
@@ -420,7 +513,17 @@ pub struct Bfq {
     /// (blkio group, weight) → group index; (0, root weight) is the root group (index 0).
     gmap: BTreeMap<(u16, u32), usize>,
     queues: Vec<Queue>,
+    /// A process's (bic's) sync queue, or a group's async queue of a class and level.
     qmap: BTreeMap<QKey, usize>,
+    bics: BTreeMap<QKey, Bic>,
+    /// `last_bfqq_created` per group (stable merging).
+    last_created: BTreeMap<usize, usize>,
+    /// `in_serv_last_pos`: end of the in-service queue's last dispatched request (0 after a
+    /// queue starts its service).
+    in_serv_last_pos: u64,
+    /// Merges done (stable, close-cooperator) and splits, for the tests and `stats`.
+    merges: u64,
+    splits: u64,
 
     in_service: Option<usize>,
     idle_timer: Option<i64>,
@@ -475,6 +578,11 @@ impl Bfq {
             gmap,
             queues: Vec::new(),
             qmap: BTreeMap::new(),
+            bics: BTreeMap::new(),
+            last_created: BTreeMap::new(),
+            in_serv_last_pos: 0,
+            merges: 0,
+            splits: 0,
             in_service: None,
             idle_timer: None,
             busy_queues: [0; 3],
@@ -571,6 +679,7 @@ impl Bfq {
             group,
             sync,
             class,
+            level,
             sort: BTreeSet::new(),
             fifo: BTreeSet::new(),
             next_rq: None,
@@ -595,6 +704,17 @@ impl Bfq {
             ttime: TTime { last_end: now + 1, ..Default::default() },
             weight_counted: None,
             pending_counted: false,
+            io_bound: false,
+            requests_within_timer: 0,
+            created: now,
+            split_time: LONG_AGO,
+            first_io: now,
+            from_backlogged: 0,
+            procs: 1,
+            new_q: None,
+            coop: false,
+            split_coop: false,
+            owner: sync.then_some(key),
         });
         self.qmap.insert(key, qi);
         qi
@@ -743,7 +863,11 @@ impl Bfq {
 
     /// `bfq_bfqq_served`: charge `served` sectors to queue `q` and its group, advancing the
     /// virtual times.
-    fn served(&mut self, q: usize, served: u64) {
+    fn served(&mut self, q: usize, served: u64, now: i64) {
+        if self.queues[q].from_backlogged == 0 {
+            self.queues[q].first_io = now;
+        }
+        self.queues[q].from_backlogged += served;
         let mut e = self.queues[q].ent;
         loop {
             let (parent, class) = (self.ents[e].parent, self.ents[e].class);
@@ -844,7 +968,7 @@ impl Bfq {
     fn idling_boosts_thr(&self, q: usize) -> bool {
         let qu = &self.queues[q];
         let rot_without_queueing = !self.nonrot && !self.hw_queueing();
-        let seq_io_bound = !qu.seeky() && qu.has_short_ttime;
+        let seq_io_bound = !qu.seeky() && qu.io_bound && qu.has_short_ttime;
         let boosts = rot_without_queueing || ((!self.nonrot || !self.hw_queueing()) && seq_io_bound);
         boosts && self.wr_busy_queues == 0
     }
@@ -989,6 +1113,9 @@ impl Bfq {
     /// `bfq_bfqq_expire`.
     fn expire(&mut self, q: usize, compensate: bool, reason: Expire, now: i64) {
         let e = self.queues[q].ent;
+        if reason == Expire::TooIdle && self.ents[e].service <= 2 * self.ents[e].budget / 10 {
+            self.queues[q].io_bound = false;
+        }
         // bfq_bfqq_is_slow
         let mut slow = self.queues[q].seeky();
         let mut delta_ms = 0i64;
@@ -1018,14 +1145,17 @@ impl Bfq {
             }
             let extra = tot - self.ents[e].service;
             if extra > 0 {
-                self.served(q, extra);
+                self.served(q, extra, now);
             }
         }
         if self.p.low_latency && self.queues[q].wr_coeff == 1 {
             self.queues[q].last_wr_start_finish = now;
         }
         self.recalc_budget(q, reason);
-        // __bfq_bfqq_expire
+        // __bfq_bfqq_expire: a shared queue found seeky is split at its processes' next requests.
+        if self.queues[q].coop && self.queues[q].seeky() {
+            self.queues[q].split_coop = true;
+        }
         self.in_service = None;
         self.idle_timer = None;
         self.queues[q].wait_request = false;
@@ -1212,11 +1342,21 @@ impl Bfq {
             false
         };
         let qu = &mut self.queues[q];
+        if !qu.io_bound {
+            if arrived_in_time {
+                qu.requests_within_timer += 1;
+                qu.io_bound = qu.requests_within_timer >= REQUESTS_WITHIN_TIMER;
+            } else {
+                qu.requests_within_timer = 0;
+            }
+        }
         if !qu.just_created && idle_for_long && now > qu.budget_timeout.saturating_add(10_000 * MS) {
             qu.in_large_burst = false;
         }
         qu.just_created = false;
-        if self.p.low_latency {
+        qu.from_backlogged = 0;
+        // Not within `wr_min_idle_time` of a split: the queue resumed its raising state.
+        if self.p.low_latency && now > qu.split_time.saturating_add(self.wr_min_idle) {
             if old_wr == 1 && deserves {
                 if interactive {
                     qu.service_from_wr = 0;
@@ -1315,6 +1455,322 @@ impl Bfq {
         self.queues[q].budget_timeout = now + self.timeout * coeff;
         self.last_budget_start = now;
         self.in_service = Some(q);
+        self.in_serv_last_pos = 0;
+    }
+
+    // ------------------------------------------------------------ queue merging
+
+    /// The sync queue of process `key` (`bfq_init_rq`): its queue, split first if it is a
+    /// shared queue found seeky and the process was not merged stably; or a new queue, with
+    /// its stable merge done or scheduled.
+    fn sync_queue(&mut self, key: QKey, class: usize, level: u8, now: i64) -> usize {
+        if let Some(&q) = self.qmap.get(&key) {
+            let stably = self.bics.get(&key).is_some_and(|b| b.stably_merged);
+            if self.p.queue_merging && self.queues[q].coop && self.queues[q].split_coop && !stably {
+                return self.split(key, q, class, level, now);
+            }
+            return q;
+        }
+        let q = self.queue_for(key, true, class, level, now);
+        if self.p.queue_merging {
+            return self.do_or_sched_stable_merge(key, q, now);
+        }
+        q
+    }
+
+    /// `bfq_split_bfqq` and the split queue's `bfq_bfqq_resume_state`: the last process of a
+    /// shared queue keeps it; another gets a new queue with the raising and think time its own
+    /// queue had when merged, and no new raising for `wr_min_idle_time` (`split_time`).
+    fn split(&mut self, key: QKey, q: usize, class: usize, level: u8, now: i64) -> usize {
+        self.splits += 1;
+        if self.queues[q].procs == 1 && self.queues[q].new_q.is_none() {
+            let qu = &mut self.queues[q];
+            (qu.owner, qu.coop, qu.split_coop) = (Some(key), false, false);
+            return q;
+        }
+        self.qmap.remove(&key);
+        // bfq_put_cooperator: the references a scheduled merge took along its chain.
+        let mut next = self.queues[q].new_q;
+        let mut guard = 0;
+        while let Some(m) = next {
+            self.queues[m].procs = self.queues[m].procs.saturating_sub(1);
+            next = self.queues[m].new_q;
+            guard += 1;
+            if guard > self.queues.len() {
+                break;
+            }
+        }
+        self.release_process_ref(q);
+        let n = self.queue_for(key, true, class, level, now);
+        let saved = self.bics.get(&key).and_then(|b| b.saved);
+        let qu = &mut self.queues[n];
+        qu.split_time = now;
+        if let Some(s) = saved {
+            qu.wr_coeff = s.wr_coeff;
+            qu.wr_cur_max_time = s.wr_cur_max_time;
+            qu.last_wr_start_finish = s.last_wr_start_finish;
+            qu.service_from_wr = s.service_from_wr;
+            qu.ttime = s.ttime;
+            qu.has_short_ttime = s.has_short_ttime;
+            qu.io_bound = s.io_bound;
+            qu.in_large_burst = s.in_large_burst;
+            if qu.wr_coeff > 1 && (qu.in_large_burst || now > qu.last_wr_start_finish + qu.wr_cur_max_time) {
+                qu.wr_coeff = 1;
+                qu.wr_cur_max_time = 0;
+            }
+            let w = self.wr_weight(n);
+            let e = self.queues[n].ent;
+            self.set_weight(e, w);
+        }
+        n
+    }
+
+    /// `bfq_do_or_sched_stable_merge` for new queue `q` of process `key`: a queue created
+    /// within `bfq_burst_interval` of the group's last created one (same class and level) is
+    /// merged with it at once on a non-rotational device with command queueing, or scheduled
+    /// for a merge `bfq_late_stable_merging` later otherwise; a queue created more than
+    /// `bfq_activation_stable_merging` after it (or unlike it) becomes the last created.
+    fn do_or_sched_stable_merge(&mut self, key: QKey, q: usize, now: i64) -> usize {
+        let g = self.queues[q].group;
+        let last = self.last_created.get(&g).copied().filter(|&l| {
+            let (lq, qu) = (&self.queues[l], &self.queues[q]);
+            lq.created + ACTIVATION_STABLE_MERGING >= qu.created && lq.class == qu.class && lq.level == qu.level
+        });
+        let Some(l) = last else {
+            self.last_created.insert(g, q);
+            return q;
+        };
+        if self.queues[l].created + BURST_INTERVAL < now {
+            return q;
+        }
+        if self.nonrot && self.hw_queueing() {
+            // bfq_do_early_stable_merge
+            let Some(n) = self.setup_merge(q, l) else { return q };
+            if let Some(o) = self.queues[n].owner {
+                self.bics.entry(o).or_default().stably_merged = true;
+            }
+            self.bics.entry(key).or_default().stably_merged = true;
+            self.merge_into(key, q, n, now);
+            return n;
+        }
+        self.bics.entry(key).or_default().stable_merge = Some(l);
+        q
+    }
+
+    /// `bfq_too_late_for_merging`: busy and served for over `bfq_merge_time_limit`.
+    fn too_late(&self, q: usize, now: i64) -> bool {
+        let qu = &self.queues[q];
+        qu.from_backlogged > 0 && now > qu.first_io + MERGE_TIME_LIMIT
+    }
+
+    /// `bfq_may_be_close_cooperator`.
+    fn may_cooperate(&self, q: usize, n: usize, now: i64) -> bool {
+        let (a, b) = (&self.queues[q], &self.queues[n]);
+        !self.too_late(n, now)
+            && !a.idle_class()
+            && !b.idle_class()
+            && a.class == b.class
+            && !a.seeky()
+            && !b.seeky()
+            && a.sync
+            && b.sync
+    }
+
+    /// `bfq_setup_merge`: schedule the redirection of `q`'s processes to `n` (or to the end
+    /// of `n`'s own scheduled merges); `None` if a queue has no process or they differ in
+    /// group, or the chain comes back to `q`.
+    fn setup_merge(&mut self, q: usize, n: usize) -> Option<usize> {
+        if self.queues[n].procs == 0 {
+            return None;
+        }
+        let mut n = n;
+        let mut guard = 0;
+        while let Some(m) = self.queues[n].new_q {
+            if m == q || guard > self.queues.len() {
+                return None;
+            }
+            n = m;
+            guard += 1;
+        }
+        if self.queues[q].procs == 0 || self.queues[n].procs == 0 || self.queues[q].group != self.queues[n].group {
+            return None;
+        }
+        self.queues[q].new_q = Some(n);
+        self.queues[n].procs += self.queues[q].procs;
+        Some(n)
+    }
+
+    /// `bfq_setup_stable_merge`: the scheduled stable merge, unless idling for `q` boosts
+    /// throughput or a queue has no process left; done or not, it is descheduled.
+    fn setup_stable_merge(&mut self, key: QKey, q: usize, target: usize) -> Option<usize> {
+        let bic = self.bics.entry(key).or_default();
+        bic.stable_merge = None;
+        let procs = self.queues[q].procs.min(self.queues[target].procs);
+        if self.idling_boosts_thr(q) || procs == 0 {
+            return None;
+        }
+        let n = self.setup_merge(q, target)?;
+        self.bics.entry(key).or_default().stably_merged = true;
+        if let Some(o) = self.queues[n].owner {
+            self.bics.entry(o).or_default().stably_merged = true;
+        }
+        Some(n)
+    }
+
+    /// `bfq_setup_cooperator` for a sync request of process `key` at `sector` bound for `q`:
+    /// a merge already scheduled; else (not on a non-rotational device with queueing) a due
+    /// stable merge; else a close cooperator: the in-service queue if the request lands
+    /// within `BFQQ_CLOSE_THR` of its last dispatched request, or a queue of the group whose
+    /// next request does.
+    fn setup_cooperator(&mut self, q: usize, key: QKey, sector: u64, now: i64) -> Option<usize> {
+        if let Some(n) = self.queues[q].new_q {
+            return Some(n);
+        }
+        let nonrot_with_queueing = self.nonrot && self.hw_queueing();
+        if !nonrot_with_queueing {
+            let qu = &self.queues[q];
+            if let Some(target) = self.bics.get(&key).and_then(|b| b.stable_merge) {
+                if qu.sync
+                    && !qu.just_created
+                    && now > qu.split_time.saturating_add(LATE_STABLE_MERGING)
+                    && now > qu.created + LATE_STABLE_MERGING
+                {
+                    return self.setup_stable_merge(key, q, target);
+                }
+            }
+        }
+        if nonrot_with_queueing || self.too_late(q, now) || self.tot_busy() == 1 {
+            return None;
+        }
+        if let Some(s) = self.in_service {
+            if s != q
+                && sector.abs_diff(self.in_serv_last_pos) <= CLOSE_THR
+                && self.queues[s].group == self.queues[q].group
+                && self.may_cooperate(q, s, now)
+            {
+                if let Some(n) = self.setup_merge(q, s) {
+                    return Some(n);
+                }
+            }
+        }
+        let c = self.find_close(q, sector, now)?;
+        if self.may_cooperate(q, c, now) {
+            return self.setup_merge(q, c);
+        }
+        None
+    }
+
+    /// `bfq_find_close_cooperator` over the group's position tree (queues with a next
+    /// request, not idle-class, not too late to merge, keyed by their next request's sector):
+    /// the nearest below or above `sector` within `BFQQ_CLOSE_THR`, unless that is `q`.
+    fn find_close(&self, q: usize, sector: u64, now: i64) -> Option<usize> {
+        let g = self.queues[q].group;
+        // (position, queue) of the nearest next request at or below the sector, and above it.
+        let mut below: Option<(u64, usize)> = None;
+        let mut above: Option<(u64, usize)> = None;
+        for (i, qu) in self.queues.iter().enumerate() {
+            if qu.group != g || qu.idle_class() || self.too_late(i, now) {
+                continue;
+            }
+            let Some(pos) = qu.next_rq.and_then(|r| self.info(r)).map(|r| r.sector) else { continue };
+            if pos <= sector {
+                if below.is_none_or(|(b, _)| pos > b) {
+                    below = Some((pos, i));
+                }
+            } else if above.is_none_or(|(a, _)| pos < a) {
+                above = Some((pos, i));
+            }
+        }
+        let mut near: Vec<(u64, usize)> =
+            [below, above].into_iter().flatten().map(|(pos, i)| (pos.abs_diff(sector), i)).collect();
+        near.sort_unstable();
+        let &(d, c) = near.first()?;
+        (d <= CLOSE_THR && c != q).then_some(c)
+    }
+
+    /// `bfq_merge_bfqqs`: redirect process `key` from `q` to `n`, `n` inheriting `q`'s weight
+    /// raising and I/O-boundness; both queues' states are saved for a later split.
+    fn merge_into(&mut self, key: QKey, q: usize, n: usize, now: i64) {
+        self.merges += 1;
+        self.save_state(q, now);
+        self.save_state(n, now);
+        if std::mem::take(&mut self.queues[q].io_bound) {
+            self.queues[n].io_bound = true;
+        }
+        let (qw, nw) = (self.queues[q].wr_coeff, self.queues[n].wr_coeff);
+        if nw == 1 && qw > 1 {
+            let (max, start) = (self.queues[q].wr_cur_max_time, self.queues[q].last_wr_start_finish);
+            let nu = &mut self.queues[n];
+            (nu.wr_coeff, nu.wr_cur_max_time, nu.last_wr_start_finish) = (qw, max, start);
+            if nu.busy {
+                self.wr_busy_queues += 1;
+            }
+            self.reweigh(n);
+        }
+        if qw > 1 {
+            self.queues[q].wr_coeff = 1;
+            if self.queues[q].busy {
+                self.wr_busy_queues -= 1;
+            }
+            self.reweigh(q);
+        }
+        self.qmap.insert(key, n);
+        let bic = self.bics.entry(key).or_default();
+        if bic.stable_merge == Some(n) {
+            bic.stable_merge = None;
+        }
+        self.queues[n].coop = true;
+        self.queues[n].owner = None;
+        self.queues[q].owner = None;
+        let g = self.queues[q].group;
+        if self.last_created.get(&g) == Some(&q) {
+            self.last_created.insert(g, n);
+        }
+        self.release_process_ref(q);
+    }
+
+    /// A weight change of `q` (raising inherited or given up): applied to its entity now if in
+    /// service, else at its next activation; counted in the weights tree if it holds requests.
+    fn reweigh(&mut self, q: usize) {
+        let e = self.queues[q].ent;
+        if self.ents[e].in_service {
+            let w = self.wr_weight(q);
+            self.set_weight(e, w);
+        }
+        if self.queues[q].busy || self.queues[q].dispatched > 0 {
+            self.weights_add(q);
+        }
+    }
+
+    /// `bfq_release_process_ref`: one process less; an empty queue waiting for service with
+    /// no process left leaves the busy queues.
+    fn release_process_ref(&mut self, q: usize) {
+        let qu = &mut self.queues[q];
+        qu.procs = qu.procs.saturating_sub(1);
+        if qu.busy && qu.sort.is_empty() && self.in_service != Some(q) {
+            self.del_busy(q);
+        }
+        // bfq_reassign_last_bfqq(bfqq, NULL).
+        self.last_created.retain(|_, l| *l != q);
+    }
+
+    /// `bfq_bfqq_save_state` into the queue's own process (none once shared); a queue merged
+    /// right at its creation saves the raising it would have had.
+    fn save_state(&mut self, q: usize, now: i64) {
+        let Some(o) = self.queues[q].owner else { return };
+        let qu = &self.queues[q];
+        let fresh = qu.just_created && !qu.in_large_burst && self.p.low_latency;
+        let saved = Saved {
+            wr_coeff: if fresh { self.p.wr_coeff } else { qu.wr_coeff },
+            wr_cur_max_time: if fresh { self.wr_duration } else { qu.wr_cur_max_time },
+            last_wr_start_finish: if fresh { now } else { qu.last_wr_start_finish },
+            service_from_wr: if fresh { 0 } else { qu.service_from_wr },
+            ttime: qu.ttime,
+            has_short_ttime: qu.has_short_ttime,
+            io_bound: qu.io_bound,
+            in_large_burst: qu.in_large_burst,
+        };
+        self.bics.entry(o).or_default().saved = Some(saved);
     }
 
     /// Testing aid: the current weight of `pid`'s sync queue in the root group.
@@ -1356,7 +1812,28 @@ impl IoScheduler for Bfq {
         let g = self.group_of(r.prov.blkio_group, r.io_weight, now);
         let key =
             if r.sync { QKey::Sync { pid: r.prov.pid, group: g } } else { QKey::Async { group: g, class: class as u8, level } };
-        let q = self.queue_for(key, r.sync, class, level, now);
+        // bfq_init_rq: the process's queue (a split, or a new one with its stable merge).
+        let mut q = if r.sync { self.sync_queue(key, class, level, now) } else { self.queue_for(key, false, class, level, now) };
+        if self.queues[q].just_created && (self.burst_size > 0 || self.tot_busy() == 0) {
+            self.handle_burst(q, now);
+        }
+        // __bfq_insert_request: a merge scheduled or found now redirects the request (and the
+        // process) to the other queue.
+        if r.sync && self.p.queue_merging {
+            if let Some(n) = self.setup_cooperator(q, key, r.sector, now) {
+                if self.qmap.get(&key) == Some(&q) {
+                    let mut guard = 0;
+                    while q != n && guard <= self.queues.len() {
+                        let Some(next) = self.queues[q].new_q else { break };
+                        self.merge_into(key, q, next, now);
+                        q = next;
+                        guard += 1;
+                    }
+                }
+                self.queues[q].just_created = false;
+                q = n;
+            }
+        }
         let sync = r.sync;
         let seq = self.seq;
         self.seq += 1;
@@ -1370,9 +1847,6 @@ impl IoScheduler for Bfq {
             meta: r.meta,
         };
         self.infos[id as usize] = Some(info);
-        if self.queues[q].just_created && (self.burst_size > 0 || self.tot_busy() == 0) {
-            self.handle_burst(q, now);
-        }
         // bfq_update_io_thinktime / has_short_ttime / seektime
         {
             let slice_idle = self.slice_idle;
@@ -1515,7 +1989,7 @@ impl IoScheduler for Bfq {
                     continue;
                 };
                 let charge = self.serv_to_charge(next, q);
-                self.served(q, charge);
+                self.served(q, charge, now);
                 let qu = &mut self.queues[q];
                 qu.sort.remove(&(info.sector, next));
                 qu.fifo.remove(&(info.seq, next));
@@ -1531,6 +2005,7 @@ impl IoScheduler for Bfq {
                 self.queued -= 1;
                 self.tot_rq_in_driver += 1;
                 self.last_position = info.sector + u64::from(info.sectors);
+                self.in_serv_last_pos = self.last_position;
                 self.update_wr_data(q, now);
                 if self.tot_busy() > 1 && self.queues[q].idle_class() {
                     self.expire(q, false, Expire::BudgetExhausted, now);
@@ -1791,9 +2266,136 @@ mod tests {
 
     /// Queues created in a large burst (8 within 180 ms: processes started together) are not
     /// raised (`bfq_handle_burst`).
+    /// The queue `pid`'s sync requests go to in the root group.
+    fn queue_of(s: &Bfq, pid: u32) -> Option<usize> {
+        s.qmap.get(&QKey::Sync { pid, group: 0 }).copied()
+    }
+
+    /// One 8-sector sync read of `pid` at `sector`, at `t_us` µs.
+    fn read_at(t_us: u64, pid: u32, sector: u64, tag: u64) -> (SimTime, Request) {
+        (SimTime::from_ns(t_us * 1000), read(sector, pid, tag))
+    }
+
+    #[test]
+    fn a_queue_created_right_after_another_is_merged_into_it() {
+        // bfq_do_or_sched_stable_merge: on a non-rotational device with command queueing, a
+        // queue created within bfq_burst_interval (180 ms) of the last created one is merged
+        // into it at once; one created 300 ms after is not, nor one 1 s after, which becomes
+        // the last created.
+        let go = |merging: bool, rotational: bool| {
+            let mut s = Bfq::new(BfqParams { queue_merging: merging, rotational, ..Default::default() }, &[1000]);
+            s.hw_tag = 1;
+            let arrivals = vec![
+                read_at(0, 1, 1_000_000, 1),
+                read_at(50_000, 2, 20_000_000, 2),
+                read_at(300_000, 3, 30_000_000, 3),
+                read_at(1_000_000, 4, 40_000_000, 4),
+                read_at(1_050_000, 5, 50_000_000, 5),
+            ];
+            run(&mut s, arrivals, 4, &svc, None, ms(2000));
+            s
+        };
+        let s = go(true, false);
+        assert_eq!(queue_of(&s, 2), queue_of(&s, 1), "created 50 ms after: merged");
+        assert_ne!(queue_of(&s, 3), queue_of(&s, 1), "created 300 ms after: not merged");
+        assert_eq!(queue_of(&s, 5), queue_of(&s, 4), "merged into the queue created 1 s after the first");
+        assert!(s.bics[&QKey::Sync { pid: 2, group: 0 }].stably_merged);
+        assert_eq!(s.merges, 2);
+        // The mechanism off, or a rotational disk (a delayed merge, not yet due): no merge.
+        for s in [go(false, false), go(true, true)] {
+            assert_eq!((1..=5).filter_map(|p| queue_of(&s, p)).collect::<BTreeSet<_>>().len(), 5);
+        }
+    }
+
+    #[test]
+    fn on_a_rotational_disk_the_stable_merge_waits_600_ms() {
+        // Delayed stable merge (bfq_setup_cooperator): scheduled at the creation, done at the
+        // queue's first request 600 ms (bfq_late_stable_merging) after it, unless idling for
+        // the queue boosts throughput.
+        let mut s = Bfq::new(BfqParams { rotational: true, low_latency: false, ..Default::default() }, &[1000]);
+        s.hw_tag = 1;
+        let arrivals = vec![read_at(0, 1, 1_000_000, 1), read_at(50_000, 2, 20_000_000, 2), read_at(400_000, 2, 20_000_008, 3)];
+        run(&mut s, arrivals, 4, &svc, None, ms(500));
+        assert_ne!(queue_of(&s, 2), queue_of(&s, 1), "not before 600 ms");
+        assert_eq!(s.bics[&QKey::Sync { pid: 2, group: 0 }].stable_merge, queue_of(&s, 1));
+        run(&mut s, vec![read_at(700_000, 2, 20_000_016, 4)], 4, &svc, None, ms(1000));
+        assert_eq!(queue_of(&s, 2), queue_of(&s, 1), "merged at its first request after 600 ms");
+        assert_eq!(s.bics[&QKey::Sync { pid: 2, group: 0 }].stable_merge, None);
+    }
+
+    /// Queue 1 (pid 1, raised) in service and idling right after a read at 1,000,008 at 2.003
+    /// s; queue 2 (pid 2) served at 2 s reads at `sector` at 2.010 s; async writes queued from
+    /// 2.004 s make a third busy queue.
+    fn close_request(p: BfqParams, hw_tag: i8, sector: u64) -> Bfq {
+        let mut s = Bfq::new(p, &[1000]);
+        s.hw_tag = hw_tag;
+        let mut arrivals = vec![
+            read_at(0, 1, 1_000_000, 1),
+            read_at(1_000_000, 2, 50_000_000, 2),
+            read_at(2_000_000, 2, 50_000_008, 3),
+            read_at(2_003_000, 1, 1_000_008, 4),
+            read_at(2_010_000, 2, sector, 5),
+        ];
+        for i in 0..6 {
+            arrivals.push((ms(2004 + i), write(90_000_000 + i * 8, 9, 100 + i)));
+        }
+        run(&mut s, arrivals, 4, &svc, None, ms(3000));
+        s
+    }
+
+    #[test]
+    fn a_request_close_to_the_in_service_queues_last_one_merges_its_queue_into_it() {
+        // bfq_setup_cooperator: queue 2's request lands 48 sectors from the end of the
+        // in-service queue's last request (within BFQQ_CLOSE_THR, 8192), both queues served
+        // within bfq_merge_time_limit (100 ms) of their busy periods' starts: queue 2's process
+        // is redirected to queue 1.
+        let rot = BfqParams { rotational: true, ..Default::default() };
+        let s = close_request(rot.clone(), 1, 1_000_064);
+        assert_eq!(queue_of(&s, 2), queue_of(&s, 1));
+        assert!(s.queues[queue_of(&s, 1).unwrap()].coop);
+        assert!(!s.bics[&QKey::Sync { pid: 2, group: 0 }].stably_merged);
+        // Farther than BFQQ_CLOSE_THR; merging off; a non-rotational device with queueing.
+        for s in [
+            close_request(rot.clone(), 1, 1_000_016 + CLOSE_THR + 1),
+            close_request(BfqParams { queue_merging: false, ..rot.clone() }, 1, 1_000_064),
+            close_request(BfqParams::default(), 1, 1_000_064),
+        ] {
+            assert_ne!(queue_of(&s, 2), queue_of(&s, 1));
+            assert_eq!(s.merges, 0);
+        }
+        // A non-rotational device whose queueing is not (yet) detected merges as well.
+        let s = close_request(BfqParams::default(), -1, 1_000_064);
+        assert_eq!(queue_of(&s, 2), queue_of(&s, 1));
+    }
+
+    #[test]
+    fn a_merged_queue_that_turns_seeky_is_split() {
+        // After the merge above, the two processes read far apart (1,000,000 and 60,000,000
+        // on): the shared queue's seek history fills, it is found seeky when it expires, and
+        // the next request of either process gets a queue of its own again (bfq_split_bfqq);
+        // the other keeps the shared queue.
+        let rot = BfqParams { rotational: true, ..Default::default() };
+        let mut s = close_request(rot, 1, 1_000_064);
+        let shared = queue_of(&s, 1).unwrap();
+        assert_eq!(queue_of(&s, 2), Some(shared));
+        let mut arrivals = Vec::new();
+        // 25 ms apart: the queue expires (too idle) after each.
+        for i in 0..30u64 {
+            let t = 3_000_000 + i * 50_000;
+            arrivals.push(read_at(t, 1, 1_000_000 + i * 64, 200 + 2 * i));
+            arrivals.push(read_at(t + 25_000, 2, 60_000_000 + i * 64, 201 + 2 * i));
+        }
+        run(&mut s, arrivals, 4, &svc, None, ms(5000));
+        assert!(s.splits >= 1, "split");
+        assert_ne!(queue_of(&s, 2), queue_of(&s, 1));
+        assert!(!s.queues[queue_of(&s, 2).unwrap()].coop || !s.queues[queue_of(&s, 1).unwrap()].coop);
+    }
+
     #[test]
     fn a_large_burst_of_new_queues_is_not_raised() {
-        let mut s = Bfq::new(BfqParams::default(), &[1000]);
+        // Burst detection alone: with merging, these queues (created 10 ms apart) are merged
+        // stably into the first (`a_queue_created_right_after_another_is_merged_into_it`).
+        let mut s = Bfq::new(BfqParams { queue_merging: false, ..Default::default() }, &[1000]);
         let procs: Vec<_> = (1..=10).map(|pid| (pid, 0, 2, 4, ms(u64::from(pid) * 10), ms(1000))).collect();
         let (initial, mut src) = readers(&procs, 1);
         run(&mut s, initial, 4, &svc, Some(&mut src), ms(300));

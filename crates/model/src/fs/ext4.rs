@@ -18,6 +18,12 @@
 //!   With `async_read_ahead` (a scenario's `phone.async_read_ahead`) a sequential miss opens
 //!   the kernel's ramping window instead and the next window starts, without waiting, when a
 //!   read reaches its marker page ([`super::readahead`]).
+//! - **cold inodes** ([`crate::fs::Inode::cold`], after a `drop_caches` op with `inodes`, as
+//!   `echo 3 > drop_caches` drops the inodes of files nobody holds open): the first read or
+//!   write of the file first reads its inode-table block, a synchronous one-block `REQ_META`
+//!   read (`__ext4_get_inode_loc` at the open), once for the 16 inodes the block holds.
+//!   Simplification: ext4 also reads ahead up to `inode_readahead_blks` (32) further blocks of
+//!   the group's used inode table, which here stay unread until an inode in them is opened.
 //! - **write** (`generic_perform_write` + `ext4_da_write_end`): pages are dirtied in the page
 //!   cache (delayed allocation: no block yet); a page under write-back is waited for when stable
 //!   pages are on (QASIO's D_data); a partial page that exists on flash is read first. Each call
@@ -178,6 +184,12 @@ pub fn read<K: Ext4 + ?Sized>(
     call_end: u64,
 ) -> (u64, After) {
     let mut cost = 0;
+    if cx.fs().inodes[file as usize].cold {
+        if let Some(c) = load_inode(cx, k, tid, file) {
+            set_read(cx, tid, file, pos, end, chunk, call_end);
+            return (c, After::Block);
+        }
+    }
     let copy = k.copy_page;
     while pos < call_end {
         let idx = (pos / PAGE_SIZE) as u32;
@@ -255,6 +267,35 @@ pub fn read<K: Ext4 + ?Sized>(
     let next_end = end.min(call_end + chunk);
     set_read(cx, tid, file, call_end, end, chunk, next_end);
     (cost + k.syscall, After::Step)
+}
+
+/// A cold inode ([`crate::fs::Inode::cold`]): its inode-table block is read before its data
+/// (`__ext4_get_inode_loc` when the file is opened, a synchronous `REQ_META` read of the whole
+/// block), once for all the inodes it holds; a reader of another of them waits for that read.
+/// Returns the CPU cost when the reader must block (`None`: the inode is in memory now).
+fn load_inode<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId) -> Option<u64> {
+    let b = cx.fs().inodes[file as usize].itable_block;
+    if cx.fs().itable_cold.contains(&b) {
+        match cx.fs().itable_reads.get(&b).copied() {
+            Some(key) if cx.live(key) => {
+                cx.wait_request(tid, key.id, Why::MetaBuffer, Cat::PageWait);
+                return Some(0);
+            }
+            Some(_) => {
+                let fs = cx.fs_mut();
+                fs.itable_reads.remove(&b);
+                fs.itable_cold.remove(&b);
+            }
+            None => {
+                let key = cx.submit_control(tid, ReqOp::Read, b, 1, Origin::Metadata);
+                cx.fs_mut().itable_reads.insert(b, key);
+                cx.wait_request(tid, key.id, Why::Own, Cat::PageWait);
+                return Some(k.submit_request + k.metadata);
+            }
+        }
+    }
+    cx.fs_mut().inodes[file as usize].cold = false;
+    None
 }
 
 /// `read_ahead_kib` in pages (at least one).
@@ -392,6 +433,13 @@ pub fn write<K: Ext4 + ?Sized>(
         account(cx);
         cx.set_file_op(tid, Some(FileOp::Write { file, pos, end, chunk, call_end, meta_done }));
     };
+    // A cold inode is read in first (its file was opened again after a drop).
+    if cx.fs().inodes[file as usize].cold {
+        if let Some(c) = load_inode(cx, k, tid, file) {
+            set(cx, pos, meta_done);
+            return (c, After::Block);
+        }
+    }
     if cx.fs().inodes[file as usize].truncating.is_some_and(|t| t != tid) {
         // A truncate holds the inode lock: the write waits for it (as ext4_file_write_iter
         // waits for i_rwsem).
@@ -1021,6 +1069,41 @@ mod tests {
 
     fn write_op(file: FileId, len: u64) -> FileOp {
         FileOp::Write { file, pos: 0, end: len, chunk: len, call_end: len, meta_done: false }
+    }
+
+    #[test]
+    fn a_cold_inode_reads_its_table_block_once_before_the_files_data() {
+        let mut cx = fake();
+        let (f, g) = (cx.file("/data/a"), cx.file("/data/b"));
+        let itable = cx.fs.inodes[f as usize].itable_block;
+        assert_eq!(cx.fs.inodes[g as usize].itable_block, itable, "16 inodes a block");
+        let read = |file| FileOp::Read { file, pos: 0, end: PAGE_SIZE, chunk: PAGE_SIZE, call_end: PAGE_SIZE };
+        // In memory: no metadata read.
+        run(&mut cx, read(f));
+        assert!(cx.control().is_empty(), "{:?}", cx.control());
+        cx.pc.remove_range(f, 0, u32::MAX);
+        cx.fs.drop_inode(f);
+        cx.fs.drop_inode(g);
+        // The first reader reads the block (sync, metadata) and waits; its op is kept.
+        assert_eq!(run(&mut cx, read(f)), After::Block);
+        assert_eq!(cx.control(), vec![(ReqOp::Read, itable, Origin::Metadata)]);
+        assert!(cx.reqs[0].0.sync);
+        assert!(matches!(cx.op, Some(FileOp::Read { pos: 0, .. })));
+        // A reader of another inode of the block waits for that read, submitting nothing.
+        assert_eq!(run(&mut cx, read(g)), After::Block);
+        assert_eq!(cx.control().len(), 1);
+        assert!(matches!(cx.blocked.last(), Some((1, Blocker::Request { id: 0, why: Why::MetaBuffer }))));
+        // Once it is done both read their data without reading the block again.
+        cx.complete_all();
+        run(&mut cx, read(f));
+        run(&mut cx, read(g));
+        assert!(!cx.fs.inodes[f as usize].cold && !cx.fs.inodes[g as usize].cold);
+        assert!(cx.fs.itable_cold.is_empty() && cx.fs.itable_reads.is_empty());
+        assert_eq!(cx.control().len(), 1);
+        // A write of a cold inode reads it first too.
+        cx.fs.drop_inode(g);
+        assert_eq!(run(&mut cx, write_op(g, PAGE_SIZE)), After::Block);
+        assert_eq!(cx.control().last(), Some(&(ReqOp::Read, itable, Origin::Metadata)));
     }
 
     #[test]

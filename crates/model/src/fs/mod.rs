@@ -140,6 +140,9 @@ pub struct Inode {
     pub pa: Option<(u64, u64, u64)>,
     /// Its read-ahead window ([`readahead`]; used with `phone.async_read_ahead`).
     pub ra: readahead::RaState,
+    /// Not in the inode cache (dropped with `echo 3 > drop_caches`): its inode-table block
+    /// must be in memory before its data is read ([`Fs::itable_cold`]).
+    pub cold: bool,
 }
 
 impl Inode {
@@ -237,6 +240,11 @@ pub struct Fs {
     pub regions: Vec<Region>,
     /// End of the LBA space (the main device, then each region).
     pub device_end: u64,
+    /// Inode-table blocks dropped from memory with their inodes: a cold inode's first read
+    /// reads its block (synchronously, `REQ_META`, as `__ext4_get_inode_loc` does), once per
+    /// block; the read in flight, by block.
+    pub itable_cold: std::collections::BTreeSet<u64>,
+    pub itable_reads: std::collections::BTreeMap<u64, crate::block::ReqKey>,
 }
 
 /// A FAT (vfat) file system on a device of its own (Android's `/sdcard`): blocks
@@ -284,6 +292,8 @@ impl Fs {
             log: None,
             regions: Vec::new(),
             device_end: blocks,
+            itable_cold: Default::default(),
+            itable_reads: Default::default(),
         }
     }
 
@@ -362,7 +372,19 @@ impl Fs {
             dir_dirty: false,
             pa: None,
             ra: Default::default(),
+            cold: false,
         });
+    }
+
+    /// Drop `file`'s inode from memory with its inode-table block (`echo 3 > drop_caches` on a
+    /// file nobody holds open): its next read reads the block again. Not for an open file's
+    /// inode, which stays, nor for a log or FAT file.
+    pub fn drop_inode(&mut self, file: FileId) {
+        let ino = &mut self.inodes[file as usize];
+        if ino.ext4() && !ino.unlinked {
+            ino.cold = true;
+            self.itable_cold.insert(ino.itable_block);
+        }
     }
 
     /// The block-bitmap block covering LBA block `lba` (one bitmap block per 32768 blocks).
@@ -660,7 +682,7 @@ mod tests {
                 extents.push((fb, 1_000 * (k as u64 + 1), len));
                 fb += len;
             }
-            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, nojournal: false, inode_dirty: false, dir_dirty: false, pa: None, ra: Default::default() };
+            let ino = Inode { path: String::new(), owner: 0, size: 0, extents, itable_block: 0, dir_block: 0, unlinked: false, meta_txn: None, datasync_txn: None, truncating: None, log: false, region: 0, nojournal: false, inode_dirty: false, dir_dirty: false, pa: None, ra: Default::default(), cold: false };
             let mut c = MapCursor::default();
             for f in lookups {
                 prop_assert_eq!(c.map(&ino, f), ino.map(f), "block {}", f);

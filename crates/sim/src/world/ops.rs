@@ -299,7 +299,7 @@ impl World {
             Op::SwitchCell { cell } => self.switch_cell(&cell),
             // Expanded when the scenario is loaded (`Scenario::validate` refuses a leftover).
             Op::Trace { .. } => (0, After::Step),
-            Op::DropCaches { app } => {
+            Op::DropCaches { app, inodes } => {
                 // An instance by its name, else every instance of a template by the template's.
                 let mut uids: Vec<u32> = self.apps.iter().filter(|a| a.name == app).map(|a| a.uid).collect();
                 if uids.is_empty() {
@@ -315,6 +315,9 @@ impl World {
                         lo = busy.index + 1;
                     }
                     self.pc.remove_range(f, lo, u32::MAX);
+                    if inodes {
+                        self.fs.drop_inode(f);
+                    }
                 }
                 (sys, After::Step)
             }
