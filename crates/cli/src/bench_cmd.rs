@@ -286,13 +286,14 @@ struct PredictOpts {
     /// waits for the running one's system call to end; `full`: it preempts at once.
     #[arg(long, value_enum, default_value = "auto")]
     preempt: PreemptArg,
-    /// The fair scheduler to simulate: `cfs` (the default: the simulator's CFS, the model the
-    /// published twin tables used); `auto` reads this kernel's (EEVDF from Linux 6.6, with its
-    /// release's base slice and `CONFIG_HZ`'s tick); `eevdf` forces that model (0.70 ms and
-    /// 4 ms where the figures cannot be read). The EEVDF model over-predicts the launch's waits
-    /// for a CPU behind disk-bound workers about 3× (docs/twin.md, twin13): not the default
-    /// until it agrees with the kernel's traces.
-    #[arg(long, value_enum, default_value = "cfs")]
+    /// The fair scheduler to simulate: `auto` (the default) reads this kernel's: EEVDF from
+    /// Linux 6.6, with its release's base slice and `CONFIG_HZ`'s tick, else CFS; `eevdf`
+    /// forces that model (0.70 ms and 4 ms where the figures cannot be read); `cfs` the
+    /// simulator's CFS (the model of the twin tables before twin22). Traced on the VM of
+    /// docs/twin.md (twin22), the EEVDF model's launch waits for a CPU 0.6-1.05x as long as
+    /// the kernel's behind `copy`, `upload` and `mixed` workers (CFS's 0.06-0.33x); behind the
+    /// updaters both wait too long (EEVDF 3x, CFS 2x).
+    #[arg(long, value_enum, default_value = "auto")]
     fair: FairArg,
     /// How the bench's processes are grouped for the CPU: `auto` reads this process's (its cpu
     /// cgroup, else its session's autogroup when `kernel.sched_autogroup_enabled` is 1, else
@@ -654,7 +655,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             trace_out: None,
             force: false,
             preempt: PreemptArg::Auto,
-            fair: FairArg::Cfs,
+            fair: FairArg::Auto,
             cpu_groups: CpuGroupsArg::Auto,
             app_cpu_ms: None,
             band: false,

@@ -211,9 +211,18 @@ fn the_preemption_model_is_named_and_can_be_chosen() {
     }
     let (ok, _, err) = run("sometimes");
     assert!(!ok && err.contains("--preempt") && err.contains("sometimes"), "{err}");
-    // The fair scheduler: CFS unless asked; `--fair eevdf` names its base slice and tick.
-    let (_, text, _) = run("none");
-    assert!(text.lines().next().unwrap().contains("fair scheduler cfs"), "{text}");
+    // The fair scheduler: this kernel's unless asked (`auto`: EEVDF with its base slice and
+    // tick on Linux 6.6+, CFS before or where it cannot be read); `--fair cfs` forces CFS,
+    // `--fair eevdf` names its base slice and tick.
+    let header = |text: &str| text.lines().next().unwrap().to_owned();
+    let (_, default, _) = run("none");
+    let (ok, auto, err) = run_with("none", &["--fair", "auto"]);
+    assert!(ok, "{err}");
+    assert_eq!(header(&default), header(&auto));
+    assert!(header(&default).contains("fair scheduler cfs") || header(&default).contains("fair scheduler eevdf (base slice"));
+    let (ok, text, err) = run_with("none", &["--fair", "cfs"]);
+    assert!(ok, "{err}");
+    assert!(header(&text).contains("fair scheduler cfs"), "{text}");
     let (ok, text, err) = run_with("none", &["--fair", "eevdf"]);
     assert!(ok, "{err}");
     assert!(text.lines().next().unwrap().contains("fair scheduler eevdf (base slice"), "{text}");
