@@ -565,12 +565,11 @@ impl BenchWorkload {
         // The bench drops every cache (`echo 3`: pages, and the inodes of files nobody holds
         // open, whose inode-table blocks are then read again at the next open) and starts its
         // workers anew before each sample (`forefront_bench::runner::one_sample`), so the
-        // workers' files are not cached when
-        // the ramp begins: an updater's writes over them allocate pages again through the ramp
-        // and into the launch (a 1 GiB file at ~0.5 GB/s a worker), where the scenario's
-        // long-running workers would otherwise overwrite cached pages (twin20). The workers keep
-        // their place in their files: with every clean page dropped, which offset a pass
-        // starts at does not change what it costs.
+        // workers' files are not cached when the ramp begins: an updater's writes over them
+        // allocate pages again through the ramp and into the launch (a 1 GiB file at ~0.5 GB/s
+        // a worker), where the scenario's long-running workers would otherwise overwrite
+        // cached pages (twin20). The workers keep their place in their files: with every clean
+        // page dropped, which offset a pass starts at does not change what it costs.
         if bg_apps > 0 {
             for k in self.templates() {
                 let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
