@@ -16,7 +16,7 @@
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
-//! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`) |
+//! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, each pass `fdatasync`ed, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`); `writeback_page_us` (`[phone.costs]`'s: the `fdatasync`s' CPU time per page written, `fdatasync_32m_cpu_us`, less the simulator's cost per request) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //!
@@ -566,7 +566,15 @@ const COPY_FILE_MIB: usize = 32;
 /// launch's call). The file is written and synced first and its pages dropped
 /// (`POSIX_FADV_DONTNEED`, this file only) before the cold pass, which overwrites whole pages
 /// and so reads nothing; it is removed at the end (the work directory goes on an interrupt).
-fn page_copies(s: &Scratch) -> Result<PageCosts, BenchError> {
+///
+/// Each pass ends with an `fdatasync` of its 32 MiB of dirty pages, as the bench's updaters
+/// do every 32 MiB: the calling thread's CPU time in it (`CLOCK_THREAD_CPUTIME_ID`) is the
+/// kernel's work to write those pages back (walk them, build and submit the requests, flush
+/// the cache; the wait itself costs none), and the disk's count of the writes it completed
+/// meanwhile (`disk`'s stat; 0 where another queue counts them) the requests they went out
+/// in. The simulator charges a request's submission apart (`submit_request_us`, 8 µs assumed),
+/// so `writeback_page_us` is the CPU time less that per request, per page.
+fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
     let path = s.path.with_file_name("copy.dat");
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -589,8 +597,8 @@ fn page_copies(s: &Scratch) -> Result<PageCosts, BenchError> {
         return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
     }
     // One pass of 1 MiB write()s over the file (each with new contents), synced afterwards:
-    // µs per page of each call.
-    let pass = |buf: &mut [u8]| -> Result<Vec<f64>, BenchError> {
+    // µs per page of each call, and the sync's CPU time (µs) and the writes the disk completed.
+    let pass = |buf: &mut [u8]| -> Result<(Vec<f64>, SyncCost), BenchError> {
         let mut t_page = vec![];
         for o in (0..len).step_by(MIB) {
             buf[0] = buf[0].wrapping_add(1);
@@ -599,11 +607,15 @@ fn page_copies(s: &Scratch) -> Result<PageCosts, BenchError> {
             t_page.push(per_page(us(t), MIB));
         }
         check_interrupt()?;
+        let before = disk_requests(disk)?;
+        let cpu = thread_cpu_us();
         f.sync_data().map_err(io(&path, "fdatasync"))?;
-        Ok(t_page)
+        let cpu_us = thread_cpu_us() - cpu;
+        let requests = disk_requests(disk)?[4].saturating_sub(before[4]);
+        Ok((t_page, SyncCost { cpu_us, requests }))
     };
-    let cold = pass(&mut buf)?;
-    let w = pass(&mut buf)?;
+    let (cold, sync_cold) = pass(&mut buf)?;
+    let (w, sync_warm) = pass(&mut buf)?;
     let chunk = 128 << 10;
     let mut r = vec![];
     for o in (0..len).step_by(chunk) {
@@ -614,7 +626,35 @@ fn page_copies(s: &Scratch) -> Result<PageCosts, BenchError> {
     drop(f);
     std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
     let (write, cold) = (median(w), median(cold));
-    Ok(PageCosts { write, read: median(r), alloc: (cold - write).max(0.0), cold_write: cold })
+    let pages = (len / KIB4) as f64;
+    let submit_us = forefront_workload::Costs::default().submit_request_us;
+    let syncs = [sync_cold, sync_warm];
+    let writeback = median(syncs.iter().map(|y| (y.cpu_us - y.requests as f64 * submit_us).max(0.0) / pages).collect());
+    Ok(PageCosts {
+        write,
+        read: median(r),
+        alloc: (cold - write).max(0.0),
+        cold_write: cold,
+        sync_cpu: median(syncs.iter().map(|y| y.cpu_us).collect()),
+        sync_requests: median(syncs.iter().map(|y| y.requests as f64).collect()),
+        writeback,
+    })
+}
+
+/// One `fdatasync` of [`page_copies`]: the calling thread's CPU time in it and the writes the
+/// disk completed meanwhile.
+#[derive(Clone, Copy, Debug)]
+struct SyncCost {
+    cpu_us: f64,
+    requests: u64,
+}
+
+/// The calling thread's CPU time (µs): `CLOCK_THREAD_CPUTIME_ID`.
+fn thread_cpu_us() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given; the clock exists on every Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 * 1e6 + t.tv_nsec as f64 / 1e3
 }
 
 /// [`page_copies`]' figures, µs per 4 KiB page.
@@ -629,6 +669,14 @@ struct PageCosts {
     alloc: f64,
     /// The whole cost of a `write()` over a page that is not cached (`cold_write_page_us`).
     cold_write: f64,
+    /// The CPU time of an `fdatasync` of the file's 32 MiB of dirty pages, µs
+    /// (`fdatasync_32m_cpu_us`).
+    sync_cpu: f64,
+    /// The writes the disk completed during it (`fdatasync_32m_requests`).
+    sync_requests: f64,
+    /// Its CPU time less the simulator's submission cost per request, per page
+    /// (`writeback_page_us`, the simulator's `[phone.costs]` figure; never below 0).
+    writeback: f64,
 }
 
 /// The work directory and scratch file, removed on drop (also on an interrupt).
@@ -741,7 +789,7 @@ fn one_rep(
     let discard = if trim_ok { d_us / (d_bytes as f64 / MIB as f64) } else { 0.0 };
 
     step("copy", progress);
-    let pc = page_copies(s)?;
+    let pc = page_copies(s, disk)?;
     let (copy_w, copy_r) = (pc.write, pc.read);
 
     // The kernel's largest requests at depth, and a small read behind them.
@@ -805,6 +853,9 @@ fn one_rep(
         ("copy_read_page_us", copy_r),
         ("cold_write_page_us", pc.cold_write),
         ("alloc_page_us", pc.alloc),
+        ("fdatasync_32m_cpu_us", pc.sync_cpu),
+        ("fdatasync_32m_requests", pc.sync_requests),
+        ("writeback_page_us", pc.writeback),
         ("read_max_depth_mb_s", big_mb_s(rbig_d)),
         ("write_max_depth_mb_s", big_mb_s(wbig_d)),
         ("read_max_seq_depth_mb_s", rseq_d),
@@ -887,6 +938,9 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "copy_read_page_us" => m(format!("median buffered 128 KiB read() of cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
         "cold_write_page_us" => m(format!("median buffered 1 MiB write() over the pages of an allocated {COPY_FILE_MIB} MiB file just dropped from the page cache (POSIX_FADV_DONTNEED), us per 4 KiB page")),
         "alloc_page_us" => d("cold_write_page_us - copy_write_page_us, at least 0: a page's allocation, insertion and block lookup beyond the copy (the simulator's [phone.costs] alloc_page_us, for bench predict)"),
+        "fdatasync_32m_cpu_us" => m(format!("median CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in an fdatasync of the {COPY_FILE_MIB} MiB of pages each copy pass dirtied, us (the write-back's walk, requests and cache flush; its wait costs none)")),
+        "fdatasync_32m_requests" => m("median count of the writes the disk completed during that fdatasync (/sys/block/DISK/stat; 0 if another queue counts them)".into()),
+        "writeback_page_us" => d("(fdatasync_32m_cpu_us - fdatasync_32m_requests x the simulator's submit_request_us, 8 us) / the pages written, at least 0, median of the two passes: a dirty page's write-back (the simulator's [phone.costs] writeback_page_us, for bench predict)"),
         n if n.starts_with("read_1m_depth") || n.starts_with("write_1m_depth") => m(format!(
             "MB/s of {} random 1 MiB O_DIRECT {}s from {} threads",
             depth.min(BW_DEPTH) * BW_OPS,

@@ -66,6 +66,7 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
         "write_rand_iops",
         "copy_page_us",
         "cold_write_page_us",
+        "fdatasync_32m_cpu_us",
         "read_max_depth_mb_s",
         "write_max_depth_mb_s",
         "read_max_seq_depth_mb_s",
@@ -82,6 +83,14 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
     // A page's allocation: a cold page's write beyond a cached one's (0 only where the noise of
     // the two medians hides it), what `bench predict` gives the simulator.
     assert_eq!(pa.fields["alloc_page_us"].source, "derived");
+    // A dirty page's write-back: the fdatasync's CPU time (above: never 0, the kernel walks
+    // 32 MiB of pages) less the requests' submission, per page.
+    assert_eq!(pa.fields["writeback_page_us"].source, "derived");
+    assert!(
+        pa.fields["writeback_page_us"].value * 8192.0 <= pa.fields["fdatasync_32m_cpu_us"].value + 1e-6,
+        "{:?}",
+        pa.fields["writeback_page_us"]
+    );
     // A calibration agrees with itself, and the comparison sees a figure moved beyond its
     // spread (the check of the quiet-machine test below can fail).
     assert!(disagreements(&a.device, &a.device).is_empty());

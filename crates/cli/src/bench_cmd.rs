@@ -50,8 +50,10 @@ enum BenchCommand {
         cost of a page-cache copy (buffered write()s and read()s of a cached file: copy_write_page_us \
         and copy_read_page_us, which `bench predict` gives the simulated write()s and read()s, and \
         their mean copy_page_us) and of a page's allocation (write()s over the file's pages just dropped \
-        from the cache, beyond the copy: alloc_page_us, which `bench predict` also passes on). The table \
-        printed gives each figure's median, min and max over --reps repetitions.")]
+        from the cache, beyond the copy: alloc_page_us, which `bench predict` also passes on) and of \
+        a dirty page's write-back (the thread's CPU time in an fdatasync of 32 MiB of dirty pages, per \
+        page: writeback_page_us, passed on too). The table printed gives each figure's median, min and \
+        max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a
     /// calibrated device in the same modes, printed beside what was measured.
@@ -292,7 +294,8 @@ struct PredictOpts {
     /// simulator's CFS (the model of the twin tables before twin22). Traced on the VM of
     /// docs/twin.md (twin22), the EEVDF model's launch waits for a CPU 0.6-1.05x as long as
     /// the kernel's behind `copy`, `upload` and `mixed` workers (CFS's 0.06-0.33x); behind the
-    /// updaters both wait too long (EEVDF 3x, CFS 2x).
+    /// updaters EEVDF's waited 3x (CFS 2x) until the calibration measured the write-back's CPU
+    /// cost (`writeback_page_us`, twin23: 1.3-1.5x).
     #[arg(long, value_enum, default_value = "auto")]
     fair: FairArg,
     /// How the bench's processes are grouped for the CPU: `auto` reads this process's (its cpu
@@ -706,6 +709,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         copy_page_us: None,
         copy_write_page_us: None,
         alloc_page_us: None,
+        writeback_page_us: None,
         fs_journal: None,
         burst_call_ms: None,
         fg_compute_ms: None,
@@ -797,6 +801,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     host.copy_write_page_us = calibrated("copy_write_page_us");
     // A page's allocation where the calibration measured it (files from twin21 on).
     host.alloc_page_us = calibrated("alloc_page_us");
+    // A dirty page's write-back where the calibration measured it (files from twin23 on).
+    host.writeback_page_us = calibrated("writeback_page_us");
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
     // operation, scaled to its time on a CPU where recorded ([`app_cpu_of`]; reports from before
@@ -831,6 +837,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                     copy_page_us: cal("copy_read_page_us").or_else(|| cal("copy_page_us")).or(host.copy_page_us),
                     copy_write_page_us: cal("copy_write_page_us").or(host.copy_write_page_us),
                     alloc_page_us: cal("alloc_page_us").or(host.alloc_page_us),
+                    writeback_page_us: cal("writeback_page_us").or(host.writeback_page_us),
                     ..host.clone()
                 };
                 match predict(&w, &h, &dev, &stock, m, o.launches, o.seed) {
@@ -879,6 +886,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
             "copy_write_page_us": host.copy_write_page_us,
             "alloc_page_us": host.alloc_page_us,
+            "writeback_page_us": host.writeback_page_us,
             "fg_compute_ms": host.fg_compute_ms,
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
@@ -908,6 +916,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         } + &match host.alloc_page_us {
             Some(a) => format!(", page allocation {a:.3} us measured"),
             None => ", page allocation: the simulator's default".into(),
+        } + &match host.writeback_page_us {
+            Some(a) => format!(", write-back {a:.3} us/page measured"),
+            None => ", write-back: the simulator's default".into(),
         },
         match host.fg_compute_ms {
             Some(c) if o.app_cpu_ms.is_some() => format!("app CPU {c:.2} ms (--app-cpu-ms)"),

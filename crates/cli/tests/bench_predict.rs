@@ -349,6 +349,60 @@ fn the_calibrated_page_allocation_reaches_the_writers() {
     assert!(predict(&plain, "table").contains("page allocation: the simulator's default"));
 }
 
+/// A dirty page's write-back cost where the calibration measured it (twin23) reaches the
+/// simulator: the header and the JSON name it, a calibration without it keeps the default, and
+/// updaters whose `fdatasync`s cost more CPU keep the launch waiting longer for a CPU.
+#[test]
+fn the_calibrated_write_back_cost_reaches_the_updaters() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_calibrated_write_back_cost_reaches_the_updaters: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
+    let calibrated = tw15_calibration();
+    assert!(!calibrated.contains("writeback_page_us"), "tw15 predates the figure");
+    let with_wb = |us: f64| {
+        let path = t.path().join(format!("wb-{us}.toml"));
+        let field = format!(
+            "\n[provenance.fields.writeback_page_us]\nsource = \"derived\"\nvalue = {us:?}\nmin = {us:?}\nmax = {us:?}\nhow = \"test\"\n"
+        );
+        std::fs::write(&path, format!("{calibrated}{field}")).unwrap();
+        path
+    };
+    let predict = |device: &std::path::Path, format: &str| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+            .args(["bench", "predict"])
+            .arg(&saved)
+            .arg("--device")
+            .arg(device)
+            .args(["--launches", "2", "--preempt", "none", "--format", format])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+        text
+    };
+    // The baseline launch's wait for a CPU (ms per launch): the updaters hold both CPUs while
+    // their write-back is submitted, a system call that the kernel without preemption runs
+    // to its end.
+    let cpu_wait = |text: &str| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").expect("a baseline row").clone();
+        base["predicted"]["cpu_waits"]["sum_ms_per_launch"].as_f64().expect("the launch's wait for a CPU")
+    };
+    let (cheap, dear) = (with_wb(0.05), with_wb(2.0));
+    let cheap_json = predict(&cheap, "json");
+    assert!(cheap_json.contains("\"writeback_page_us\": 0.05"), "{cheap_json}");
+    let (cheap_ms, dear_ms) = (cpu_wait(&cheap_json), cpu_wait(&predict(&dear, "json")));
+    assert!(dear_ms > cheap_ms, "2.0 us a page: {dear_ms:.1} ms, 0.05 us: {cheap_ms:.1} ms");
+    assert!(predict(&dear, "table").contains("write-back 2.000 us/page measured"));
+    let plain = t.path().join("plain.toml");
+    std::fs::write(&plain, &calibrated).unwrap();
+    assert!(predict(&plain, "json").contains("\"writeback_page_us\": null"));
+    assert!(predict(&plain, "table").contains("write-back: the simulator's default"));
+}
+
 /// The file system of the bench's work directory (the saved report's `dir`, looked up on this
 /// machine) is reported, and an ext4 without a journal, which the simulator's ext4 is not
 /// (twin21), is said in the table.

@@ -57,3 +57,35 @@ fn waits_for_a_cpu_are_found_and_split_by_holder() {
     let text = analyse(3, 150);
     assert!(!text.contains("op 200:"), "{text}");
 }
+
+/// With `--syscalls`, each worker call's time on a CPU is its stretches between a switch-in and
+/// a switch-out inside the call (twin23: the updaters' `fdatasync`s sleep for most of theirs).
+#[test]
+fn a_worker_calls_time_on_a_cpu_leaves_out_its_sleep() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED a_worker_calls_time_on_a_cpu_leaves_out_its_sleep: no python3");
+        return;
+    }
+    let mut t = String::from("# tracer: nop\n");
+    let line = |t: &mut String, who: &str, at: u64, ev: &str| {
+        let _ = writeln!(t, "{who:>20} [000] d..2. {}.{:06}: {ev}", at / 1_000_000, at % 1_000_000);
+    };
+    let mut at = 10_000_000u64; // µs
+    line(&mut t, "<idle>-0", at, "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ff-bg-update next_pid=100 next_prio=120");
+    for _ in 0..4 {
+        // An fdatasync: 200 µs of submission, asleep until 900, 100 µs of wake-up work.
+        at += 50;
+        line(&mut t, "ff-bg-update-100", at, "sys_enter: NR 75 (3, 0, 0, 0, 0, 0)");
+        line(&mut t, "ff-bg-update-100", at + 200, "sched_switch: prev_comm=ff-bg-update prev_pid=100 prev_prio=120 prev_state=D ==> next_comm=swapper/0 next_pid=0 next_prio=120");
+        line(&mut t, "<idle>-0", at + 900, "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=ff-bg-update next_pid=100 next_prio=120");
+        line(&mut t, "ff-bg-update-100", at + 1000, "sys_exit: NR 75 = 0");
+        at += 1000;
+    }
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("trace.txt"), t).unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/sched-probe");
+    let out = Command::new("python3").arg(script).arg(d.path()).arg("--analyse").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("worker:update: syscall 75: 4 calls, p10 1000 p50 1000 p90 1000 p99 1000 us; on a CPU p50 300 p90 300 us, mean 300 us"), "{text}");
+}

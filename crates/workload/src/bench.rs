@@ -340,6 +340,12 @@ pub struct Host {
     /// `alloc_page_us`, measured as a cold page's write minus a cached one's, twin21), or
     /// `None`: the simulator's default `[phone.costs]` (0.5 µs, assumed).
     pub alloc_page_us: Option<f64>,
+    /// CPU µs per 4 KiB page the kernel spends writing a dirty page back (an `fdatasync`'s
+    /// walk of the file's pages, their buffers and the bios they go out in, and the flusher's
+    /// the same): `bench calibrate`'s `writeback_page_us`, measured as the thread CPU time of
+    /// an `fdatasync` over 32 MiB of dirty pages (twin23), or `None`: the simulator's default
+    /// `[phone.costs]` (1.0 µs, assumed for a 2014-class phone core).
+    pub writeback_page_us: Option<f64>,
     /// Whether the bench's file system journals (`forefront_sysfs::fs::fs_of`: an ext4 made
     /// without a journal reads `false`; `None`: unknown, or not ext4). `Some(false)` gives the
     /// scenario `[phone.fs] journal = false` (fsyncs write inodes in place, twin21); otherwise
@@ -392,6 +398,7 @@ impl Default for Host {
             copy_page_us: None,
             copy_write_page_us: None,
             alloc_page_us: None,
+            writeback_page_us: None,
             fs_journal: None,
             burst_call_ms: None,
             preempt: Preempt::Full,
@@ -522,11 +529,18 @@ impl BenchWorkload {
         if host.fs_journal == Some(false) {
             let _ = writeln!(w, "journal = false");
         }
-        if host.copy_page_us.is_some() || host.copy_write_page_us.is_some() || host.alloc_page_us.is_some() {
+        if host.copy_page_us.is_some()
+            || host.copy_write_page_us.is_some()
+            || host.alloc_page_us.is_some()
+            || host.writeback_page_us.is_some()
+        {
             let _ = writeln!(w, "\n[phone.costs]");
         }
         if let Some(c) = host.alloc_page_us {
             let _ = writeln!(w, "alloc_page_us = {c:?}");
+        }
+        if let Some(c) = host.writeback_page_us {
+            let _ = writeln!(w, "writeback_page_us = {c:?}");
         }
         if let Some(c) = host.copy_page_us {
             let _ = writeln!(w, "copy_page_us = {c:?}");
@@ -789,6 +803,11 @@ mod tests {
         let host = Host { alloc_page_us: Some(0.21), ..Host::default() };
         let s = w(Bg::Update).scenario("x", &host, &setup).unwrap();
         assert_eq!((s.phone.costs.alloc_page_us, s.phone.costs.copy_page_us), (0.21, crate::Costs::default().copy_page_us));
+        assert_eq!(s.phone.costs.writeback_page_us, crate::Costs::default().writeback_page_us, "not measured: the default");
+        // A measured write-back cost per page (twin23) replaces the assumed one.
+        let host = Host { writeback_page_us: Some(0.55), ..Host::default() };
+        let s = w(Bg::Update).scenario("x", &host, &setup).unwrap();
+        assert_eq!((s.phone.costs.writeback_page_us, s.phone.costs.alloc_page_us), (0.55, crate::Costs::default().alloc_page_us));
     }
 
     #[test]
