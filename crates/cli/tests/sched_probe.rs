@@ -89,3 +89,28 @@ fn a_worker_calls_time_on_a_cpu_leaves_out_its_sleep() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("worker:update: syscall 75: 4 calls, p10 1000 p50 1000 p90 1000 p99 1000 us; on a CPU p50 300 p90 300 us, mean 300 us"), "{text}");
 }
+
+/// `scripts/host-touch-probe` (twin23) writes its four passes, prints each, says whether the
+/// host's free page reporting is on, and leaves nothing behind in the directory it was given.
+#[test]
+fn the_host_touch_probe_prints_its_four_passes_and_cleans_up() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED the_host_touch_probe_prints_its_four_passes_and_cleans_up: no python3");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/host-touch-probe");
+    let out = Command::new("python3").arg(script).arg(d.path()).args(["--mib", "8", "--wait", "0"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("free page reporting (virtio-balloon feature 5): "), "{text}");
+    for pass in ["new ", "cached ", "recycled ", "reported "] {
+        let line = text.lines().find(|l| l.starts_with(pass)).unwrap_or_else(|| panic!("no {pass}pass: {text}"));
+        assert!(line.contains("8 x 1 MiB write(): p50 "), "{line}");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "the probe's directory is removed");
+    // A size too small to measure is refused with a message.
+    let out = Command::new("python3").arg(script).arg(d.path()).args(["--mib", "2"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--mib must be at least 8"));
+}
