@@ -296,6 +296,39 @@ fn the_calibrated_copy_costs_reach_reads_and_writes_apart() {
     assert!(text.contains("page copy 0.379 us read / 0.529 us write, measured"), "{text}");
 }
 
+/// `calibrated` with one more `[provenance.fields]` figure, `name` = `us`, written into `dir`.
+fn with_calibrated(dir: &std::path::Path, calibrated: &str, name: &str, us: f64) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}-{us}.toml"));
+    let field = format!(
+        "\n[provenance.fields.{name}]\nsource = \"derived\"\nvalue = {us:?}\nmin = {us:?}\nmax = {us:?}\nhow = \"test\"\n"
+    );
+    std::fs::write(&path, format!("{calibrated}{field}")).unwrap();
+    path
+}
+
+/// `forefront bench predict SAVED --device DEVICE --launches 2 ARGS...`'s output (it must succeed).
+fn predict_on(saved: &std::path::Path, device: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(saved)
+        .arg("--device")
+        .arg(device)
+        .args(["--launches", "2"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
+    text
+}
+
+/// The baseline row's predicted figure at `pointer` (a JSON pointer into `predicted`).
+fn baseline_predicted(json: &str, pointer: &str) -> f64 {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").expect("a baseline row").clone();
+    base["predicted"].pointer(pointer).and_then(|x| x.as_f64()).unwrap_or_else(|| panic!("no {pointer} in {base}"))
+}
+
 /// A calibrated page allocation (twin21: a cold page's `write()` beyond a cached one's) reaches
 /// the simulator: the header and the JSON name it, a calibration without it keeps the default,
 /// and updaters whose pages cost more to allocate move less data.
@@ -311,36 +344,15 @@ fn the_calibrated_page_allocation_reaches_the_writers() {
     let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
     let calibrated = tw15_calibration();
     assert!(!calibrated.contains("alloc_page_us"), "tw15 predates the figure");
-    let with_alloc = |us: f64| {
-        let path = t.path().join(format!("alloc-{us}.toml"));
-        let field = format!(
-            "\n[provenance.fields.alloc_page_us]\nsource = \"derived\"\nvalue = {us:?}\nmin = {us:?}\nmax = {us:?}\nhow = \"test\"\n"
-        );
-        std::fs::write(&path, format!("{calibrated}{field}")).unwrap();
-        path
-    };
-    let predict = |device: &std::path::Path, format: &str| -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
-            .args(["bench", "predict"])
-            .arg(&saved)
-            .arg("--device")
-            .arg(device)
-            .args(["--launches", "2", "--format", format])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
-        text
-    };
-    let bg = |text: &str| -> f64 {
-        let v: serde_json::Value = serde_json::from_str(text).unwrap();
-        let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").expect("a baseline row").clone();
-        base["predicted"]["bg_mb_s"].as_f64().expect("a predicted background throughput")
-    };
-    let (cheap, dear) = (with_alloc(0.1), with_alloc(2.0));
+    let predict = |device: &std::path::Path, format: &str| predict_on(&saved, device, &["--format", format]);
+    let (cheap, dear) = (
+        with_calibrated(t.path(), &calibrated, "alloc_page_us", 0.1),
+        with_calibrated(t.path(), &calibrated, "alloc_page_us", 2.0),
+    );
     let cheap_json = predict(&cheap, "json");
     assert!(cheap_json.contains("\"alloc_page_us\": 0.1"), "{cheap_json}");
-    let (cheap_mb_s, dear_mb_s) = (bg(&cheap_json), bg(&predict(&dear, "json")));
+    let (cheap_mb_s, dear_mb_s) =
+        (baseline_predicted(&cheap_json, "/bg_mb_s"), baseline_predicted(&predict(&dear, "json"), "/bg_mb_s"));
     assert!(dear_mb_s < cheap_mb_s, "2.0 us a page {dear_mb_s:.0} MB/s, 0.1 us {cheap_mb_s:.0} MB/s");
     assert!(predict(&dear, "table").contains("page allocation 2.000 us measured"));
     let plain = t.path().join("plain.toml");
@@ -362,39 +374,18 @@ fn the_calibrated_write_back_cost_reaches_the_updaters() {
     let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
     let calibrated = tw15_calibration();
     assert!(!calibrated.contains("writeback_page_us"), "tw15 predates the figure");
-    let with_wb = |us: f64| {
-        let path = t.path().join(format!("wb-{us}.toml"));
-        let field = format!(
-            "\n[provenance.fields.writeback_page_us]\nsource = \"derived\"\nvalue = {us:?}\nmin = {us:?}\nmax = {us:?}\nhow = \"test\"\n"
-        );
-        std::fs::write(&path, format!("{calibrated}{field}")).unwrap();
-        path
-    };
-    let predict = |device: &std::path::Path, format: &str| -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
-            .args(["bench", "predict"])
-            .arg(&saved)
-            .arg("--device")
-            .arg(device)
-            .args(["--launches", "2", "--preempt", "none", "--format", format])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{}\n{text}", String::from_utf8_lossy(&out.stderr));
-        text
-    };
+    let predict = |device: &std::path::Path, format: &str| predict_on(&saved, device, &["--preempt", "none", "--format", format]);
+    let (cheap, dear) = (
+        with_calibrated(t.path(), &calibrated, "writeback_page_us", 0.05),
+        with_calibrated(t.path(), &calibrated, "writeback_page_us", 2.0),
+    );
+    let cheap_json = predict(&cheap, "json");
+    assert!(cheap_json.contains("\"writeback_page_us\": 0.05"), "{cheap_json}");
     // The baseline launch's wait for a CPU (ms per launch): the updaters hold both CPUs while
     // their write-back is submitted, a system call that the kernel without preemption runs
     // to its end.
-    let cpu_wait = |text: &str| -> f64 {
-        let v: serde_json::Value = serde_json::from_str(text).unwrap();
-        let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").expect("a baseline row").clone();
-        base["predicted"]["cpu_waits"]["sum_ms_per_launch"].as_f64().expect("the launch's wait for a CPU")
-    };
-    let (cheap, dear) = (with_wb(0.05), with_wb(2.0));
-    let cheap_json = predict(&cheap, "json");
-    assert!(cheap_json.contains("\"writeback_page_us\": 0.05"), "{cheap_json}");
-    let (cheap_ms, dear_ms) = (cpu_wait(&cheap_json), cpu_wait(&predict(&dear, "json")));
+    let wait = "/cpu_waits/sum_ms_per_launch";
+    let (cheap_ms, dear_ms) = (baseline_predicted(&cheap_json, wait), baseline_predicted(&predict(&dear, "json"), wait));
     assert!(dear_ms > cheap_ms, "2.0 us a page: {dear_ms:.1} ms, 0.05 us: {cheap_ms:.1} ms");
     assert!(predict(&dear, "table").contains("write-back 2.000 us/page measured"));
     let plain = t.path().join("plain.toml");
