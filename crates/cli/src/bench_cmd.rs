@@ -295,7 +295,7 @@ struct PredictOpts {
     /// docs/twin.md (twin22), the EEVDF model's launch waits for a CPU 0.6-1.05x as long as
     /// the kernel's behind `copy`, `upload` and `mixed` workers (CFS's 0.06-0.33x); behind the
     /// updaters EEVDF's waited 3x (CFS 2x) until the calibration measured the write-back's CPU
-    /// cost (`writeback_page_us`, twin23: 1.3-1.5x).
+    /// cost (`writeback_page_us`, twin23: 1.3-2.6x).
     #[arg(long, value_enum, default_value = "auto")]
     fair: FairArg,
     /// How the bench's processes are grouped for the CPU: `auto` reads this process's (its cpu
