@@ -43,7 +43,10 @@
 //!   each sample, the scenario keeps its workers running (at their place in their files) and
 //!   drops their files' clean pages before the ramp and the app's before the operation; a
 //!   switch's database grows by its new rows in the bench, while the scenario's checkpoint
-//!   rewrites the same pages each time.
+//!   rewrites the same pages each time; and on a VM whose host takes freed memory back (free
+//!   page reporting: docs/twin.md, "The host takes freed memory back", twin23) a real writer's
+//!   first write into memory freed over a second before costs the host's fault as well, which
+//!   the scenario's page cache does not charge.
 
 use std::fmt::Write;
 
