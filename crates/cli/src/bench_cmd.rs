@@ -793,6 +793,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             f.device
         )
     });
+    // A host that takes freed memory back (this machine's balloon: twin23), which the
+    // simulator's page cache does not model.
+    let reporting = forefront_sysfs::vm::free_page_reporting(Path::new("/"));
     let device = forefront_workload::load_device(&o.device)?;
     // The CPU's page-copy costs where the calibration measured them: a read's and a write's
     // (files before the split: their mean for both; older files: the default).
@@ -888,6 +891,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "alloc_page_us": host.alloc_page_us,
             "writeback_page_us": host.writeback_page_us,
             "fg_compute_ms": host.fg_compute_ms,
+            "host_free_page_reporting": reporting,
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "cpu_groups": host.cpu_groups.name(),
@@ -1060,6 +1064,12 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
     if let Some(n) = fs_note {
         let _ = writeln!(s, "{n}");
+    }
+    if reporting == Some(true) {
+        let _ = writeln!(
+            s,
+            "host: this machine's balloon reports free memory to its host (virtio-balloon free page reporting), which takes it back: a write into memory freed about a second or more before also pays the host's fault (~12 us per 4 KiB page on the VM of docs/twin.md, twin23), which the simulator does not model; measured writers can be slower than predicted (scripts/host-touch-probe measures it)"
+        );
     }
     for n in notes {
         let _ = writeln!(s, "{n}");

@@ -390,8 +390,19 @@ fn the_calibrated_write_back_cost_reaches_the_updaters() {
     assert!(predict(&dear, "table").contains("write-back 2.000 us/page measured"));
     let plain = t.path().join("plain.toml");
     std::fs::write(&plain, &calibrated).unwrap();
-    assert!(predict(&plain, "json").contains("\"writeback_page_us\": null"));
-    assert!(predict(&plain, "table").contains("write-back: the simulator's default"));
+    let plain_json = predict(&plain, "json");
+    assert!(plain_json.contains("\"writeback_page_us\": null"));
+    let plain_table = predict(&plain, "table");
+    assert!(plain_table.contains("write-back: the simulator's default"));
+    // A host that takes freed memory back (twin23) is said, as this machine's sysfs tells it.
+    let reporting = forefront_sysfs::vm::free_page_reporting(std::path::Path::new("/"));
+    let v: serde_json::Value = serde_json::from_str(&plain_json).unwrap();
+    assert_eq!(v["host_free_page_reporting"], serde_json::json!(reporting), "{plain_json}");
+    assert_eq!(
+        plain_table.contains("host: this machine's balloon reports free memory"),
+        reporting == Some(true),
+        "{plain_table}"
+    );
 }
 
 /// The file system of the bench's work directory (the saved report's `dir`, looked up on this

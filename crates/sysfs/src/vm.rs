@@ -76,6 +76,29 @@ pub fn dirtyable_bytes(root: &Path) -> Result<u64> {
     Ok(sum)
 }
 
+/// Whether this machine's memory balloon reports free memory to its host (virtio-balloon
+/// feature 5, `VIRTIO_BALLOON_F_REPORTING`: the guest's `mm/page_reporting.c` tells the host of
+/// free blocks of 2 MiB and up about a second after they are freed, and the host takes them
+/// back, so the next write into them faults on the host; docs/twin.md, twin23). `None`: no
+/// virtio balloon (not a VM, or none configured), or its features cannot be read.
+pub fn free_page_reporting(root: &Path) -> Option<bool> {
+    const VIRTIO_ID_BALLOON: u32 = 5;
+    const VIRTIO_BALLOON_F_REPORTING: usize = 5;
+    let devices = root.join("sys/bus/virtio/devices");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&devices).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    entries.into_iter().find_map(|d| {
+        let id = std::fs::read_to_string(d.join("device")).ok()?;
+        let id = u32::from_str_radix(id.trim().trim_start_matches("0x"), 16).ok()?;
+        if id != VIRTIO_ID_BALLOON {
+            return None;
+        }
+        // One character per feature bit, bit 0 first.
+        let bits = std::fs::read_to_string(d.join("features")).ok()?;
+        Some(bits.trim().as_bytes().get(VIRTIO_BALLOON_F_REPORTING) == Some(&b'1'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -85,6 +108,26 @@ mod tests {
         std::fs::write(t.path().join("proc/sys/vm/drop_caches"), "0").unwrap();
         super::drop_caches(t.path()).unwrap();
         assert_eq!(std::fs::read_to_string(t.path().join("proc/sys/vm/drop_caches")).unwrap(), "3");
+    }
+
+    #[test]
+    fn free_page_reporting_is_the_balloons_feature_5() {
+        let t = tempfile::tempdir().unwrap();
+        assert_eq!(super::free_page_reporting(t.path()), None, "no virtio bus");
+        let dev = |name: &str, id: &str, features: &str| {
+            let d = t.path().join("sys/bus/virtio/devices").join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("device"), id).unwrap();
+            std::fs::write(d.join("features"), features).unwrap();
+        };
+        // A block device with bit 5 set is not a balloon.
+        dev("virtio1", "0x0002\n", "0010011001\n");
+        assert_eq!(super::free_page_reporting(t.path()), None, "no balloon");
+        dev("virtio0", "0x0005\n", "0110000000\n");
+        assert_eq!(super::free_page_reporting(t.path()), Some(false));
+        // This VM's balloon (twin23): stats, deflate on OOM and free page reporting.
+        dev("virtio0", "0x0005\n", "0110010100000000\n");
+        assert_eq!(super::free_page_reporting(t.path()), Some(true));
     }
 
     #[test]
