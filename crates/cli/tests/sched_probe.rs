@@ -113,4 +113,10 @@ fn the_host_touch_probe_prints_its_four_passes_and_cleans_up() {
     let out = Command::new("python3").arg(script).arg(d.path()).args(["--mib", "2"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--mib must be at least 8"));
+    // Bad input names the argument; a directory that is not there is named too.
+    let out = Command::new("python3").arg(script).arg(d.path()).args(["--mib", "lots"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("argument --mib"));
+    let gone = d.path().join("gone");
+    let out = Command::new("python3").arg(script).arg(&gone).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a directory"));
 }
