@@ -19,6 +19,7 @@
 //! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, each pass `fdatasync`ed, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`); `writeback_page_us` (`[phone.costs]`'s: the `fdatasync`s' CPU time per page written, `fdatasync_32m_cpu_us`, less the simulator's cost per request) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
+//! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them | `host_reclaim_page_us`, `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us` |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
 //! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
@@ -93,8 +94,20 @@ pub struct CalPlan {
 pub const MAX_DEPTH: usize = 32;
 
 /// The steps of one repetition, in order (for a progress bar).
-pub const STEPS: [&str; 11] =
-    ["read-seq", "read-rand", "read-depth", "write-seq", "write-rand", "flush", "fua", "discard", "copy", "large", "under-load"];
+pub const STEPS: [&str; 12] = [
+    "read-seq",
+    "read-rand",
+    "read-depth",
+    "write-seq",
+    "write-rand",
+    "flush",
+    "fua",
+    "discard",
+    "copy",
+    "large",
+    "under-load",
+    "host",
+];
 
 pub enum CalProgress<'a> {
     Setup(&'a str),
@@ -687,6 +700,130 @@ impl Drop for WorkDir {
     }
 }
 
+/// Size of the file [`host_reclaim`] frees and writes again (MiB): more than this VM's host
+/// leaves backed (~300 MiB) and than one reporting pass takes (~550 MiB), so that the rewrite
+/// meets both kinds of memory and the wait sees two passes.
+const HOST_FILE_MIB: usize = 768;
+/// The longest [`host_reclaim`] waits for reporting to settle (s).
+const HOST_WAIT_S: f64 = 9.0;
+/// Without the kernel's counters, the wait before the rewrite (s): beyond two of the kernel's
+/// 2 s `PAGE_REPORTING_DELAY`s.
+const HOST_BLIND_WAIT_S: f64 = 5.0;
+
+/// The host's reclaim of free memory ([`HostFigures`]), on a VM whose balloon reports free pages
+/// (docs/twin.md, twin24). A file of [`HOST_FILE_MIB`] is written, dropped from the page cache
+/// (`POSIX_FADV_DONTNEED`, this file only) and written again at once in 1 MiB calls (the
+/// allocator hands back the memory just freed: the recycled cost), dropped again, and written
+/// again once reporting has settled: then each call either took memory the host still backed
+/// (as fast as a recycled one) or memory it had taken back (its fault on every page). Where the
+/// kernel counts its reporting (`forefront_sysfs::vm::page_reporting_counters`) the wait
+/// follows the passes: it ends when, after one pass at least, nothing more is reported for
+/// 2.5 s (at most [`HOST_WAIT_S`]); the passes give the interval and the memory per pass.
+/// Elsewhere it waits [`HOST_BLIND_WAIT_S`] and those two are not measured.
+///
+/// The file is smaller on a small file system (half its free space); `None` below 64 MiB.
+fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
+    let path = s.path.with_file_name("host.dat");
+    let dir = s.path.parent().unwrap_or(Path::new("/"));
+    let free = nix::sys::statvfs::statvfs(dir)
+        .map(|v| v.blocks_available() * v.fragment_size())
+        .map_err(|e| io(dir, "statvfs")(std::io::Error::from(e)))?;
+    let file_mib = HOST_FILE_MIB.min((free / 2 / MIB as u64) as usize);
+    if file_mib < 64 {
+        return Ok(None);
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(io(&path, "create"))?;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(13).fill(&mut buf);
+    let len = file_mib * MIB;
+    let drop_cache = || -> Result<(), BenchError> {
+        // SAFETY: fadvise on an open fd with plain integers.
+        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if rc != 0 {
+            return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
+        }
+        Ok(())
+    };
+    // One pass of 1 MiB write()s over the file: µs per call.
+    let pass = |buf: &mut [u8]| -> Result<Vec<f64>, BenchError> {
+        let mut t_call = Vec::with_capacity(file_mib);
+        for o in (0..len).step_by(MIB) {
+            buf[0] = buf[0].wrapping_add(1);
+            let t = Instant::now();
+            f.write_all_at(buf, o as u64).map_err(io(&path, "write"))?;
+            t_call.push(us(t));
+        }
+        check_interrupt()?;
+        Ok(t_call)
+    };
+    pass(&mut buf)?;
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    drop_cache()?;
+    let recycled = median(pass(&mut buf)?);
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    drop_cache()?;
+    let freed = Instant::now();
+    let root = Path::new("/");
+    let (mut interval_ms, mut pass_mib) = (None, None);
+    if let Some(c0) = forefront_sysfs::vm::page_reporting_counters(root) {
+        // (time of the pass's first report, KiB it reported), in order.
+        let mut passes: Vec<(f64, u64)> = vec![];
+        let (mut last, mut last_change) = (c0, freed);
+        while freed.elapsed().as_secs_f64() < HOST_WAIT_S {
+            check_interrupt()?;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let Some(c) = forefront_sysfs::vm::page_reporting_counters(root) else { break };
+            if c != last {
+                let kib = c.reported_kib.saturating_sub(last.reported_kib);
+                let now_ms = freed.elapsed().as_secs_f64() * 1e3;
+                // A pass reports in batches a few tens of ms apart; the next one comes an
+                // interval (2 s in the kernel's source) later.
+                match passes.last_mut() {
+                    Some((t, k)) if now_ms - *t < 500.0 => *k += kib,
+                    _ => passes.push((now_ms, kib)),
+                }
+                (last, last_change) = (c, Instant::now());
+            }
+            if !passes.is_empty() && last_change.elapsed().as_secs_f64() > 2.5 {
+                break;
+            }
+        }
+        pass_mib = passes.iter().map(|p| p.1 as f64 / 1024.0).reduce(f64::max);
+        interval_ms = passes.windows(2).map(|w| w[1].0 - w[0].0).reduce(f64::min);
+    } else {
+        std::thread::sleep(std::time::Duration::from_secs_f64(HOST_BLIND_WAIT_S));
+    }
+    let calls = pass(&mut buf)?;
+    drop(f);
+    std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
+    // A call that took memory the host had taken back pays its fault on 256 pages (~3 ms here,
+    // against ~0.15 ms recycled): four times the recycled median tells the two apart.
+    let (slow, fast): (Vec<f64>, Vec<f64>) = calls.iter().partition(|&&t| t > 4.0 * recycled);
+    let page_us = if slow.is_empty() { 0.0 } else { ((median(slow) - recycled) / (MIB / KIB4) as f64).max(0.0) };
+    Ok(Some(HostFigures { page_us, reserve_mib: fast.len() as f64, pass_mib, interval_ms, recycled_us: recycled }))
+}
+
+/// [`host_reclaim`]'s figures.
+#[derive(Clone, Copy, Debug)]
+struct HostFigures {
+    /// CPU per 4 KiB page of a write into memory the host took back, beyond a recycled one (µs).
+    page_us: f64,
+    /// The rewrite's fast MiB: free memory the host still backed once reporting settled.
+    reserve_mib: f64,
+    /// The most one pass reported (MiB), where the kernel counts it.
+    pass_mib: Option<f64>,
+    /// The shortest time between two passes (ms), where the kernel counts them and two ran.
+    interval_ms: Option<f64>,
+    /// The recycled rewrite's median 1 MiB call (µs).
+    recycled_us: f64,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn one_rep(
     s: &Scratch,
@@ -818,6 +955,20 @@ fn one_rep(
     let wl_mean = mean(&wl);
     let (wl50, wl90, _) = percentiles(&mut wl);
     let big_mb_s = |ops_per_s: f64| ops_per_s * big as f64 / 1e6;
+    step("host", progress);
+    // Only where the host takes free memory back (the figures are then in every repetition).
+    if forefront_sysfs::vm::free_page_reporting(Path::new("/")) == Some(true) {
+        // NaN: not measured in this repetition (the file system too small for the file).
+        let h = host_reclaim(s)?;
+        let nan = f64::NAN;
+        f.extend([
+            ("host_reclaim_page_us", h.map_or(nan, |h| h.page_us)),
+            ("host_reclaim_reserve_mib", h.map_or(nan, |h| h.reserve_mib)),
+            ("host_reclaim_pass_mib", h.and_then(|h| h.pass_mib).unwrap_or(nan)),
+            ("host_reclaim_interval_ms", h.and_then(|h| h.interval_ms).unwrap_or(nan)),
+            ("host_recycled_write_1m_us", h.map_or(nan, |h| h.recycled_us)),
+        ]);
+    }
 
     f.extend([
         ("read_seq_mb_s", read_seq),
@@ -941,6 +1092,11 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "fdatasync_32m_cpu_us" => m(format!("median CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in an fdatasync of the {COPY_FILE_MIB} MiB of pages each copy pass dirtied, us (the write-back's walk, requests and cache flush; its wait costs none)")),
         "fdatasync_32m_requests" => m("median count of the writes the disk completed during that fdatasync (/sys/block/DISK/stat; 0 if another queue counts them)".into()),
         "writeback_page_us" => d("(fdatasync_32m_cpu_us - fdatasync_32m_requests x the simulator's submit_request_us, 8 us) / the pages written, at least 0, median of the two passes: a dirty page's write-back (the simulator's [phone.costs] writeback_page_us, for bench predict)"),
+        "host_reclaim_page_us" => d("(median 1 MiB write() of the host step's last pass that took memory the host had taken back - host_recycled_write_1m_us) / 256 pages, at least 0 (0 if none did): the host's fault per 4 KiB page (the simulator's [phone.host_reclaim] page_us, for bench predict)"),
+        "host_reclaim_reserve_mib" => m(format!("the 1 MiB write()s of the host step's last pass as fast as a recycled one (at most 4x its median): free memory the host still backed once reporting settled ({HOST_FILE_MIB} MiB file dropped, then written again after the reporting passes; [phone.host_reclaim] reserve_mib)")),
+        "host_reclaim_pass_mib" => m("the most one free page reporting pass reported after the host step's drop (MiB; the kernel's page_reporting reported_kib, sampled every 5 ms, its changes within 500 ms one pass; [phone.host_reclaim] pass_mib)".into()),
+        "host_reclaim_interval_ms" => m("the shortest time between two such passes (ms; the kernel's PAGE_REPORTING_DELAY is 2 s; [phone.host_reclaim] interval_ms)".into()),
+        "host_recycled_write_1m_us" => m(format!("median 1 MiB write() over the {HOST_FILE_MIB} MiB host-step file's pages just dropped (POSIX_FADV_DONTNEED): memory freed moments before, us")),
         n if n.starts_with("read_1m_depth") || n.starts_with("write_1m_depth") => m(format!(
             "MB/s of {} random 1 MiB O_DIRECT {}s from {} threads",
             depth.min(BW_DEPTH) * BW_OPS,
@@ -955,11 +1111,13 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
     }
 }
 
-/// The median, min and max of one figure over the repetitions.
-fn over_reps(reps: &[Figures], i: usize) -> (f64, f64, f64) {
-    let mut v: Vec<f64> = reps.iter().map(|f| f[i].1).collect();
+/// The median, min and max of one figure over the repetitions that measured it (NaN: one that
+/// could not, such as the interval between reporting passes where only one ran); `None` if none
+/// did.
+fn over_reps(reps: &[Figures], i: usize) -> Option<(f64, f64, f64)> {
+    let mut v: Vec<f64> = reps.iter().map(|f| f[i].1).filter(|x| !x.is_nan()).collect();
     v.sort_by(|a, b| a.total_cmp(b));
-    (quantile(&v, 0.5), v[0], v[v.len() - 1])
+    Some((quantile(&v, 0.5), *v.first()?, v[v.len() - 1]))
 }
 
 /// A date as RFC 3339 UTC (civil-from-days, H. Hinnant's algorithm; no date crate for one line).
@@ -1048,10 +1206,10 @@ pub fn calibrate(plan: &CalPlan, progress: &mut dyn FnMut(CalProgress)) -> Resul
     let mut fields = std::collections::BTreeMap::new();
     let value = |name: &str| -> f64 {
         let i = reps[0].iter().position(|(n, _)| *n == name).expect("a known figure");
-        over_reps(&reps, i).0
+        over_reps(&reps, i).expect("measured in every repetition").0
     };
     for (i, (name, _)) in reps[0].iter().enumerate() {
-        let (med, lo, hi) = over_reps(&reps, i);
+        let Some((med, lo, hi)) = over_reps(&reps, i) else { continue };
         let (source, how) = if *name == "discard_us_per_mib" && !trim_ok {
             ("assumed", "FITRIM is not supported here (no discard on this file system or device): 0".to_owned())
         } else {

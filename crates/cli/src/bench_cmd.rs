@@ -713,6 +713,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         fs_journal: None,
         burst_call_ms: None,
         fg_compute_ms: None,
+        host_reclaim: None,
         preempt: match preempt {
             PreemptArg::None => Preempt::None,
             PreemptArg::Full => Preempt::Full,
@@ -806,6 +807,20 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     host.alloc_page_us = calibrated("alloc_page_us");
     // A dirty page's write-back where the calibration measured it (files from twin23 on).
     host.writeback_page_us = calibrated("writeback_page_us");
+    // The host's reclaim of free memory where the calibration measured it (files from twin24
+    // on, on a VM whose balloon reports free pages): without the kernel's pass counters the
+    // interval is its source's `PAGE_REPORTING_DELAY` (2 s); without a measured pass, none.
+    host.host_reclaim = match (calibrated("host_reclaim_page_us"), calibrated("host_reclaim_reserve_mib")) {
+        (Some(page_us), Some(reserve_mib)) => {
+            calibrated("host_reclaim_pass_mib").map(|pass_mib| forefront_workload::bench::HostReclaimFigures {
+                interval_ms: calibrated("host_reclaim_interval_ms").unwrap_or(2000.0),
+                pass_mib,
+                reserve_mib,
+                page_us,
+            })
+        }
+        _ => None,
+    };
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
     // operation, scaled to its time on a CPU where recorded ([`app_cpu_of`]; reports from before
@@ -892,6 +907,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "writeback_page_us": host.writeback_page_us,
             "fg_compute_ms": host.fg_compute_ms,
             "host_free_page_reporting": reporting,
+            "host_reclaim": host.host_reclaim.map(|h| serde_json::json!({
+                "interval_ms": h.interval_ms, "pass_mib": h.pass_mib, "reserve_mib": h.reserve_mib, "page_us": h.page_us,
+            })),
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "cpu_groups": host.cpu_groups.name(),
@@ -1065,11 +1083,21 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     if let Some(n) = fs_note {
         let _ = writeln!(s, "{n}");
     }
-    if reporting == Some(true) {
-        let _ = writeln!(
-            s,
-            "host: this machine's balloon reports free memory to its host (virtio-balloon free page reporting), which takes it back: a write into memory freed about a second or more before also pays the host's fault (~12 us per 4 KiB page on the VM of docs/twin.md, twin23), which the simulator does not model; measured writers can be slower than predicted (scripts/host-touch-probe measures it)"
-        );
+    match (reporting, host.host_reclaim) {
+        (_, Some(h)) => {
+            let _ = writeln!(
+                s,
+                "host: free memory the host takes back, modelled from the calibration (docs/twin.md, twin24): a reporting pass every {:.0} ms hands up to {:.0} MiB of the guest's free memory to the host, {:.0} MiB stays backed, and each 4 KiB page allocated from memory the host took back costs {:.2} us more",
+                h.interval_ms, h.pass_mib, h.reserve_mib, h.page_us
+            );
+        }
+        (Some(true), None) => {
+            let _ = writeln!(
+                s,
+                "host: this machine's balloon reports free memory to its host (virtio-balloon free page reporting), which takes it back: a write into memory freed about a second or more before also pays the host's fault (~12 us per 4 KiB page on the VM of docs/twin.md, twin23); this calibration did not measure it (a file from before twin24, or no reporting pass seen), so the simulator does not model it here; measured writers can be slower than predicted (scripts/host-touch-probe measures it)"
+            );
+        }
+        _ => {}
     }
     for n in notes {
         let _ = writeln!(s, "{n}");

@@ -405,6 +405,53 @@ fn the_calibrated_write_back_cost_reaches_the_updaters() {
     );
 }
 
+/// The host's reclaim of free memory where the calibration measured it (twin24) reaches the
+/// simulator: the table says it is modelled and with what figures, the JSON carries them, and
+/// updaters whose re-allocations after each sample's drop meet memory the host took back move
+/// less data than with the host's fault free. A calibration without the figures models none.
+#[test]
+fn the_calibrated_host_reclaim_reaches_the_updaters() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_calibrated_host_reclaim_reaches_the_updaters: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [300.0, 400.0, 500.0]);
+    let calibrated = tw15_calibration();
+    assert!(!calibrated.contains("host_reclaim"), "tw15 predates the figures");
+    // A pass 200 ms after each drop that hands everything freed to the host, nothing kept back.
+    let with_host = |page_us: f64| {
+        let mut text = calibrated.clone();
+        for (name, v) in [
+            ("host_reclaim_interval_ms", 200.0),
+            ("host_reclaim_pass_mib", 4096.0),
+            ("host_reclaim_reserve_mib", 0.0),
+            ("host_reclaim_page_us", page_us),
+        ] {
+            text += &format!(
+                "\n[provenance.fields.{name}]\nsource = \"measured\"\nvalue = {v:?}\nmin = {v:?}\nmax = {v:?}\nhow = \"test\"\n"
+            );
+        }
+        let path = t.path().join(format!("host-{page_us}.toml"));
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let predict = |device: &std::path::Path, format: &str| predict_on(&saved, device, &["--format", format]);
+    let (free, dear) = (predict(&with_host(0.0), "json"), predict(&with_host(30.0), "json"));
+    let v: serde_json::Value = serde_json::from_str(&dear).unwrap();
+    assert_eq!(v["host_reclaim"]["page_us"], 30.0, "{dear}");
+    assert_eq!(v["host_reclaim"]["interval_ms"], 200.0, "{dear}");
+    let (free_mb_s, dear_mb_s) = (baseline_predicted(&free, "/bg_mb_s"), baseline_predicted(&dear, "/bg_mb_s"));
+    assert!(dear_mb_s < 0.9 * free_mb_s, "30 us a page {dear_mb_s:.0} MB/s, free {free_mb_s:.0} MB/s");
+    let table = predict(&with_host(30.0), "table");
+    assert!(table.contains("host: free memory the host takes back, modelled from the calibration"), "{table}");
+    assert!(table.contains("costs 30.00 us more"), "{table}");
+    let plain = t.path().join("plain.toml");
+    std::fs::write(&plain, &calibrated).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&predict(&plain, "json")).unwrap();
+    assert!(v["host_reclaim"].is_null(), "{v}");
+}
+
 /// The file system of the bench's work directory (the saved report's `dir`, looked up on this
 /// machine) is reported, and an ext4 without a journal, which the simulator's ext4 is not
 /// (twin21), is said in the table.

@@ -40,6 +40,19 @@ pub struct RunReport {
     /// Absent in `sim sweep` lines (they keep only what is deterministic): all zero then.
     #[serde(default)]
     pub stats: RunStats,
+    /// The VM host's reclaim of free memory (`[phone.host_reclaim]`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_reclaim: Option<HostReclaimCounts>,
+}
+
+/// What the host's reclaim of free memory did over a run ([`RunReport::host_reclaim`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostReclaimCounts {
+    /// 4 KiB pages the guest's reporting passes handed to the host.
+    pub reported_pages: u64,
+    /// Pages allocated from memory the host had taken back (each paid its fault).
+    pub refaulted_pages: u64,
 }
 
 /// A run's figures. The FG latency figures of a run with no headline sample (the FG app finished

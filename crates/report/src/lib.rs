@@ -104,6 +104,7 @@ pub(crate) mod testutil {
                 requests: 1,
                 requests_per_s: 1.0,
             },
+            host_reclaim: None,
         }
     }
 }

@@ -374,6 +374,10 @@ fn run_world(cfg: &RunConfig, trace: bool, fg_waits: bool) -> Result<(RunReport,
                 requests_per_s: (requests as f64 / wall_s).round(),
             }
         },
+        host_reclaim: out.host_reclaim.map(|(reported_pages, refaulted_pages)| forefront_record::run::HostReclaimCounts {
+            reported_pages,
+            refaulted_pages,
+        }),
     };
     Ok((report, records, waits))
 }

@@ -38,6 +38,10 @@ pub enum Predicted {
         /// The launch's waits for a CPU after its wake-ups, as `scripts/sched-probe` reports
         /// the real launch's (`None` when the run did not record them, e.g. a traced run).
         cpu_waits: Option<CpuWaits>,
+        /// With the host's reclaim modelled: what the run's reporting handed to the host and
+        /// what allocations took back from it (pages).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host_reclaim: Option<forefront_record::run::HostReclaimCounts>,
     },
     Unavailable {
         reason: String,
@@ -209,6 +213,7 @@ pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport, cpu_waits
         policy: r.policy,
         scheduler: r.scheduler,
         breakdown_ms: r.breakdown,
+        host_reclaim: r.host_reclaim,
     }
 }
 

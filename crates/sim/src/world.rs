@@ -84,6 +84,8 @@ pub enum Ev {
     Knob(u32),
     /// The agent looks at its pause (`agent` policy; generation: stale ones are ignored).
     AgentTick(u64),
+    /// The guest's free page reporting pass (`[phone.host_reclaim]`).
+    HostReport,
 }
 
 pub struct World {
@@ -168,6 +170,8 @@ pub struct World {
     knob_specs: Vec<forefront_workload::KnobSpec>,
     /// The agent as a policy (`agent`), with its classes and its pause; `None` otherwise.
     agent: Option<agent::Agent>,
+    /// The VM host's reclaim of free memory (`[phone.host_reclaim]`); `None` otherwise.
+    host: Option<forefront_model::mm::host::FreeLedger>,
 }
 
 /// Timeline bucket (ms of simulated time).
@@ -232,6 +236,11 @@ impl World {
                     self.q.schedule(now.after(BUCKET_MS * 1_000_000), Ev::Sample);
                 }
                 Ev::AgentTick(gen) => self.agent_tick(gen),
+                Ev::HostReport => {
+                    if let Some(t) = self.host.as_mut().and_then(|h| h.pass(now)) {
+                        self.q.schedule(t, Ev::HostReport);
+                    }
+                }
                 Ev::CommitTimer => {
                     let interval = (self.phone.fs.commit_interval_s * 1e9) as u64;
                     if jbd2::commit_timer(&mut self.jn, now, interval) {
@@ -243,6 +252,9 @@ impl World {
             if self.prio.take_release() {
                 self.wake_all(Blocker::Alloc);
             }
+            if self.host.is_some() {
+                self.host_observe();
+            }
             if self.ui.enabled || self.fg_cpu_waits.is_some() {
                 self.ui_latencies();
             }
@@ -253,6 +265,16 @@ impl World {
 
     fn now(&self) -> SimTime {
         self.q.now()
+    }
+
+    /// Pages the page cache freed since the last look become backed free memory; a reporting
+    /// pass is scheduled if one must be.
+    fn host_observe(&mut self) {
+        let removed = self.pc.inserted - self.pc.nr_pages;
+        let now = self.now();
+        if let Some(t) = self.host.as_mut().and_then(|h| h.observe(now, removed)) {
+            self.q.schedule(t, Ev::HostReport);
+        }
     }
 
     fn rearm(&mut self) {
@@ -339,6 +361,15 @@ impl ReclaimCtx for World {
         let me = self.facts(tid);
         let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
         self.prio.reclaim_wait(me, short, &mut rq);
+    }
+    fn host_refault_ns(&mut self, n: u64) -> u64 {
+        if self.host.is_none() {
+            return 0;
+        }
+        // What this step freed (reclaim for this very allocation) is backed already.
+        self.host_observe();
+        let h = self.host.as_mut().expect("checked");
+        h.take(n) * h.cfg.page_ns
     }
 }
 

@@ -99,8 +99,41 @@ pub fn free_page_reporting(root: &Path) -> Option<bool> {
     })
 }
 
+/// The free page reporting's running counts where this kernel exposes them (this VM's kernel
+/// does, as `page_reporting` module parameters; stock kernels do not): the memory reported
+/// (KiB) and the passes run since boot. `None` where they are absent or unreadable.
+pub fn page_reporting_counters(root: &Path) -> Option<ReportingCounters> {
+    let dir = root.join("sys/module/page_reporting/parameters");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok()?.trim().parse::<u64>().ok();
+    Some(ReportingCounters { reported_kib: read("reported_kib")?, passes: read("passes")? })
+}
+
+/// [`page_reporting_counters`]' figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReportingCounters {
+    pub reported_kib: u64,
+    pub passes: u64,
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_reporting_counters_are_read_where_the_kernel_has_them() {
+        let t = tempfile::tempdir().unwrap();
+        assert_eq!(super::page_reporting_counters(t.path()), None, "a stock kernel");
+        let d = t.path().join("sys/module/page_reporting/parameters");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("reported_kib"), "887719072\n").unwrap();
+        assert_eq!(super::page_reporting_counters(t.path()), None, "no pass count");
+        std::fs::write(d.join("passes"), "4325\n").unwrap();
+        assert_eq!(
+            super::page_reporting_counters(t.path()),
+            Some(super::ReportingCounters { reported_kib: 887_719_072, passes: 4325 })
+        );
+        std::fs::write(d.join("passes"), "many\n").unwrap();
+        assert_eq!(super::page_reporting_counters(t.path()), None, "unreadable");
+    }
+
     #[test]
     fn writes_3_in_a_fake_tree() {
         let t = tempfile::tempdir().unwrap();

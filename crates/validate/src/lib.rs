@@ -760,6 +760,7 @@ mod tests {
             timeline: Timeline::default(),
             warnings: vec![],
             stats: RunStats::default(),
+            host_reclaim: None,
         }
     }
 

@@ -382,6 +382,25 @@ pub struct Host {
     /// calls, page copies) by itself. `None`: the assumption ([`LAUNCH_COMPUTE_MS`],
     /// [`SWITCH_COMPUTE_MS`]).
     pub fg_compute_ms: Option<f64>,
+    /// The VM host's reclaim of free memory (free page reporting) as `bench calibrate`
+    /// measured it (its `host_*` figures), or `None`: no host model (a machine without it, or
+    /// a calibration from before twin24). The scenario's `[phone.host_reclaim]`, its memory
+    /// backed at the start being the reserve plus the bench's files (its fixture writes them
+    /// just before the first sample, whose drop frees them).
+    pub host_reclaim: Option<HostReclaimFigures>,
+}
+
+/// `bench calibrate`'s figures of the host's reclaim of free memory (docs/twin.md, twin24).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostReclaimFigures {
+    /// Between reporting passes (ms).
+    pub interval_ms: f64,
+    /// Memory one pass reports (MiB).
+    pub pass_mib: f64,
+    /// Free memory that stays backed (MiB).
+    pub reserve_mib: f64,
+    /// CPU per 4 KiB page allocated from memory the host took back (µs).
+    pub page_us: f64,
 }
 
 impl Default for Host {
@@ -408,6 +427,7 @@ impl Default for Host {
             eevdf: None,
             cpu_groups: crate::CpuGroups::Android,
             fg_compute_ms: None,
+            host_reclaim: None,
         }
     }
 }
@@ -532,6 +552,17 @@ impl BenchWorkload {
         if host.fs_journal == Some(false) {
             let _ = writeln!(w, "journal = false");
         }
+        if let Some(h) = host.host_reclaim {
+            // The fixture's files, cached as it wrote them, are what the first sample's drop
+            // frees: backed memory then (later samples free what the one before cached).
+            let files = (self.bg_procs as u64 * self.bg_file_bytes + self.app.code_bytes + db_bytes(&self.app)) >> 20;
+            let backed = (h.reserve_mib + files as f64).min(host.page_cache_mib as f64);
+            let _ = writeln!(
+                w,
+                "\n[phone.host_reclaim]\ninterval_ms = {:?}\npass_mib = {:?}\nreserve_mib = {:?}\nbacked_mib = {backed:?}\npage_us = {:?}",
+                h.interval_ms, h.pass_mib, h.reserve_mib, h.page_us
+            );
+        }
         if host.copy_page_us.is_some()
             || host.copy_write_page_us.is_some()
             || host.alloc_page_us.is_some()
@@ -587,12 +618,16 @@ impl BenchWorkload {
         // a worker), where the scenario's long-running workers would otherwise overwrite
         // cached pages (twin20). The workers keep their place in their files: with every clean
         // page dropped, which offset a pass starts at does not change what it costs.
+        // The random extra comes before the drop, so the launch starts one ramp after it as
+        // the bench's does: what the host has taken back of the memory the drop freed depends
+        // on that time (twin24).
+        let _ = writeln!(w, "    {{ op = \"think\", ms = 0.0, jitter_ms = {:?} }},", ramp.max(100.0));
         if bg_apps > 0 {
             for k in self.templates() {
                 let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
             }
         }
-        let _ = writeln!(w, "    {{ op = \"think\", ms = {:?}, jitter_ms = {:?} }},", ramp.max(100.0), ramp.max(100.0));
+        let _ = writeln!(w, "    {{ op = \"think\", ms = {:?} }},", ramp.max(100.0));
         let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
         let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
@@ -748,7 +783,7 @@ mod tests {
         let (update, upload, think) = (
             mixed.find(r#"op = "drop_caches", app = "update", inodes = true "#).expect("update's files dropped"),
             mixed.find(r#"op = "drop_caches", app = "upload", inodes = true "#).expect("upload's files dropped"),
-            mixed.find(r#"op = "think""#).expect("the ramp"),
+            mixed.find(r#"op = "think", ms = 1500.0 "#).expect("the ramp"),
         );
         assert!(update < think && upload < think, "{mixed}");
         // `echo 3`: the app's inodes go too, so the launch reads its inode-table blocks.
@@ -785,6 +820,24 @@ mod tests {
         assert_eq!(names, ["update", "upload"]);
         let alone = w(Bg::Update).scenario("x", &Host::default(), &SimSetup { background: false, ..setup.clone() }).unwrap();
         assert_eq!(alone.bg_apps, 0);
+    }
+
+    #[test]
+    fn the_hosts_reclaim_reaches_the_scenario_with_the_fixtures_files_backed() {
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2 };
+        let stock = w(Bg::Update).scenario("x", &Host::default(), &setup).unwrap();
+        assert_eq!(stock.phone.host_reclaim, None, "not measured: no host model");
+        let h = HostReclaimFigures { interval_ms: 2300.0, pass_mib: 588.0, reserve_mib: 16.0, page_us: 15.0 };
+        let s = w(Bg::Update).scenario("x", &Host { host_reclaim: Some(h), ..Host::default() }, &setup).unwrap();
+        let r = s.phone.host_reclaim.expect("[phone.host_reclaim]");
+        assert_eq!((r.interval_ms, r.pass_mib, r.reserve_mib, r.page_us), (2300.0, 588.0, 16.0, 15.0));
+        // The reserve plus the two workers' files and the app's, which the fixture cached.
+        let files = (2 * w(Bg::Update).bg_file_bytes + AppSpec::default().code_bytes + db_bytes(&AppSpec::default())) >> 20;
+        assert_eq!(r.backed_mib, 16.0 + files as f64);
+        // Each launch starts one ramp after its drop: the random extra comes before the drop.
+        let text = w(Bg::Update).scenario_toml("x", &Host::default(), &setup).unwrap();
+        let (jitter, drop) = (text.find("jitter_ms").unwrap(), text.find("op = \"drop_caches\", app = \"update\"").unwrap());
+        assert!(jitter < drop, "{text}");
     }
 
     #[test]
@@ -858,18 +911,16 @@ mod tests {
     }
 
     #[test]
-    fn each_operation_waits_the_ramp_plus_a_random_phase() {
+    fn each_operation_waits_a_random_phase_then_the_ramp_after_its_drop() {
         let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
         let s = w(Bg::Update).scenario("x", &Host::default(), &setup).unwrap();
         let app = s.apps.iter().find(|a| a.role == crate::Role::Fg).expect("the foreground app");
         let crate::Op::Repeat { ops, .. } = &app.threads[0].ops[0] else { panic!("{:?}", app.threads[0].ops) };
         let waits: Vec<_> = ops.iter().filter(|o| matches!(o, crate::Op::Think { .. } | crate::Op::Sleep { .. })).collect();
-        assert_eq!(waits.len(), 1, "{ops:?}");
-        assert!(
-            matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 1500.0 && *jitter_ms == 1500.0),
-            "{:?}",
-            waits[0]
-        );
+        assert_eq!(waits.len(), 2, "{ops:?}");
+        // The random phase, then the workers' files dropped, then the ramp exactly (twin24).
+        assert!(matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 0.0 && *jitter_ms == 1500.0), "{:?}", waits[0]);
+        assert!(matches!(waits[1], crate::Op::Think { ms, jitter_ms } if *ms == 1500.0 && *jitter_ms == 0.0), "{:?}", waits[1]);
     }
 
     #[test]

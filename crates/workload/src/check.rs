@@ -252,6 +252,13 @@ impl Scenario {
             }
         }
         range_u64("phone.storage.chunk_kib", p.storage.chunk_kib, 0, 1 << 20)?;
+        if let Some(h) = &p.host_reclaim {
+            range_f64("phone.host_reclaim.interval_ms", h.interval_ms, 1.0, 3_600_000.0)?;
+            range_f64("phone.host_reclaim.pass_mib", h.pass_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
+            range_f64("phone.host_reclaim.reserve_mib", h.reserve_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
+            range_f64("phone.host_reclaim.backed_mib", h.backed_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
+            range_f64("phone.host_reclaim.page_us", h.page_us, 0.0, 1e6)?;
+        }
         let cp = &self.cells_params;
         range_u64("cells.total", cp.total.into(), 0, MAX_CELLS.into())?;
         range_u64("cells.vp_memory_mib", cp.vp_memory_mib, 0, MAX_BYTES >> 20)?;

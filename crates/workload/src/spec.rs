@@ -219,6 +219,30 @@ pub struct Phone {
     pub net_rtt_cv: f64,
     /// The block device: the run's device alone, or RAID-0 with more ([RS]'s pilot).
     pub storage: forefront_model::storage::StorageSpec,
+    /// A VM host that takes the guest's free memory back (free page reporting,
+    /// [`forefront_model::mm::host`]): `bench predict` sets it from `bench calibrate`'s
+    /// `host_*` figures. None (every phone scenario): memory costs only `alloc_page_us`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_reclaim: Option<HostReclaimSpec>,
+}
+
+/// `[phone.host_reclaim]`: the host's reclaim of free memory, as `bench calibrate` measures it
+/// (docs/twin.md, "The host takes freed memory back").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostReclaimSpec {
+    /// Time from memory being freed to the reporting pass that hands it to the host, and between
+    /// passes while some is left (ms; the kernel's `PAGE_REPORTING_DELAY`, 2 s).
+    pub interval_ms: f64,
+    /// Memory one pass reports at most (MiB).
+    pub pass_mib: f64,
+    /// Free memory reporting leaves backed (MiB).
+    pub reserve_mib: f64,
+    /// Free memory backed when the run starts (MiB; at least the reserve): what was freed just
+    /// before it, such as the page cache a previous run left for its first drop to free.
+    pub backed_mib: f64,
+    /// CPU time an allocation pays per 4 KiB page the host took back (µs).
+    pub page_us: f64,
 }
 
 impl Phone {
@@ -263,6 +287,7 @@ impl Default for Phone {
             net_link: None,
             net_rtt_cv: 0.0,
             storage: Default::default(),
+            host_reclaim: None,
         }
     }
 }

@@ -17,7 +17,9 @@
 //!   never sleeps in congestion_wait, it waits for the next completion instead.
 //! - Policy seams are the context's: the victim order and its hooks ([`Reclaim::shrink`]), the
 //!   FastTrack allocation gate ([`Reclaim::alloc_gate_pauses`]) and what a task waiting in
-//!   reclaim makes of the write-back it waits for ([`Reclaim::reclaim_wait`]).
+//!   reclaim makes of the write-back it waits for ([`Reclaim::reclaim_wait`]). So is a VM
+//!   host's reclaim of free memory ([`Reclaim::host_refault_ns`], [`super::host`]): charged
+//!   once an allocation succeeds, so a task that waits and retries pays it once.
 //!
 //! # Invariants
 //! - An allocation either succeeds (true) or registers its task's wait and returns false; a
@@ -73,6 +75,11 @@ pub trait Reclaim: Kernel {
     fn release_alloc_waiters(&mut self);
     /// `tid` now waits in reclaim for write-back to free `short` pages.
     fn reclaim_wait(&mut self, tid: Tid, short: u64);
+    /// `n` pages are being allocated: the CPU time (ns) the host adds for those it had taken
+    /// back ([`super::host`]; none where no host model is on, the default).
+    fn host_refault_ns(&mut self, _n: u64) -> u64 {
+        0
+    }
 }
 
 /// Make room for `n` pages for `tid`, adding the CPU cost to `cost`. False if the task must
@@ -88,12 +95,14 @@ pub fn alloc<K: Reclaim + ?Sized>(cx: &mut K, tid: Tid, n: u64, costs: &ReclaimC
         cx.wake_kswapd();
     }
     if free >= n + wm.min {
+        *cost += cx.host_refault_ns(n);
         return true;
     }
     // Direct reclaim.
     let r = cx.shrink(n + wm.min - free + 32);
     *cost += r.freed * costs.reclaim_page;
     if cx.page_cache().free_pages() >= n {
+        *cost += cx.host_refault_ns(n);
         return true;
     }
     // Everything left is dirty or under I/O: wait for write-back to clean some.

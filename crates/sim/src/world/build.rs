@@ -210,6 +210,18 @@ impl World {
             knobs: Default::default(),
             knob_specs: sc.knobs.clone(),
             agent: None,
+            host: sc.phone.host_reclaim.as_ref().map(|h| {
+                let pages = |mib: f64| (mib * 256.0).round() as u64;
+                forefront_model::mm::host::FreeLedger::new(
+                    forefront_model::mm::host::HostReclaim {
+                        interval_ns: (h.interval_ms * 1e6).round() as u64,
+                        pass_pages: pages(h.pass_mib),
+                        reserve_pages: pages(h.reserve_mib),
+                        page_ns: (h.page_us * 1e3).round() as u64,
+                    },
+                    pages(h.backed_mib),
+                )
+            }),
         };
         if w.ui.enabled {
             w.cpu.record_latencies();

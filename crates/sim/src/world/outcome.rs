@@ -63,6 +63,9 @@ pub struct Outcome {
     /// fsync/fdatasync calls a `sync = false` mount made no-ops; pieces RAID-0 split requests into.
     pub nosync_fsyncs: u64,
     pub raid_pieces: u64,
+    /// With `[phone.host_reclaim]`: the pages the guest reported to the host and the pages
+    /// allocations took back from it over the run.
+    pub host_reclaim: Option<(u64, u64)>,
     /// The log-structured area, when the scenario has an lfs mount.
     pub lfs: Option<LfsOutcome>,
     /// Why the run stopped early: time stopped advancing ([`forefront_engine::EventQueue::stall_report`]).
@@ -137,6 +140,7 @@ impl World {
                 cleaner_blocks: l.cleaner_blocks,
             }),
             raid_pieces: self.st.pieces,
+            host_reclaim: self.host.as_ref().map(|h| (h.reported, h.refaulted)),
             stall: self.q.stall_report(),
         }
     }

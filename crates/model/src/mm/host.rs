@@ -1,0 +1,204 @@
+//! The host's reclaim of the guest's free memory: free page reporting on a VM whose balloon
+//! device offers it (virtio-balloon feature 5, `VIRTIO_BALLOON_F_REPORTING`; the guest's
+//! `mm/page_reporting.c`). A machine model, not a phone's: `bench predict` turns it on where
+//! `bench calibrate` measured it (docs/twin.md, "The host takes freed memory back").
+//!
+//! The guest's free memory is of two kinds here: *backed* (pages the host still holds for the
+//! guest: freed recently, or the part reporting never takes) and *reported* (handed back to the
+//! host, which discards it). A reporting pass runs [`HostReclaim::interval_ns`] after free
+//! memory beyond the reserve appears and then every interval while some is left; each pass
+//! reports up to [`HostReclaim::pass_pages`] of the backed free pages, never below
+//! [`HostReclaim::reserve_pages`]. An allocation takes backed pages first (the buddy allocator
+//! hands out the head of its free lists, and a reported block goes back to a list's tail); each
+//! page beyond them is one the host must fault in, allocate and zero again: the allocating task
+//! pays [`HostReclaim::page_ns`] of CPU for it (the guest's vCPU stalls in the host's fault).
+//!
+//! Driven by its owner: [`FreeLedger::observe`] after anything may have freed pages (it
+//! compares the page cache's running count of removals), [`FreeLedger::take`] on each
+//! allocation, [`FreeLedger::pass`] when the pass it asked for is due.
+//!
+//! # Invariants
+//! - `backed` never falls below the reserve through a pass (only allocations take it lower).
+//! - A pass is pending (`pending`) exactly while the owner holds a timer for it: `observe` asks
+//!   for one only when none is pending, `pass` for the next only when memory above the reserve
+//!   is left or pages were freed while it waited.
+//! - Every page allocated is either backed or counted in `refaulted`; every page reported is
+//!   counted in `reported`.
+//!
+//! # Simplifications versus the kernel and the host
+//! - One pool: the kernel reports free blocks of `page_reporting_order` and above per zone and
+//!   migrate type, in batches of up to 32 blocks (`PAGE_REPORTING_CAPACITY`), under a budget of
+//!   a sixteenth of each free list per pass; here a pass reports a measured number of pages
+//!   (this VM's kernel reported 502–584 MiB per pass: docs/twin.md, twin24). What stays
+//!   unreported (blocks below the reporting order, per-CPU lists, fragments) is the reserve,
+//!   also measured.
+//! - The kernel schedules the next pass when a pass ran out of budget or a free of a
+//!   reportable block arrived meanwhile (`PAGE_REPORTING_REQUESTED`); here when backed memory is
+//!   still above the reserve after a pass, or any page was freed while it waited. So passes
+//!   keep their own clock while memory is being freed, as this VM's did under the bench (one
+//!   every 2.1–2.6 s through a run, whatever the samples' phase: docs/twin.md, twin24).
+//! - The host's cost is one figure per page, wherever the page's first touch comes from (a
+//!   `write()`'s copy, a read's request filling it: both cost this VM's guest CPU time,
+//!   twin24); the host's own work and its variation over time are not modelled.
+//! - Only the page cache allocates here (no anonymous memory, no slab), as in [`super::reclaim`].
+
+use forefront_engine::SimTime;
+
+/// The host's reclaim, as measured (`bench calibrate`'s `host_*` figures).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostReclaim {
+    /// Time from free memory appearing (with no pass pending) to the pass that reports it, and
+    /// between passes while some is left (ns; the kernel's `PAGE_REPORTING_DELAY`, 2 s).
+    pub interval_ns: u64,
+    /// Pages one pass reports at most.
+    pub pass_pages: u64,
+    /// Backed free pages reporting leaves alone.
+    pub reserve_pages: u64,
+    /// CPU time an allocating task pays per page the host must fault back (ns).
+    pub page_ns: u64,
+}
+
+/// The state of the guest's free memory as the host sees it.
+#[derive(Clone, Debug)]
+pub struct FreeLedger {
+    pub cfg: HostReclaim,
+    /// Free pages the host backs.
+    pub backed: u64,
+    /// The page cache's count of pages removed when last observed.
+    seen: u64,
+    /// A pass is scheduled.
+    pending: bool,
+    /// Pages were freed since the pending pass was asked for (the kernel's
+    /// `PAGE_REPORTING_REQUESTED`): the pass after it is asked for too.
+    requested: bool,
+    /// Pages reported over the run.
+    pub reported: u64,
+    /// Pages allocated from reported memory over the run (each paid `page_ns`).
+    pub refaulted: u64,
+}
+
+impl FreeLedger {
+    /// A ledger with `backed` free pages backed at the start (at least the reserve: the part
+    /// reporting never takes); every other free page has been reported.
+    pub fn new(cfg: HostReclaim, backed: u64) -> Self {
+        FreeLedger {
+            cfg,
+            backed: backed.max(cfg.reserve_pages),
+            seen: 0,
+            pending: false,
+            requested: false,
+            reported: 0,
+            refaulted: 0,
+        }
+    }
+
+    /// The page cache has removed `removed` pages over the run so far: those new since the last
+    /// call are backed free memory now. Returns the time of the pass to schedule, if one must be.
+    pub fn observe(&mut self, now: SimTime, removed: u64) -> Option<SimTime> {
+        let freed = removed.saturating_sub(self.seen);
+        self.seen = self.seen.max(removed);
+        self.backed += freed;
+        if freed == 0 {
+            return None;
+        }
+        if self.pending {
+            self.requested = true;
+            return None;
+        }
+        if self.backed > self.cfg.reserve_pages {
+            self.pending = true;
+            return Some(now.after(self.cfg.interval_ns));
+        }
+        None
+    }
+
+    /// `n` pages are allocated: the backed ones first. Returns how many the host must fault
+    /// back (the allocating task's extra CPU time is that times `page_ns`).
+    pub fn take(&mut self, n: u64) -> u64 {
+        let backed = n.min(self.backed);
+        self.backed -= backed;
+        let host = n - backed;
+        self.refaulted += host;
+        host
+    }
+
+    /// The pass scheduled for `now`: reports up to `pass_pages` above the reserve. Returns the
+    /// time of the next pass if backed memory is still above the reserve (the budget ran out)
+    /// or pages were freed while this one waited (the kernel reschedules on either).
+    pub fn pass(&mut self, now: SimTime) -> Option<SimTime> {
+        let report = self.backed.saturating_sub(self.cfg.reserve_pages).min(self.cfg.pass_pages);
+        self.backed -= report;
+        self.reported += report;
+        self.pending = self.backed > self.cfg.reserve_pages || self.requested;
+        self.requested = false;
+        self.pending.then(|| now.after(self.cfg.interval_ns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CFG: HostReclaim = HostReclaim { interval_ns: 2_000, pass_pages: 100, reserve_pages: 10, page_ns: 11_000 };
+
+    fn t(ns: u64) -> SimTime {
+        SimTime::ZERO.after(ns)
+    }
+
+    #[test]
+    fn memory_freed_moments_before_is_reallocated_without_the_host() {
+        let mut l = FreeLedger::new(CFG, 0);
+        assert_eq!(l.backed, 10, "the reserve is backed from the start");
+        assert_eq!(l.observe(t(0), 250), Some(t(2_000)), "a free asks for a pass one interval later");
+        assert_eq!(l.take(200), 0, "taken before any pass: all backed");
+        assert_eq!(l.take(100), 40, "beyond the backed pages the host faults them back");
+        assert_eq!((l.backed, l.refaulted), (0, 40));
+    }
+
+    #[test]
+    fn passes_report_in_steps_down_to_the_reserve_then_stop() {
+        let mut l = FreeLedger::new(CFG, 0);
+        assert_eq!(l.observe(t(0), 250), Some(t(2_000)));
+        assert_eq!(l.observe(t(500), 300), None, "a pass is pending already");
+        assert_eq!(l.backed, 310);
+        assert_eq!(l.pass(t(2_000)), Some(t(4_000)));
+        assert_eq!(l.backed, 210);
+        assert_eq!(l.pass(t(4_000)), Some(t(6_000)));
+        assert_eq!(l.pass(t(6_000)), None, "the reserve is reached");
+        assert_eq!((l.backed, l.reported), (10, 300));
+        assert_eq!(l.take(30), 20, "past the reserve every page is the host's");
+        // Nothing pending: the next free asks for a pass again.
+        assert_eq!(l.observe(t(7_000), 320), Some(t(9_000)));
+    }
+
+    #[test]
+    fn a_free_while_a_pass_waits_keeps_the_passes_going() {
+        let mut l = FreeLedger::new(CFG, 0);
+        assert_eq!(l.observe(t(0), 50), Some(t(2_000)));
+        assert_eq!(l.take(50), 0, "reallocated before the pass");
+        assert_eq!(l.observe(t(1_000), 110), None, "60 more freed");
+        assert_eq!(l.take(60), 0);
+        assert_eq!(l.pass(t(2_000)), Some(t(4_000)), "nothing to report, but pages were freed meanwhile");
+        assert_eq!(l.pass(t(4_000)), None, "no free since: the passes stop");
+        assert_eq!(l.observe(t(5_000), 300), Some(t(7_000)), "the next free starts them again");
+    }
+
+    #[test]
+    fn allocations_between_passes_shrink_what_the_next_pass_finds() {
+        let mut l = FreeLedger::new(CFG, 0);
+        l.observe(t(0), 150);
+        assert_eq!(l.take(145), 0);
+        assert_eq!(l.pass(t(2_000)), None, "15 backed pages: 5 reported, the reserve stays");
+        assert_eq!((l.backed, l.reported), (10, 5));
+    }
+
+    #[test]
+    fn a_ledger_that_starts_backed_reports_it_once_freed_again() {
+        // The bench's first sample: the fixture's files were cached just before, so their pages
+        // are backed when the sample's drop frees them.
+        let mut l = FreeLedger::new(CFG, 500);
+        assert_eq!(l.take(400), 0);
+        assert_eq!(l.observe(t(0), 0), None, "nothing freed: no pass");
+        assert_eq!(l.take(200), 100);
+    }
+}

@@ -1,0 +1,77 @@
+//! A VM host that takes the guest's free memory back (`[phone.host_reclaim]`,
+//! `forefront_model::mm::host`; issue 29, docs/twin.md twin24): a writer that allocates page-cache
+//! pages after a reporting pass has handed the memory it would get to the host pays the host's
+//! fault on each page; right after the free, or with no host model, it does not.
+
+use forefront_policy::Policy;
+use forefront_sim::{run, RunConfig};
+use forefront_workload::{load_device, Scenario};
+
+/// The host's cost per page in these runs (µs) and the pages the writer allocates.
+const PAGE_US: f64 = 10.0;
+const PAGES: u64 = 64 * 256;
+
+/// An app that caches 64 MiB (writing file `a`), drops it (its pages become free memory, backed),
+/// waits `wait_ms`, then writes 64 MiB of file `b` inside the headline phase: 16,384 new pages.
+/// With `host`, 64 MiB of free memory is backed at the start (file `a`'s writes take it), and a
+/// reporting pass runs 2 s after the drop and reports up to 1 GiB.
+fn cfg(wait_ms: f64, host: bool) -> RunConfig {
+    let host = if host {
+        format!("[phone.host_reclaim]\ninterval_ms = 2000.0\npass_mib = 1024.0\nreserve_mib = 0.0\nbacked_mib = 64.0\npage_us = {PAGE_US}\n")
+    } else {
+        String::new()
+    };
+    let text = format!(
+        "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 60\n\
+         [phone]\npage_cache_mib = 4096\ndirty_background_ratio = 80.0\ndirty_ratio = 90.0\n{host}\
+         [[file]]\npath = '/data/a'\nsize = '64MiB'\nowner = 'fg'\n\
+         [[file]]\npath = '/data/b'\nsize = '64MiB'\nowner = 'fg'\n\
+         [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\n\
+         ops = [{{ op = 'foreground', app = 'fg' }}, {{ op = 'write', path = '/data/a', len = '64MiB', chunk = '1MiB' }}, \
+         {{ op = 'fsync', path = '/data/a' }}, {{ op = 'drop_caches', app = 'fg' }}, {{ op = 'sleep', ms = {wait_ms:?} }}, \
+         {{ op = 'phase_begin', name = 'run' }}, {{ op = 'write', path = '/data/b', len = '64MiB', chunk = '1MiB' }}, \
+         {{ op = 'phase_end', name = 'run' }}]\n"
+    );
+    let scenario = Scenario::parse("host.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+    RunConfig {
+        scenario,
+        device: load_device("galaxy-s6-ufs").unwrap(),
+        policy: Policy::by_name("android").unwrap(),
+        bg_apps: 0,
+        seed: 1,
+    }
+}
+
+#[test]
+fn a_write_into_memory_the_host_took_back_pays_its_fault_per_page() {
+    let plain = run(&cfg(3000.0, false));
+    assert_eq!(plain.host_reclaim, None, "no host model, no counts");
+    let late = run(&cfg(3000.0, true));
+    let h = late.host_reclaim.expect("host counts");
+    // The pass at 2 s reported the 64 MiB the drop freed; the phase's writes took all of it back.
+    assert_eq!(h.reported_pages, PAGES);
+    assert_eq!(h.refaulted_pages, PAGES);
+    let extra_ms = late.metrics.fg_ms - plain.metrics.fg_ms;
+    let expect_ms = PAGES as f64 * PAGE_US / 1e3;
+    assert!((extra_ms - expect_ms).abs() < 0.05 * expect_ms, "extra {extra_ms:.1} ms, expected {expect_ms:.1} ms");
+}
+
+#[test]
+fn memory_freed_moments_before_costs_nothing_more() {
+    let plain = run(&cfg(100.0, false));
+    let soon = run(&cfg(100.0, true));
+    let h = soon.host_reclaim.expect("host counts");
+    assert_eq!(h.refaulted_pages, 0, "no pass ran before the writes: the freed memory was backed");
+    assert_eq!(soon.metrics.fg_ms, plain.metrics.fg_ms, "same run, same figures");
+}
+
+#[test]
+fn a_bad_host_figure_is_refused_with_its_key() {
+    let text = "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 1\n\
+                [phone.host_reclaim]\ninterval_ms = 0.0\npass_mib = 1.0\nreserve_mib = 0.0\nbacked_mib = 0.0\npage_us = 1.0\n\
+                [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\nops = [{ op = 'phase_begin', name = 'run' }, { op = 'sleep', ms = 1.0 }, { op = 'phase_end', name = 'run' }]\n";
+    let e = Scenario::parse("bad.toml", text).unwrap_err().to_string();
+    assert!(e.contains("phone.host_reclaim.interval_ms"), "{e}");
+    let e = Scenario::parse("bad.toml", &text.replace("page_us = 1.0", "page_us = 1.0\ncolour = 2")).unwrap_err().to_string();
+    assert!(e.contains("colour"), "{e}");
+}
