@@ -16,7 +16,7 @@
 //! | `flush` | `fdatasync` after a 4 KiB write (a cache flush, no journal commit: the file is allocated) | `flush_overhead_us` |
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
-//! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, each pass `fdatasync`ed, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`); `writeback_page_us` (`[phone.costs]`'s: the `fdatasync`s' CPU time per page written, `fdatasync_32m_cpu_us`, less the simulator's cost per request) |
+//! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, each pass `fdatasync`ed, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`); `writeback_page_us` (`[phone.costs]`'s: the `fdatasync`s' CPU time per page written, `fdatasync_32m_cpu_us`, less the simulator's cost per request); `writeback_32m_mb_s` (their rate: recorded) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them | `host_reclaim_page_us`, `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us` |
@@ -622,10 +622,12 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
         check_interrupt()?;
         let before = disk_requests(disk)?;
         let cpu = thread_cpu_us();
+        let t = Instant::now();
         f.sync_data().map_err(io(&path, "fdatasync"))?;
+        let wall_us = us(t);
         let cpu_us = thread_cpu_us() - cpu;
         let requests = disk_requests(disk)?[4].saturating_sub(before[4]);
-        Ok((t_page, SyncCost { cpu_us, requests }))
+        Ok((t_page, SyncCost { cpu_us, requests, wall_us }))
     };
     let (cold, sync_cold) = pass(&mut buf)?;
     let (w, sync_warm) = pass(&mut buf)?;
@@ -651,6 +653,7 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
         sync_cpu: median(syncs.iter().map(|y| y.cpu_us).collect()),
         sync_requests: median(syncs.iter().map(|y| y.requests as f64).collect()),
         writeback,
+        sync_mb_s: len as f64 / median(syncs.iter().map(|y| y.wall_us).collect()),
     })
 }
 
@@ -660,6 +663,8 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
 struct SyncCost {
     cpu_us: f64,
     requests: u64,
+    /// Its duration (µs).
+    wall_us: f64,
 }
 
 /// The calling thread's CPU time (µs): `CLOCK_THREAD_CPUTIME_ID`.
@@ -690,6 +695,9 @@ struct PageCosts {
     /// Its CPU time less the simulator's submission cost per request, per page
     /// (`writeback_page_us`, the simulator's `[phone.costs]` figure; never below 0).
     writeback: f64,
+    /// MB/s of that `fdatasync` (32 MiB over its median duration): the page cache's write-back
+    /// as the disk takes it (`writeback_32m_mb_s`; recorded, not used: docs/twin.md, twin24).
+    sync_mb_s: f64,
 }
 
 /// The work directory and scratch file, removed on drop (also on an interrupt).
@@ -1007,6 +1015,7 @@ fn one_rep(
         ("fdatasync_32m_cpu_us", pc.sync_cpu),
         ("fdatasync_32m_requests", pc.sync_requests),
         ("writeback_page_us", pc.writeback),
+        ("writeback_32m_mb_s", pc.sync_mb_s),
         ("read_max_depth_mb_s", big_mb_s(rbig_d)),
         ("write_max_depth_mb_s", big_mb_s(wbig_d)),
         ("read_max_seq_depth_mb_s", rseq_d),
@@ -1092,6 +1101,7 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "fdatasync_32m_cpu_us" => m(format!("median CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) in an fdatasync of the {COPY_FILE_MIB} MiB of pages each copy pass dirtied, us (the write-back's walk, requests and cache flush; its wait costs none)")),
         "fdatasync_32m_requests" => m("median count of the writes the disk completed during that fdatasync (/sys/block/DISK/stat; 0 if another queue counts them)".into()),
         "writeback_page_us" => d("(fdatasync_32m_cpu_us - fdatasync_32m_requests x the simulator's submit_request_us, 8 us) / the pages written, at least 0, median of the two passes: a dirty page's write-back (the simulator's [phone.costs] writeback_page_us, for bench predict)"),
+        "writeback_32m_mb_s" => m(format!("MB/s of the copy step's fdatasyncs of {COPY_FILE_MIB} MiB of dirty pages (the median duration of the two): the page cache's write-back as the disk takes it, one file's at a time; recorded beside the O_DIRECT streams of the `large` step, not used by the simulator (docs/twin.md, twin24)")),
         "host_reclaim_page_us" => d("(median 1 MiB write() of the host step's last pass that took memory the host had taken back - host_recycled_write_1m_us) / 256 pages, at least 0 (0 if none did): the host's fault per 4 KiB page (the simulator's [phone.host_reclaim] page_us, for bench predict)"),
         "host_reclaim_reserve_mib" => m(format!("the 1 MiB write()s of the host step's last pass as fast as a recycled one (at most 4x its median): free memory the host still backed once reporting settled ({HOST_FILE_MIB} MiB file dropped, then written again after the reporting passes; [phone.host_reclaim] reserve_mib)")),
         "host_reclaim_pass_mib" => m("the most one free page reporting pass reported after the host step's drop (MiB; the kernel's page_reporting reported_kib, sampled every 5 ms, its changes within 500 ms one pass; [phone.host_reclaim] pass_mib)".into()),

@@ -131,7 +131,13 @@ fn expand_read_random(
         let len = if hi > lo { lo + rng.gen_range(0..=(hi - lo) / PAGE) * PAGE } else { lo };
         let slots = (span.0 - len) / PAGE + 1;
         let at = offset.0 + rng.gen_range(0..slots) * PAGE;
-        out.push(Instr::Op(Op::Read { path: path.to_string(), offset: Bytes(at), len: Bytes(len), chunk: Bytes(len) }));
+        out.push(Instr::Op(Op::Read {
+            path: path.to_string(),
+            offset: Bytes(at),
+            len: Bytes(len),
+            chunk: Bytes(len),
+            drop_behind: false,
+        }));
     }
 }
 
@@ -192,8 +198,14 @@ mod tests {
         let names = Names { inst: None, cell: Some(("work", &params)) };
         let mut out = Vec::new();
         let ops = [
-            Op::Read { path: "/data/app.db".into(), offset: Bytes(0), len: Bytes(4096), chunk: Bytes(4096) },
-            Op::Read { path: "/system/lib/libc.so".into(), offset: Bytes(0), len: Bytes(4096), chunk: Bytes(4096) },
+            Op::Read { path: "/data/app.db".into(), offset: Bytes(0), len: Bytes(4096), chunk: Bytes(4096), drop_behind: false },
+            Op::Read {
+                path: "/system/lib/libc.so".into(),
+                offset: Bytes(0),
+                len: Bytes(4096),
+                chunk: Bytes(4096),
+                drop_behind: false,
+            },
             Op::Signal { chan: "frame".into() },
             Op::Signal { chan: "host:done".into() },
             Op::Foreground { app: "mail".into() },

@@ -75,3 +75,33 @@ fn a_bad_host_figure_is_refused_with_its_key() {
     let e = Scenario::parse("bad.toml", &text.replace("page_us = 1.0", "page_us = 1.0\ncolour = 2")).unwrap_err().to_string();
     assert!(e.contains("colour"), "{e}");
 }
+
+/// The bench's uploaders drop each chunk after reading it (`drop_behind`): every page is read
+/// from the device once (the read-ahead ahead of the chunk is not dropped with it), and none is
+/// left cached, so reading the file again goes to the device again.
+#[test]
+fn a_reader_that_drops_behind_reads_each_page_once_and_keeps_none() {
+    let twice = |drop_behind: bool| {
+        let text = format!(
+            "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 60\n\
+             [phone]\npage_cache_mib = 1024\nasync_read_ahead = true\nread_ahead_kib = 4096\n\
+             [[file]]\npath = '/data/a'\nsize = '64MiB'\nowner = 'fg'\n\
+             [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\n\
+             ops = [{{ op = 'foreground', app = 'fg' }}, {{ op = 'phase_begin', name = 'run' }}, \
+             {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '1MiB', drop_behind = {drop_behind} }}, \
+             {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '1MiB' }}, {{ op = 'phase_end', name = 'run' }}]\n"
+        );
+        let scenario = Scenario::parse("drop.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+        let cfg = RunConfig {
+            scenario,
+            device: load_device("galaxy-s6-ufs").unwrap(),
+            policy: Policy::by_name("android").unwrap(),
+            bg_apps: 0,
+            seed: 1,
+        };
+        run(&cfg).metrics.device_read_mb
+    };
+    let (kept, dropped) = (twice(false), twice(true));
+    assert!((kept - 67.1).abs() < 1.0, "cached after the first pass: the second reads nothing ({kept} MB)");
+    assert!((dropped - 134.2).abs() < 1.0, "each page once per pass, twice in all ({dropped} MB)");
+}

@@ -16,11 +16,12 @@ const FILES: [&str; 3] = ["/data/a", "/data/b", "/data/c"];
 fn op() -> impl Strategy<Value = Op> {
     let path = (0..FILES.len()).prop_map(|i| FILES[i].to_string());
     prop_oneof![
-        (path.clone(), 0u64..(4 << 20), 1u64..(1 << 20)).prop_map(|(path, o, l)| Op::Read {
+        (path.clone(), 0u64..(4 << 20), 1u64..(1 << 20), any::<bool>()).prop_map(|(path, o, l, drop_behind)| Op::Read {
             path,
             offset: Bytes(o),
             len: Bytes(l),
-            chunk: Bytes(64 << 10)
+            chunk: Bytes(64 << 10),
+            drop_behind
         }),
         (path.clone(), proptest::option::of(0u64..(4 << 20)), 1u64..(2 << 20)).prop_map(|(path, o, l)| Op::Write {
             path,

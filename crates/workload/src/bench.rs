@@ -14,9 +14,9 @@
 //! - the background workers' sizes and calls: `update` overwrites its file in
 //!   [`BG_CHUNK`] writes with an `fdatasync` every [`UPDATE_FSYNC_EVERY`], wrapping around;
 //!   `copy` the same without `fdatasync`; `upload` reads its file in [`BG_CHUNK`] reads and
-//!   drops it from the page cache (the scenario drops a whole pass at its end, the bench each
-//!   chunk after reading it: with a page cache larger than the file the difference is only
-//!   which pages are cached while the pass runs, and none of them is read again in it);
+//!   drops each chunk from the page cache after reading it (the read op's `drop_behind`; until
+//!   twin24 the scenario dropped a whole pass at its end, which left a file's worth of freed
+//!   memory for a VM's host to take back where the bench leaves none);
 //!   `mixed` deals `update` to the even workers and `upload` to the odd ones;
 //! - the switch ([`Fg::Switch`], `forefront_bench::ops::switch`): the app's state and a photo
 //!   each created, written in one `write()` and `fsync`ed ([`SWITCH_STATE_BYTES`],
@@ -43,10 +43,13 @@
 //!   each sample, the scenario keeps its workers running (at their place in their files) and
 //!   drops their files' clean pages before the ramp and the app's before the operation; a
 //!   switch's database grows by its new rows in the bench, while the scenario's checkpoint
-//!   rewrites the same pages each time; and on a VM whose host takes freed memory back (free
-//!   page reporting: docs/twin.md, "The host takes freed memory back", twin23) a real writer's
-//!   first write into memory freed over a second before costs the host's fault as well, which
-//!   the scenario's page cache does not charge.
+//!   rewrites the same pages each time; the random extra before each sample's drop (its phase
+//!   against the workers' I/O cycle) makes the simulated samples 0–1.5 s longer apart than the
+//!   bench's, which matters to a VM host's reclaim of free memory (below);
+//! - on a VM whose host takes freed memory back (free page reporting: docs/twin.md, "The host
+//!   takes freed memory back", twin23), the scenario's `[phone.host_reclaim]` where `bench
+//!   calibrate` measured it ([`Host::host_reclaim`], twin24): a page allocated from memory the
+//!   host took back costs its fault; without the figures it is not charged.
 
 use std::fmt::Write;
 
@@ -650,9 +653,14 @@ impl BenchWorkload {
             let f = format!("/bg/{n}{{i}}.dat");
             match k {
                 Worker::Upload => {
-                    let _ =
-                        writeln!(w, "    {{ op = \"read\", path = \"{f}\", len = {}, chunk = {BG_CHUNK} }},", self.bg_file_bytes);
-                    let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{n}{{i}}\" }},");
+                    // Each chunk dropped after it is read, as the bench's uploaders do
+                    // (`POSIX_FADV_DONTNEED` over it): the memory freed is taken again at once
+                    // by the next read-ahead, never left for the host to take back (twin24).
+                    let _ = writeln!(
+                        w,
+                        "    {{ op = \"read\", path = \"{f}\", len = {}, chunk = {BG_CHUNK}, drop_behind = true }},",
+                        self.bg_file_bytes
+                    );
                 }
                 Worker::SeqRead | Worker::SeqWrite => unreachable!("refused above"),
                 Worker::Update | Worker::Copy => {

@@ -440,7 +440,7 @@ impl OpCheck<'_> {
             {
                 return Err(format!("unknown app `{app}`"));
             }
-            Op::Read { path, offset, len, chunk } => {
+            Op::Read { path, offset, len, chunk, .. } => {
                 if chunk.0 == 0 {
                     return Err("chunk must be > 0".into());
                 }

@@ -424,7 +424,9 @@ pub enum Op {
     Close {
         path: String,
     },
-    /// Read `len` bytes at `offset` in `chunk`-sized read() calls.
+    /// Read `len` bytes at `offset` in `chunk`-sized read() calls; with `drop_behind`, each
+    /// call's pages leave the page cache after it (`POSIX_FADV_DONTNEED` over the call's range,
+    /// as `forefront bench`'s uploaders read their files).
     Read {
         path: String,
         #[serde(default)]
@@ -432,6 +434,8 @@ pub enum Op {
         len: Bytes,
         #[serde(default = "default_chunk")]
         chunk: Bytes,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        drop_behind: bool,
     },
     /// `count` small reads at page-aligned offsets spread uniformly over `offset..offset +
     /// span`, each `size` long (or, with `size_max`, uniformly `size..=size_max` in 4 KiB

@@ -57,7 +57,7 @@ pub fn record_op(r: &SyscallRecord, sizes: &mut BTreeMap<String, u64>) -> Option
                 let off = r.offset.unwrap_or(0);
                 let e = sizes.entry(p.clone()).or_insert(0);
                 *e = (*e).max(off + n);
-                Some(Op::Read { path: p, offset: Bytes(off), len: Bytes(n), chunk: Bytes(n) })
+                Some(Op::Read { path: p, offset: Bytes(off), len: Bytes(n), chunk: Bytes(n), drop_behind: false })
             }
             _ => None,
         },

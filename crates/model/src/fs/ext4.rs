@@ -87,6 +87,9 @@ pub enum FileOp {
         end: u64,
         chunk: u64,
         call_end: u64,
+        /// After each call, its pages leave the page cache (`POSIX_FADV_DONTNEED` over the
+        /// call's range, as `forefront bench`'s uploaders do).
+        drop_behind: bool,
     },
     Write {
         file: FileId,
@@ -163,7 +166,9 @@ pub trait Ext4: reclaim::Reclaim + Writeback {
 /// Continue `tid`'s file operation `op`.
 pub fn step<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, op: FileOp) -> (u64, After) {
     match op {
-        FileOp::Read { file, pos, end, chunk, call_end } => read(cx, k, tid, file, pos, end, chunk, call_end),
+        FileOp::Read { file, pos, end, chunk, call_end, drop_behind } => {
+            read(cx, k, tid, file, pos, end, Call { chunk, call_end, drop_behind })
+        }
         FileOp::Write { file, pos, end, chunk, call_end, meta_done } => {
             write(cx, k, tid, file, pos, end, chunk, call_end, meta_done)
         }
@@ -180,13 +185,13 @@ pub fn read<K: Ext4 + ?Sized>(
     file: FileId,
     mut pos: u64,
     end: u64,
-    chunk: u64,
-    call_end: u64,
+    call: Call,
 ) -> (u64, After) {
+    let Call { chunk, call_end, drop_behind } = call;
     let mut cost = 0;
     if cx.fs().inodes[file as usize].cold {
         if let Some(c) = load_inode(cx, k, tid, file) {
-            set_read(cx, tid, file, pos, end, chunk, call_end);
+            set_read(cx, tid, file, pos, end, call);
             return (c, After::Block);
         }
     }
@@ -204,7 +209,7 @@ pub fn read<K: Ext4 + ?Sized>(
                 let (c, done) = read_window(cx, k, tid, file, window, 0);
                 cost += c;
                 if !done {
-                    set_read(cx, tid, file, pos, end, chunk, call_end);
+                    set_read(cx, tid, file, pos, end, call);
                     return (cost, After::Block);
                 }
                 cx.fs_mut().inodes[file as usize].ra = next;
@@ -223,7 +228,7 @@ pub fn read<K: Ext4 + ?Sized>(
             Some(p) => {
                 let id = cx.page_cache().io_of(p).expect("a locked page has its request");
                 cx.wait_request(tid, id, Why::DataPage, Cat::PageWait);
-                set_read(cx, tid, file, pos, end, chunk, call_end);
+                set_read(cx, tid, file, pos, end, call);
                 return (cost, After::Block);
             }
             None => {
@@ -239,7 +244,7 @@ pub fn read<K: Ext4 + ?Sized>(
                     let (c, done) = read_window(cx, k, tid, file, window, 1);
                     cost += c;
                     if !done {
-                        set_read(cx, tid, file, pos, end, chunk, call_end);
+                        set_read(cx, tid, file, pos, end, call);
                         return (cost, After::Block);
                     }
                     cx.fs_mut().inodes[file as usize].ra = ra_state;
@@ -252,7 +257,7 @@ pub fn read<K: Ext4 + ?Sized>(
                 let next_cached = cx.page_cache().next_cached(file, idx).unwrap_or(u32::MAX);
                 let n = (next_cached.min(want_end + 1) - idx).min(256);
                 if !reclaim::alloc(cx, tid, u64::from(n), &k.reclaim, &mut cost) {
-                    set_read(cx, tid, file, pos, end, chunk, call_end);
+                    set_read(cx, tid, file, pos, end, call);
                     return (cost, After::Block);
                 }
                 cost += read_pages(cx, k, tid, file, idx, n, Origin::Read);
@@ -260,13 +265,29 @@ pub fn read<K: Ext4 + ?Sized>(
             }
         }
     }
+    if drop_behind {
+        // fadvise(DONTNEED) over the call's range: its pages, read and copied, are clean.
+        let lo = (call_end.saturating_sub(chunk) / PAGE_SIZE) as u32;
+        let hi = call_end.div_ceil(PAGE_SIZE) as u32;
+        cx.page_cache().remove_clean_range(file, lo, hi);
+        cost += k.syscall;
+    }
     if call_end >= end {
         cx.set_file_op(tid, None);
         return (cost.max(1), After::Step);
     }
     let next_end = end.min(call_end + chunk);
-    set_read(cx, tid, file, call_end, end, chunk, next_end);
+    cx.set_file_op(tid, Some(FileOp::Read { file, pos: call_end, end, chunk, call_end: next_end, drop_behind }));
     (cost + k.syscall, After::Step)
+}
+
+/// One `read()` call of a [`FileOp::Read`]: the calls' size, where this one ends, and whether
+/// its pages are dropped after it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    pub chunk: u64,
+    pub call_end: u64,
+    pub drop_behind: bool,
 }
 
 /// A cold inode ([`crate::fs::Inode::cold`]): its inode-table block is read before its data
@@ -341,8 +362,9 @@ fn read_window<K: Ext4 + ?Sized>(
     (cost, true)
 }
 
-fn set_read<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid, file: FileId, pos: u64, end: u64, chunk: u64, call_end: u64) {
-    cx.set_file_op(tid, Some(FileOp::Read { file, pos, end, chunk, call_end }));
+fn set_read<K: Ext4 + ?Sized>(cx: &mut K, tid: Tid, file: FileId, pos: u64, end: u64, call: Call) {
+    let Call { chunk, call_end, drop_behind } = call;
+    cx.set_file_op(tid, Some(FileOp::Read { file, pos, end, chunk, call_end, drop_behind }));
 }
 
 /// Insert `n` pages from `first` locked and submit reads for them (holes become uptodate).
@@ -1077,7 +1099,8 @@ mod tests {
         let (f, g) = (cx.file("/data/a"), cx.file("/data/b"));
         let itable = cx.fs.inodes[f as usize].itable_block;
         assert_eq!(cx.fs.inodes[g as usize].itable_block, itable, "16 inodes a block");
-        let read = |file| FileOp::Read { file, pos: 0, end: PAGE_SIZE, chunk: PAGE_SIZE, call_end: PAGE_SIZE };
+        let read =
+            |file| FileOp::Read { file, pos: 0, end: PAGE_SIZE, chunk: PAGE_SIZE, call_end: PAGE_SIZE, drop_behind: false };
         // In memory: no metadata read.
         run(&mut cx, read(f));
         assert!(cx.control().is_empty(), "{:?}", cx.control());
@@ -1140,8 +1163,14 @@ mod tests {
         let pages = 16;
         // The pages cached and dirty first, so the calls below only look them up and copy.
         assert_eq!(run(&mut cx, write_op(f, pages * PAGE_SIZE)), After::Step);
-        let read =
-            FileOp::Read { file: f, pos: 0, end: pages * PAGE_SIZE, chunk: pages * PAGE_SIZE, call_end: pages * PAGE_SIZE };
+        let read = FileOp::Read {
+            file: f,
+            pos: 0,
+            end: pages * PAGE_SIZE,
+            chunk: pages * PAGE_SIZE,
+            call_end: pages * PAGE_SIZE,
+            drop_behind: false,
+        };
         let one = ext4_params();
         let split = Ext4Params { copy_write_page: one.copy_write_page + 900, ..one };
         let (w1, w2) =

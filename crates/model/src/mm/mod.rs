@@ -751,6 +751,17 @@ impl PageCache {
             .map(|index| PageRef { file, index })
     }
 
+    /// Remove the clean, idle pages of `file` in `lo..hi`, leaving the dirty, locked and
+    /// under-write-back ones (`drop_caches`, `POSIX_FADV_DONTNEED`); returns how many went.
+    pub fn remove_clean_range(&mut self, file: FileId, lo: u32, hi: u32) -> u32 {
+        let (mut lo, mut n) = (lo, 0);
+        while let Some(busy) = self.first_busy_from(file, lo).filter(|b| b.index < hi) {
+            n += self.remove_range(file, lo, busy.index);
+            lo = busy.index + 1;
+        }
+        n + self.remove_range(file, lo, hi)
+    }
+
     /// The first page of `file` from index `first` on that is locked or under write-back.
     pub fn first_in_io_from(&self, file: FileId, first: u32) -> Option<PageRef> {
         let f = &self.files[file as usize];

@@ -172,7 +172,7 @@ impl World {
                 set(self, Exec::File(FileOp::Meta { file, kind: MetaKind::Truncate(size.0), stage: 0 }));
                 (sys, After::Step)
             }
-            Op::Read { path, offset, len, chunk } => {
+            Op::Read { path, offset, len, chunk, drop_behind } => {
                 let file = self.file_of(&path, uid);
                 let size = self.fs.inodes[file as usize].size;
                 let end = (offset.0 + len.0).min(size);
@@ -180,7 +180,7 @@ impl World {
                     return (sys, After::Step);
                 }
                 let call_end = end.min(offset.0 + chunk.0);
-                set(self, Exec::File(FileOp::Read { file, pos: offset.0, end, chunk: chunk.0, call_end }));
+                set(self, Exec::File(FileOp::Read { file, pos: offset.0, end, chunk: chunk.0, call_end, drop_behind }));
                 (sys, After::Step)
             }
             Op::Write { path, offset, len, chunk } => {
@@ -309,12 +309,7 @@ impl World {
                     (0..self.fs.inodes.len() as FileId).filter(|&f| uids.contains(&self.fs.inodes[f as usize].owner)).collect();
                 for f in files {
                     // Every clean page goes: the stretches between dirty or in-flight ones.
-                    let mut lo = 0;
-                    while let Some(busy) = self.pc.first_busy_from(f, lo) {
-                        self.pc.remove_range(f, lo, busy.index);
-                        lo = busy.index + 1;
-                    }
-                    self.pc.remove_range(f, lo, u32::MAX);
+                    self.pc.remove_clean_range(f, 0, u32::MAX);
                     if inodes {
                         self.fs.drop_inode(f);
                     }
