@@ -589,13 +589,7 @@ const COPY_FILE_MIB: usize = 32;
 /// so `writeback_page_us` is the CPU time less that per request, per page.
 fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
     let path = s.path.with_file_name("copy.dat");
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .map_err(io(&path, "create"))?;
+    let f = create_rw(&path)?;
     let len = COPY_FILE_MIB * MIB;
     let mut buf = vec![0u8; MIB];
     Pattern::new(11).fill(&mut buf);
@@ -604,11 +598,7 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
     }
     f.sync_data().map_err(io(&path, "fdatasync"))?;
     let per_page = |t: f64, bytes: usize| t / (bytes / KIB4) as f64;
-    // SAFETY: fadvise on an open fd with plain integers.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if rc != 0 {
-        return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
-    }
+    drop_cached(&f, &path)?;
     // One pass of 1 MiB write()s over the file (each with new contents), synced afterwards:
     // µs per page of each call, and the sync's CPU time (µs) and the writes the disk completed.
     let pass = |buf: &mut [u8]| -> Result<(Vec<f64>, SyncCost), BenchError> {
@@ -655,6 +645,21 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
         writeback,
         sync_mb_s: len as f64 / median(syncs.iter().map(|y| y.wall_us).collect()),
     })
+}
+
+/// A new, empty file at `path`, open for reading and writing (a file there is truncated).
+fn create_rw(path: &Path) -> Result<File, BenchError> {
+    std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(io(path, "create"))
+}
+
+/// `POSIX_FADV_DONTNEED` over the whole of `f` (at `path`): its clean pages leave the page cache.
+fn drop_cached(f: &File, path: &Path) -> Result<(), BenchError> {
+    // SAFETY: fadvise on an open fd with plain integers.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io(path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
+    }
+    Ok(())
 }
 
 /// One `fdatasync` of [`page_copies`]: the calling thread's CPU time in it and the writes the
@@ -740,24 +745,11 @@ fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
     if file_mib < 64 {
         return Ok(None);
     }
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .map_err(io(&path, "create"))?;
+    let f = create_rw(&path)?;
     let mut buf = vec![0u8; MIB];
     Pattern::new(13).fill(&mut buf);
     let len = file_mib * MIB;
-    let drop_cache = || -> Result<(), BenchError> {
-        // SAFETY: fadvise on an open fd with plain integers.
-        let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        if rc != 0 {
-            return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
-        }
-        Ok(())
-    };
+    let drop_cache = || drop_cached(&f, &path);
     // One pass of 1 MiB write()s over the file: µs per call.
     let pass = |buf: &mut [u8]| -> Result<Vec<f64>, BenchError> {
         let mut t_call = Vec::with_capacity(file_mib);
@@ -1127,7 +1119,8 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
 fn over_reps(reps: &[Figures], i: usize) -> Option<(f64, f64, f64)> {
     let mut v: Vec<f64> = reps.iter().map(|f| f[i].1).filter(|x| !x.is_nan()).collect();
     v.sort_by(|a, b| a.total_cmp(b));
-    Some((quantile(&v, 0.5), *v.first()?, v[v.len() - 1]))
+    let (&lo, &hi) = (v.first()?, v.last()?);
+    Some((quantile(&v, 0.5), lo, hi))
 }
 
 /// A date as RFC 3339 UTC (civil-from-days, H. Hinnant's algorithm; no date crate for one line).
@@ -1360,6 +1353,14 @@ mod tests {
                 .insert(n.to_string(), Measured { source: "measured".into(), value: *v, min: *lo, max: *hi, how: String::new() });
         }
         d
+    }
+
+    #[test]
+    fn a_figure_some_repetitions_could_not_measure_spreads_over_the_others_and_none_is_left_out() {
+        let reps: Vec<Figures> =
+            vec![vec![("a", 1.0), ("b", f64::NAN)], vec![("a", 3.0), ("b", f64::NAN)], vec![("a", f64::NAN), ("b", f64::NAN)]];
+        assert_eq!(over_reps(&reps, 0), Some((2.0, 1.0, 3.0)));
+        assert_eq!(over_reps(&reps, 1), None, "no repetition measured it: not written");
     }
 
     #[test]
