@@ -805,14 +805,17 @@ fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
     // A call that took memory the host had taken back pays its fault on 256 pages (~3 ms here,
     // against ~0.15 ms recycled): four times the recycled median tells the two apart.
     let (slow, fast): (Vec<f64>, Vec<f64>) = calls.iter().partition(|&&t| t > 4.0 * recycled);
-    let page_us = if slow.is_empty() { 0.0 } else { ((median(slow) - recycled) / (MIB / KIB4) as f64).max(0.0) };
+    // No slow call: the rewrite never reached memory the host had taken back (its file smaller
+    // than what the host left backed): the fault is not measured (NaN), not 0.
+    let page_us = if slow.is_empty() { f64::NAN } else { ((median(slow) - recycled) / (MIB / KIB4) as f64).max(0.0) };
     Ok(Some(HostFigures { page_us, reserve_mib: fast.len() as f64, pass_mib, interval_ms, recycled_us: recycled }))
 }
 
 /// [`host_reclaim`]'s figures.
 #[derive(Clone, Copy, Debug)]
 struct HostFigures {
-    /// CPU per 4 KiB page of a write into memory the host took back, beyond a recycled one (µs).
+    /// CPU per 4 KiB page of a write into memory the host took back, beyond a recycled one (µs;
+    /// NaN where no call of the rewrite met such memory).
     page_us: f64,
     /// The rewrite's fast MiB: free memory the host still backed once reporting settled.
     reserve_mib: f64,
@@ -1094,7 +1097,7 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "fdatasync_32m_requests" => m("median count of the writes the disk completed during that fdatasync (/sys/block/DISK/stat; 0 if another queue counts them)".into()),
         "writeback_page_us" => d("(fdatasync_32m_cpu_us - fdatasync_32m_requests x the simulator's submit_request_us, 8 us) / the pages written, at least 0, median of the two passes: a dirty page's write-back (the simulator's [phone.costs] writeback_page_us, for bench predict)"),
         "writeback_32m_mb_s" => m(format!("MB/s of the copy step's fdatasyncs of {COPY_FILE_MIB} MiB of dirty pages (the median duration of the two): the page cache's write-back as the disk takes it, one file's at a time; recorded beside the O_DIRECT streams of the `large` step, not used by the simulator (docs/twin.md, twin24)")),
-        "host_reclaim_page_us" => d("(median 1 MiB write() of the host step's last pass that took memory the host had taken back - host_recycled_write_1m_us) / 256 pages, at least 0 (0 if none did): the host's fault per 4 KiB page (the simulator's [phone.host_reclaim] page_us, for bench predict)"),
+        "host_reclaim_page_us" => d("(median 1 MiB write() of the host step's last pass that took memory the host had taken back - host_recycled_write_1m_us) / 256 pages, at least 0 (not written if no repetition's rewrite met such memory): the host's fault per 4 KiB page (the simulator's [phone.host_reclaim] page_us, for bench predict)"),
         "host_reclaim_reserve_mib" => m(format!("the 1 MiB write()s of the host step's last pass as fast as a recycled one (at most 4x its median): free memory the host still backed once reporting settled ({HOST_FILE_MIB} MiB file dropped, then written again after the reporting passes; [phone.host_reclaim] reserve_mib)")),
         "host_reclaim_pass_mib" => m("the most one free page reporting pass reported after the host step's drop (MiB; the kernel's page_reporting reported_kib, sampled every 5 ms, its changes within 500 ms one pass; [phone.host_reclaim] pass_mib)".into()),
         "host_reclaim_interval_ms" => m("the shortest time between two such passes (ms; the kernel's PAGE_REPORTING_DELAY is 2 s; [phone.host_reclaim] interval_ms)".into()),

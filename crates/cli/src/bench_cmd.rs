@@ -52,8 +52,11 @@ enum BenchCommand {
         their mean copy_page_us) and of a page's allocation (write()s over the file's pages just dropped \
         from the cache, beyond the copy: alloc_page_us, which `bench predict` also passes on) and of \
         a dirty page's write-back (the thread's CPU time in an fdatasync of 32 MiB of dirty pages, per \
-        page: writeback_page_us, passed on too). The table printed gives each figure's median, min and \
-        max over --reps repetitions.")]
+        page: writeback_page_us, passed on too), and on a VM whose balloon reports free pages to its \
+        host, the host's reclaim of free memory (step `host`: a 768 MiB file dropped and rewritten \
+        once reporting has settled: host_reclaim_page_us, _reserve_mib, _pass_mib, _interval_ms, \
+        which `bench predict` models; docs/twin.md, twin24). The table printed gives each figure's \
+        median, min and max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a
     /// calibrated device in the same modes, printed beside what was measured.
