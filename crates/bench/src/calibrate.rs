@@ -17,6 +17,7 @@
 //! | `fua` | 4 KiB `O_DSYNC` writes (FUA, or write + flush where the disk has no FUA) | recorded only |
 //! | `discard` | punch a hole in the file, then `FITRIM` exactly its former blocks | `discard_us_per_mib` |
 //! | `copy` | buffered 1 MiB `write()`s over a 32 MiB file's pages just dropped from the page cache, then over them cached, each pass `fdatasync`ed, then 128 KiB `read()`s of them | `copy_write_page_us`, `copy_read_page_us` (the simulator's `[phone.costs]` `copy_write_page_us` and `copy_page_us`, for `bench predict`) and their mean `copy_page_us`; `alloc_page_us` (`[phone.costs]`'s: a cold page's write beyond the copy, `cold_write_page_us` − `copy_write_page_us`); `writeback_page_us` (`[phone.costs]`'s: the `fdatasync`s' CPU time per page written, `fdatasync_32m_cpu_us`, less the simulator's cost per request); `writeback_32m_mb_s` (their rate: recorded) |
+//! | `folio` | a 64 MiB file read sequentially in 1 MiB `read()`s (cold), then `POSIX_FADV_DONTNEED` over each aligned range of one size, for each power of two from 4 KiB to 4 MiB, the pages left cached counted (`mincore`) | `dontneed_folio_kib` (the smallest range size that drops at least nine tenths of the file: the folio the file system caches a sequential read in, `[phone] readahead_folio_kib` for `bench predict`: docs/twin.md, twin25); `dontneed_1m_kept_pct` (the share the bench's uploaders' 1 MiB drops leave cached) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
 //! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them | `host_reclaim_page_us`, `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us` |
@@ -94,7 +95,7 @@ pub struct CalPlan {
 pub const MAX_DEPTH: usize = 32;
 
 /// The steps of one repetition, in order (for a progress bar).
-pub const STEPS: [&str; 12] = [
+pub const STEPS: [&str; 13] = [
     "read-seq",
     "read-rand",
     "read-depth",
@@ -104,6 +105,7 @@ pub const STEPS: [&str; 12] = [
     "fua",
     "discard",
     "copy",
+    "folio",
     "large",
     "under-load",
     "host",
@@ -647,6 +649,74 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
     })
 }
 
+/// Size of the file [`dontneed_folio`] reads (MiB): several read-ahead windows of 8 MiB, so
+/// that the folios reach the size the window's ramp ends at.
+const FOLIO_FILE_MIB: usize = 64;
+
+/// The folio the file system caches a sequential read in, as `POSIX_FADV_DONTNEED` sees it
+/// (KiB), and the share of the file (%) that dropping each 1 MiB call's range leaves cached
+/// (what the bench's uploaders do: `crate::ops::upload_forever`). The kernel evicts only the
+/// folios a range covers whole (`mapping_try_invalidate`, `mm/truncate.c`); a file system that
+/// caches read-ahead in large folios (ext4 since Linux 6.11) keeps every folio that straddles
+/// a range's ends. For each power of two `g` from 4 KiB to 4 MiB the file is dropped, read
+/// whole in 1 MiB `read()`s (the uploaders' call), and dropped again in `g`-aligned ranges of
+/// `g`; the pages `mincore` still finds are counted. The figure is the smallest `g` that
+/// drops nine tenths of the file (its first read-ahead windows use smaller folios); the file
+/// is removed at the end.
+fn dontneed_folio(s: &Scratch) -> Result<(f64, f64), BenchError> {
+    let path = s.path.with_file_name("folio.dat");
+    let f = create_rw(&path)?;
+    let len = FOLIO_FILE_MIB * MIB;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(13).fill(&mut buf);
+    for o in (0..len).step_by(MIB) {
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+    }
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    let fd = f.as_raw_fd();
+    let dontneed = |off: usize, n: usize| -> Result<(), BenchError> {
+        // SAFETY: fadvise on an open fd with plain integers.
+        let rc = unsafe { libc::posix_fadvise(fd, off as i64, n as i64, libc::POSIX_FADV_DONTNEED) };
+        if rc != 0 {
+            return Err(io(&path, "posix_fadvise(DONTNEED)")(std::io::Error::from_raw_os_error(rc)));
+        }
+        Ok(())
+    };
+    let mut kept = |g: usize| -> Result<f64, BenchError> {
+        check_interrupt()?;
+        dontneed(0, 0)?;
+        for o in (0..len).step_by(MIB) {
+            f.read_exact_at(&mut buf, o as u64).map_err(io(&path, "read"))?;
+        }
+        for o in (0..len).step_by(g) {
+            dontneed(o, g)?;
+        }
+        let resident = forefront_agent::prefetch::resident_ranges(&f, len as u64, u64::MAX).map_err(io(&path, "mincore"))?;
+        Ok(resident.iter().map(|r| r.1).sum::<u64>() as f64 / len as f64)
+    };
+    let mut folio = None;
+    let mut kept_1m = f64::NAN;
+    let mut g = KIB4;
+    while g <= 4 * MIB {
+        let k = kept(g)?;
+        if g == MIB {
+            kept_1m = 100.0 * k;
+        }
+        if folio.is_none() && k <= 0.1 {
+            folio = Some(g);
+        }
+        if folio.is_some() && g >= MIB {
+            break;
+        }
+        g *= 2;
+    }
+    dontneed(0, 0)?;
+    drop(f);
+    std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
+    // NaN: no range up to 4 MiB dropped the file (not a figure `bench predict` can use).
+    Ok((folio.map_or(f64::NAN, |g| (g / 1024) as f64), kept_1m))
+}
+
 /// A new, empty file at `path`, open for reading and writing (a file there is truncated).
 fn create_rw(path: &Path) -> Result<File, BenchError> {
     std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(io(path, "create"))
@@ -932,6 +1002,9 @@ fn one_rep(
     let pc = page_copies(s, disk)?;
     let (copy_w, copy_r) = (pc.write, pc.read);
 
+    step("folio", progress);
+    let (folio_kib, kept_1m) = dontneed_folio(s)?;
+
     // The kernel's largest requests at depth, and a small read behind them.
     step("large", progress);
     let stat0 = disk_requests(disk)?;
@@ -1011,6 +1084,8 @@ fn one_rep(
         ("fdatasync_32m_requests", pc.sync_requests),
         ("writeback_page_us", pc.writeback),
         ("writeback_32m_mb_s", pc.sync_mb_s),
+        ("dontneed_folio_kib", folio_kib),
+        ("dontneed_1m_kept_pct", kept_1m),
         ("read_max_depth_mb_s", big_mb_s(rbig_d)),
         ("write_max_depth_mb_s", big_mb_s(wbig_d)),
         ("read_max_seq_depth_mb_s", rseq_d),
@@ -1090,6 +1165,8 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "discard_us_per_mib" => m("FITRIM of the blocks of a 4 MiB hole just punched in the file, 4 per repetition, us per MiB trimmed".into()),
         "copy_page_us" => d("mean of copy_write_page_us and copy_read_page_us (bench predict gives the simulator each direction's own figure; the mean is for a scenario with one copy cost)"),
         "copy_write_page_us" => m(format!("median buffered 1 MiB write() over cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
+        "dontneed_folio_kib" => m(format!("smallest power-of-two range (4 KiB..4 MiB) whose aligned POSIX_FADV_DONTNEEDs drop at least 90% of a {FOLIO_FILE_MIB} MiB file just read in 1 MiB read()s (mincore): the folio a sequential read is cached in, KiB")),
+        "dontneed_1m_kept_pct" => m(format!("share of a {FOLIO_FILE_MIB} MiB file just read in 1 MiB read()s that POSIX_FADV_DONTNEED over each call's 1 MiB leaves cached (mincore), %")),
         "copy_read_page_us" => m(format!("median buffered 128 KiB read() of cached pages of a {COPY_FILE_MIB} MiB file, us per 4 KiB page")),
         "cold_write_page_us" => m(format!("median buffered 1 MiB write() over the pages of an allocated {COPY_FILE_MIB} MiB file just dropped from the page cache (POSIX_FADV_DONTNEED), us per 4 KiB page")),
         "alloc_page_us" => d("cold_write_page_us - copy_write_page_us, at least 0: a page's allocation, insertion and block lookup beyond the copy (the simulator's [phone.costs] alloc_page_us, for bench predict)"),

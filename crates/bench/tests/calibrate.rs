@@ -114,6 +114,17 @@ fn calibrate_measures_every_figure_cleans_up_and_loads() {
             ),
         }
     }
+    // The folio a sequential read is cached in, as POSIX_FADV_DONTNEED sees it: a power of two,
+    // no larger than the read-ahead window that built it (the loop device's), and the bench's
+    // 1 MiB drops leave the file cached exactly when it is larger than 1 MiB.
+    let folio = &pa.fields["dontneed_folio_kib"];
+    assert_eq!(folio.source, "measured");
+    assert!(folio.value >= 4.0 && (folio.value as u64).is_power_of_two(), "{folio:?}");
+    let disk = pa.target.split_whitespace().next().unwrap();
+    let ra_kib: f64 = std::fs::read_to_string(format!("/sys/block/{disk}/queue/read_ahead_kb")).unwrap().trim().parse().unwrap();
+    assert!(folio.value <= ra_kib.max(4.0), "folio {folio:?} beyond the {ra_kib} KiB read-ahead of {disk}");
+    let kept = pa.fields["dontneed_1m_kept_pct"].value;
+    assert_eq!(folio.value > 1024.0, kept > 10.0, "folio {} KiB, {kept}% kept by 1 MiB drops", folio.value);
     // A calibration agrees with itself, and the comparison sees a figure moved beyond its
     // spread (the check of the quiet-machine test below can fail).
     assert!(disagreements(&a.device, &a.device).is_empty());

@@ -703,6 +703,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         page_cache_mib: (cache >> 20).max(64),
         read_ahead_kib: num("read_ahead_kb")?,
         async_read_ahead: true,
+        readahead_folio_kib: None,
         nr_requests: num("nr_requests")? as usize,
         max_request_kib: num("max_sectors_kb")?,
         dirty_background_ratio: pct(wb.background_bytes, wb.background_ratio),
@@ -810,6 +811,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     host.alloc_page_us = calibrated("alloc_page_us");
     // A dirty page's write-back where the calibration measured it (files from twin23 on).
     host.writeback_page_us = calibrated("writeback_page_us");
+    // The folio a sequential read is cached in, where the calibration measured it (files from
+    // twin25 on): the uploaders' per-chunk drop keeps what it does not cover whole.
+    host.readahead_folio_kib = calibrated("dontneed_folio_kib").map(|k| (k.round() as u64).max(4).next_power_of_two());
     // The host's reclaim of free memory where the calibration measured it (files from twin24
     // on, on a VM whose balloon reports free pages): without the kernel's pass counters the
     // interval is its source's `PAGE_REPORTING_DELAY` (2 s); without a measured pass, none.
@@ -908,6 +912,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "copy_write_page_us": host.copy_write_page_us,
             "alloc_page_us": host.alloc_page_us,
             "writeback_page_us": host.writeback_page_us,
+            "readahead_folio_kib": host.readahead_folio_kib,
             "fg_compute_ms": host.fg_compute_ms,
             "host_free_page_reporting": reporting,
             "host_reclaim": host.host_reclaim.map(|h| serde_json::json!({
@@ -944,6 +949,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         } + &match host.writeback_page_us {
             Some(a) => format!(", write-back {a:.3} us/page measured"),
             None => ", write-back: the simulator's default".into(),
+        } + &match host.readahead_folio_kib {
+            Some(k) => format!(", read-ahead folio {k} KiB measured"),
+            None => String::new(),
         },
         match host.fg_compute_ms {
             Some(c) if o.app_cpu_ms.is_some() => format!("app CPU {c:.2} ms (--app-cpu-ms)"),

@@ -171,6 +171,7 @@ pub fn ext4_params() -> Ext4Params {
         read_ahead_kib: 128,
         async_read_ahead: false,
         max_sectors: 1024,
+        readahead_folio_pages: 1,
         dirty_background_pages: 10_000,
         dirty_limit_pages: 20_000,
         throttle: crate::mm::throttle::ThrottleMode::PerPage,

@@ -76,32 +76,55 @@ fn a_bad_host_figure_is_refused_with_its_key() {
     assert!(e.contains("colour"), "{e}");
 }
 
-/// The bench's uploaders drop each chunk after reading it (`drop_behind`): every page is read
-/// from the device once (the read-ahead ahead of the chunk is not dropped with it), and none is
-/// left cached, so reading the file again goes to the device again.
+/// Device MB read by reading a 64 MiB file twice in 1 MiB calls, the first pass with or
+/// without `drop_behind`, the page cache's read-ahead folio `folio_kib` (`phone.readahead_folio_kib`).
+fn read_twice_mb(drop_behind: bool, folio_kib: u64, chunk: &str) -> f64 {
+    let text = format!(
+        "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 60\n\
+         [phone]\npage_cache_mib = 1024\nasync_read_ahead = true\nread_ahead_kib = 4096\nreadahead_folio_kib = {folio_kib}\n\
+         [[file]]\npath = '/data/a'\nsize = '64MiB'\nowner = 'fg'\n\
+         [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\n\
+         ops = [{{ op = 'foreground', app = 'fg' }}, {{ op = 'phase_begin', name = 'run' }}, \
+         {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '{chunk}', drop_behind = {drop_behind} }}, \
+         {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '1MiB' }}, {{ op = 'phase_end', name = 'run' }}]\n"
+    );
+    let scenario = Scenario::parse("drop.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = RunConfig {
+        scenario,
+        device: load_device("galaxy-s6-ufs").unwrap(),
+        policy: Policy::by_name("android").unwrap(),
+        bg_apps: 0,
+        seed: 1,
+    };
+    run(&cfg).metrics.device_read_mb
+}
+
+/// The bench's uploaders drop each chunk after reading it (`drop_behind`): with every page its
+/// own folio, every page is read from the device once (the read-ahead ahead of the chunk is not
+/// dropped with it), and none is left cached, so reading the file again goes to the device again.
 #[test]
 fn a_reader_that_drops_behind_reads_each_page_once_and_keeps_none() {
-    let twice = |drop_behind: bool| {
-        let text = format!(
-            "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 60\n\
-             [phone]\npage_cache_mib = 1024\nasync_read_ahead = true\nread_ahead_kib = 4096\n\
-             [[file]]\npath = '/data/a'\nsize = '64MiB'\nowner = 'fg'\n\
-             [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\n\
-             ops = [{{ op = 'foreground', app = 'fg' }}, {{ op = 'phase_begin', name = 'run' }}, \
-             {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '1MiB', drop_behind = {drop_behind} }}, \
-             {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '1MiB' }}, {{ op = 'phase_end', name = 'run' }}]\n"
-        );
-        let scenario = Scenario::parse("drop.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-        let cfg = RunConfig {
-            scenario,
-            device: load_device("galaxy-s6-ufs").unwrap(),
-            policy: Policy::by_name("android").unwrap(),
-            bg_apps: 0,
-            seed: 1,
-        };
-        run(&cfg).metrics.device_read_mb
-    };
-    let (kept, dropped) = (twice(false), twice(true));
+    let (kept, dropped) = (read_twice_mb(false, 4, "1MiB"), read_twice_mb(true, 4, "1MiB"));
     assert!((kept - 67.1).abs() < 1.0, "cached after the first pass: the second reads nothing ({kept} MB)");
     assert!((dropped - 134.2).abs() < 1.0, "each page once per pass, twice in all ({dropped} MB)");
+}
+
+/// With the file cached in 2 MiB folios (this VM's ext4, twin25), a 1 MiB call's drop covers
+/// no folio whole and keeps the whole file cached (the second pass reads nothing), while 2 MiB
+/// calls drop every folio they read, as `bench calibrate`'s `folio` step measures on the kernel.
+#[test]
+fn drop_behind_drops_only_the_folios_a_call_covers_whole() {
+    let one_mib = read_twice_mb(true, 2048, "1MiB");
+    assert!((one_mib - 67.1).abs() < 1.0, "1 MiB calls never cover a 2 MiB folio: nothing dropped ({one_mib} MB)");
+    let two_mib = read_twice_mb(true, 2048, "2MiB");
+    assert!((two_mib - 134.2).abs() < 1.0, "2 MiB calls drop each folio they read ({two_mib} MB)");
+}
+
+#[test]
+fn a_read_ahead_folio_that_is_not_a_power_of_two_is_refused_with_its_key() {
+    let text = "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 1\n\
+                [phone]\nreadahead_folio_kib = 1000\n\
+                [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\nops = [{ op = 'phase_begin', name = 'run' }, { op = 'sleep', ms = 1.0 }, { op = 'phase_end', name = 'run' }]\n";
+    let e = Scenario::parse("bad.toml", text).unwrap_err().to_string();
+    assert!(e.contains("phone.readahead_folio_kib"), "{e}");
 }

@@ -13,10 +13,13 @@
 //!   read), spread over the database file;
 //! - the background workers' sizes and calls: `update` overwrites its file in
 //!   [`BG_CHUNK`] writes with an `fdatasync` every [`UPDATE_FSYNC_EVERY`], wrapping around;
-//!   `copy` the same without `fdatasync`; `upload` reads its file in [`BG_CHUNK`] reads and
-//!   drops each chunk from the page cache after reading it (the read op's `drop_behind`; until
-//!   twin24 the scenario dropped a whole pass at its end, which left a file's worth of freed
-//!   memory for a VM's host to take back where the bench leaves none);
+//!   `copy` the same without `fdatasync`; `upload` reads its file in [`BG_CHUNK`] reads,
+//!   drops each chunk from the page cache after reading it (the read op's `drop_behind`) and
+//!   the whole file at the end of a pass, as the bench's uploaders call `POSIX_FADV_DONTNEED`;
+//!   the kernel drops only whole folios, and on this VM's ext4 a sequential read is cached in
+//!   2 MiB folios that a 1 MiB call never covers, so nearly the whole pass stays cached until
+//!   its end (`Host::readahead_folio_kib`, twin25; twin24 had taken the per-chunk drop at its
+//!   word);
 //!   `mixed` deals `update` to the even workers and `upload` to the odd ones;
 //! - the switch ([`Fg::Switch`], `forefront_bench::ops::switch`): the app's state and a photo
 //!   each created, written in one `write()` and `fsync`ed ([`SWITCH_STATE_BYTES`],
@@ -328,6 +331,11 @@ pub struct Host {
     /// The kernel's on-demand read-ahead (`phone.async_read_ahead`): true for a Linux host
     /// (every kernel since 2.6.23 ramps its window and reads the next one asynchronously).
     pub async_read_ahead: bool,
+    /// The folio the file system caches a sequential read in (KiB), where `bench calibrate`
+    /// measured it (`dontneed_folio_kib`: the smallest aligned range `POSIX_FADV_DONTNEED`
+    /// drops such a file in; twin25), or `None`: one page (`phone.readahead_folio_kib`). The
+    /// uploaders' per-chunk drop keeps every folio its 1 MiB calls do not cover whole.
+    pub readahead_folio_kib: Option<u64>,
     pub nr_requests: usize,
     pub max_request_kib: u64,
     pub dirty_background_ratio: f64,
@@ -414,6 +422,7 @@ impl Default for Host {
             page_cache_mib: 16 << 10,
             read_ahead_kib: 128,
             async_read_ahead: true,
+            readahead_folio_kib: None,
             nr_requests: 256,
             max_request_kib: 1280,
             dirty_background_ratio: 10.0,
@@ -541,6 +550,9 @@ impl BenchWorkload {
         if host.async_read_ahead {
             let _ = writeln!(w, "async_read_ahead = true");
         }
+        if let Some(kib) = host.readahead_folio_kib {
+            let _ = writeln!(w, "readahead_folio_kib = {kib}");
+        }
         let cores = vec!["1.0"; host.cpus.max(1)].join(", ");
         let _ = writeln!(w, "\n[phone.cpu]\ncores = [{cores}]");
         if host.preempt == Preempt::None {
@@ -654,13 +666,16 @@ impl BenchWorkload {
             match k {
                 Worker::Upload => {
                     // Each chunk dropped after it is read, as the bench's uploaders do
-                    // (`POSIX_FADV_DONTNEED` over it): the memory freed is taken again at once
-                    // by the next read-ahead, never left for the host to take back (twin24).
+                    // (`POSIX_FADV_DONTNEED` over it; only whole folios go, so on a kernel that
+                    // caches the file in folios larger than a chunk nearly all of it stays:
+                    // `phone.readahead_folio_kib`, twin25), and the whole file at the end of
+                    // the pass (their `POSIX_FADV_DONTNEED` over the file at its end).
                     let _ = writeln!(
                         w,
                         "    {{ op = \"read\", path = \"{f}\", len = {}, chunk = {BG_CHUNK}, drop_behind = true }},",
                         self.bg_file_bytes
                     );
+                    let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{n}{{i}}\" }},");
                 }
                 Worker::SeqRead | Worker::SeqWrite => unreachable!("refused above"),
                 Worker::Update | Worker::Copy => {

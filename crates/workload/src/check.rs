@@ -215,6 +215,12 @@ impl Scenario {
         // re-arm the flusher's timer at the same instant).
         range_f64("phone.writeback_interval_s", p.writeback_interval_s, 0.01, 3600.0)?;
         range_u64("phone.read_ahead_kib", p.read_ahead_kib, 0, 1 << 20)?;
+        if !(4..=1 << 20).contains(&p.readahead_folio_kib) || !p.readahead_folio_kib.is_power_of_two() {
+            return Err(format!(
+                "phone.readahead_folio_kib must be a power of two in 4..=1048576 (KiB), got {}",
+                p.readahead_folio_kib
+            ));
+        }
         range_u64("phone.nr_requests", p.nr_requests as u64, 1, 1 << 20)?;
         range_u64("phone.max_request_kib", p.max_request_kib, 4, 1 << 20)?;
         validate_scheduler(&p.scheduler)?;

@@ -201,6 +201,12 @@ pub struct Phone {
     /// phone scenario): a sequential miss reads up to `read_ahead_kib` (at most 1 MiB) and waits
     /// for it. `bench predict` turns it on for this machine's kernel.
     pub async_read_ahead: bool,
+    /// The folio a sequential read's pages are cached in (KiB, a power of two from 4): a
+    /// read's `drop_behind` (`POSIX_FADV_DONTNEED`) drops only the folios its range covers
+    /// whole ([`forefront_model::fs::ext4`]). 4 (the default): every page its own folio, as
+    /// the papers' kernels cached file pages; `bench predict` takes this machine's from `bench
+    /// calibrate`'s `dontneed_folio_kib` (2048 on this VM's ext4, docs/twin.md twin25).
+    pub readahead_folio_kib: u64,
     /// Async requests the block queue holds before writers wait (nr_requests) [K].
     pub nr_requests: usize,
     /// Largest request (max_sectors_kb) [K].
@@ -277,6 +283,7 @@ impl Default for Phone {
             dirty_throttle: Default::default(),
             read_ahead_kib: 128,
             async_read_ahead: false,
+            readahead_folio_kib: 4,
             nr_requests: 128,
             max_request_kib: 512,
             scheduler: SchedulerConfig::default(),

@@ -18,6 +18,14 @@
 //!   With `async_read_ahead` (a scenario's `phone.async_read_ahead`) a sequential miss opens
 //!   the kernel's ramping window instead and the next window starts, without waiting, when a
 //!   read reaches its marker page ([`super::readahead`]).
+//! - **drop-behind** (a read's `drop_behind`: `POSIX_FADV_DONTNEED` over each call's range, as
+//!   `forefront bench`'s uploaders do): the call's clean pages leave the cache, but only whole
+//!   folios of `readahead_folio_pages` (`mapping_try_invalidate` in `mm/truncate.c` evicts a
+//!   folio only when the range covers all of it). Kernels whose file system caches read-ahead
+//!   in large folios (ext4 since 6.11: 2 MiB ones under a large read-ahead window, measured by
+//!   `bench calibrate`, docs/twin.md twin25) keep nearly every page of a file dropped in 1 MiB
+//!   calls. Simplification: every folio is that size and aligned to it; the kernel's first
+//!   read-ahead windows of a file use smaller ones (their order ramps up by two a window).
 //! - **cold inodes** ([`crate::fs::Inode::cold`], after a `drop_caches` op with `inodes`, as
 //!   `echo 3 > drop_caches` drops the inodes of files nobody holds open): the first read or
 //!   write of the file first reads its inode-table block, a synchronous one-block `REQ_META`
@@ -132,6 +140,10 @@ pub struct Ext4Params {
     pub async_read_ahead: bool,
     /// Largest request (sectors).
     pub max_sectors: u32,
+    /// The folio a sequential read's pages are cached in, in pages (1: every page its own):
+    /// `POSIX_FADV_DONTNEED` drops whole folios only, so a read's `drop_behind` over a range
+    /// that does not cover a folio leaves it cached (the drop-behind bullet of the module doc).
+    pub readahead_folio_pages: u32,
     pub dirty_background_pages: u64,
     pub dirty_limit_pages: u64,
     /// How writers are throttled over the dirty thresholds ([`crate::mm::throttle`]).
@@ -266,10 +278,15 @@ pub fn read<K: Ext4 + ?Sized>(
         }
     }
     if drop_behind {
-        // fadvise(DONTNEED) over the call's range: its pages, read and copied, are clean.
+        // fadvise(DONTNEED) over the call's range: its pages, read and copied, are clean; only
+        // the folios wholly inside it go.
+        let folio = k.readahead_folio_pages.max(1);
         let lo = (call_end.saturating_sub(chunk) / PAGE_SIZE) as u32;
         let hi = call_end.div_ceil(PAGE_SIZE) as u32;
-        cx.page_cache().remove_clean_range(file, lo, hi);
+        let (lo, hi) = (lo.div_ceil(folio).saturating_mul(folio), hi / folio * folio);
+        if lo < hi {
+            cx.page_cache().remove_clean_range(file, lo, hi);
+        }
         cost += k.syscall;
     }
     if call_end >= end {

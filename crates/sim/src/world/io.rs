@@ -36,6 +36,7 @@ impl World {
             read_ahead_kib: self.phone.read_ahead_kib,
             async_read_ahead: self.phone.async_read_ahead,
             max_sectors: self.max_sectors,
+            readahead_folio_pages: (self.phone.readahead_folio_kib / 4).max(1) as u32,
             dirty_background_pages: self.wb.thresholds.background_pages,
             dirty_limit_pages: self.wb.thresholds.limit_pages,
             throttle: self.phone.dirty_throttle,
