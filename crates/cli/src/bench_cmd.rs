@@ -55,7 +55,10 @@ enum BenchCommand {
         page: writeback_page_us, passed on too), and on a VM whose balloon reports free pages to its \
         host, the host's reclaim of free memory (step `host`: a 768 MiB file dropped and rewritten \
         once reporting has settled: host_reclaim_page_us, _reserve_mib, _pass_mib, _interval_ms, \
-        which `bench predict` models; docs/twin.md, twin24). The table printed gives each figure's \
+        which `bench predict` models; docs/twin.md, twin24), and the folio the file system caches a \
+        sequential read in (step `folio`: POSIX_FADV_DONTNEED over aligned ranges of each size of a \
+        64 MiB file just read: dontneed_folio_kib, the uploaders' per-chunk drop in `bench predict`; \
+        twin25). The table printed gives each figure's \
         median, min and max over --reps repetitions.")]
     Calibrate(CalibrateArgs),
     /// Predict a saved `bench run --format json` with the simulator: the same workload on a

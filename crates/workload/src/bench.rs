@@ -106,6 +106,13 @@ pub const WAL_FRAME_BYTES: u64 = 4096 + 24;
 pub const SWITCH_COMPUTE_MS: f64 = 5.0;
 /// The background workers' call size.
 pub const BG_CHUNK: u64 = 1 << 20;
+
+/// The longest random extra before each simulated sample's drop (ms): several of the
+/// background's I/O cycles (an updater's 32 MiB write and `fdatasync`, 20-40 ms on this VM; a
+/// reader's read-ahead window, under 10 ms), so that a launch meets each phase of them about
+/// equally often (twin11), and short beside the ramp, so that the simulated samples come as
+/// often as the bench's (twin25: a VM host's reclaim follows the frees of each sample's drop).
+pub const PHASE_JITTER_MS: f64 = 150.0;
 /// `update`'s `fdatasync` period.
 pub const UPDATE_FSYNC_EVERY: u64 = 32 << 20;
 
@@ -615,16 +622,16 @@ impl BenchWorkload {
         let _ = writeln!(w, "  {{ op = \"repeat\", times = {launches}, ops = [");
         // Each operation is a process of its own (`forefront_bench::runner::spawn_op`).
         let _ = writeln!(w, "    {{ op = \"exec\" }},");
-        // The ramp, then a uniform random extra of up to one more ramp (the run's seed decides
-        // it): nothing in the bench ties a launch's start to the phase of the workers' I/O
-        // cycles (an fdatasync burst or a read-ahead window every 20-30 ms here), and on the
-        // real machine the host's varying service times over the 1.5 s ramp spread it over the
-        // whole cycle. A fixed pause made every simulated launch meet the background at one
-        // phase (the same number of MiB in flight each time), since the simulated cycle is
-        // periodic and restarts with each launch (a thaw, a preemption). The extra spans 50 and
-        // more cycles, so each phase is about equally likely; its length is not fitted, and a
-        // run of 10 launches stays under the 30 s dirty expiry, as each real sample's new
-        // background does (docs/twin.md, "The launch meets the background at a random phase").
+        // A uniform random extra of up to PHASE_JITTER_MS (the run's seed decides it), then the
+        // drop and the ramp: nothing in the bench ties a launch's start to the phase of the
+        // workers' I/O cycles (an fdatasync burst or a read-ahead window every 20-30 ms here),
+        // and on the real machine the host's varying service times over the 1.5 s ramp spread
+        // it over the whole cycle. A fixed pause made every simulated launch meet the
+        // background at one phase (the same number of MiB in flight each time), since the
+        // simulated cycle is periodic and restarts with each launch (a thaw, a preemption). The
+        // extra spans several cycles, so each phase is about equally likely; its length is not
+        // fitted (docs/twin.md, "The launch meets the background at a random phase", twin11;
+        // twin25 shortened it from one ramp, below).
         // The bench drops every cache (`echo 3`: pages, and the inodes of files nobody holds
         // open, whose inode-table blocks are then read again at the next open) and starts its
         // workers anew before each sample (`forefront_bench::runner::one_sample`), so the
@@ -635,8 +642,13 @@ impl BenchWorkload {
         // page dropped, which offset a pass starts at does not change what it costs.
         // The random extra comes before the drop, so the launch starts one ramp after it as
         // the bench's does: what the host has taken back of the memory the drop freed depends
-        // on that time (twin24).
-        let _ = writeln!(w, "    {{ op = \"think\", ms = 0.0, jitter_ms = {:?} }},", ramp.max(100.0));
+        // on that time (twin24). And it is short, so that the samples' drops come about as far
+        // apart as the bench's (one ramp and one operation, plus the bench's own ~0.3 s): a VM
+        // host's reporting passes follow the frees one interval later (~2.3 s here), and at
+        // the bench's period a pass lands shortly after a drop in about half the samples and
+        // takes back memory the workers are about to allocate; one more ramp of extra (twin11's
+        // 1.5 s) moved the passes into the ramp, after the workers had taken the memory (twin25).
+        let _ = writeln!(w, "    {{ op = \"think\", ms = 0.0, jitter_ms = {PHASE_JITTER_MS:?} }},");
         if bg_apps > 0 {
             for k in self.templates() {
                 let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
@@ -942,7 +954,7 @@ mod tests {
         let waits: Vec<_> = ops.iter().filter(|o| matches!(o, crate::Op::Think { .. } | crate::Op::Sleep { .. })).collect();
         assert_eq!(waits.len(), 2, "{ops:?}");
         // The random phase, then the workers' files dropped, then the ramp exactly (twin24).
-        assert!(matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 0.0 && *jitter_ms == 1500.0), "{:?}", waits[0]);
+        assert!(matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 0.0 && *jitter_ms == PHASE_JITTER_MS), "{:?}", waits[0]);
         assert!(matches!(waits[1], crate::Op::Think { ms, jitter_ms } if *ms == 1500.0 && *jitter_ms == 0.0), "{:?}", waits[1]);
     }
 
