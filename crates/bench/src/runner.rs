@@ -253,6 +253,11 @@ pub struct ModeResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op_cpu_ms: Option<OpCpu>,
     pub samples_ms: Vec<f64>,
+    /// Each sample's `bg_window_mb_s`, in the order of `samples_ms` (the background's spread
+    /// from sample to sample: on a VM whose host takes freed memory back it moves 2-3x, docs/twin.md
+    /// twin25).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bg_window_samples_mb_s: Vec<f64>,
     /// [`BgLife::Kept`]: the disk's throughput (reads + writes, as iostat) over each round's
     /// steady state, from the end of the ramp to the end of its last start-up's pause (what the
     /// S suite's iostat averages over a run), one per round, in round order.
@@ -634,6 +639,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
                 op_cpu_ms: mean_cpu(s),
                 summary,
                 samples_ms: ms,
+                bg_window_samples_mb_s: bgw,
                 run_disk_mb_s: runs_tp.get(m).into_iter().flatten().filter_map(|t| t.disk_bytes_per_s).map(|b| b / 1e6).collect(),
                 run_bg_mb_s: runs_tp.get(m).into_iter().flatten().filter_map(|t| t.bg_bytes_per_s).map(|b| b / 1e6).collect(),
             },

@@ -954,7 +954,11 @@ mod tests {
         let waits: Vec<_> = ops.iter().filter(|o| matches!(o, crate::Op::Think { .. } | crate::Op::Sleep { .. })).collect();
         assert_eq!(waits.len(), 2, "{ops:?}");
         // The random phase, then the workers' files dropped, then the ramp exactly (twin24).
-        assert!(matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 0.0 && *jitter_ms == PHASE_JITTER_MS), "{:?}", waits[0]);
+        assert!(
+            matches!(waits[0], crate::Op::Think { ms, jitter_ms } if *ms == 0.0 && *jitter_ms == PHASE_JITTER_MS),
+            "{:?}",
+            waits[0]
+        );
         assert!(matches!(waits[1], crate::Op::Think { ms, jitter_ms } if *ms == 1500.0 && *jitter_ms == 0.0), "{:?}", waits[1]);
     }
 
