@@ -590,15 +590,8 @@ const COPY_FILE_MIB: usize = 32;
 /// in. The simulator charges a request's submission apart (`submit_request_us`, 8 µs assumed),
 /// so `writeback_page_us` is the CPU time less that per request, per page.
 fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
-    let path = s.path.with_file_name("copy.dat");
-    let f = create_rw(&path)?;
+    let (path, f, mut buf) = synced_file(s, "copy.dat", COPY_FILE_MIB, 11)?;
     let len = COPY_FILE_MIB * MIB;
-    let mut buf = vec![0u8; MIB];
-    Pattern::new(11).fill(&mut buf);
-    for o in (0..len).step_by(MIB) {
-        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
-    }
-    f.sync_data().map_err(io(&path, "fdatasync"))?;
     let per_page = |t: f64, bytes: usize| t / (bytes / KIB4) as f64;
     drop_cached(&f, &path)?;
     // One pass of 1 MiB write()s over the file (each with new contents), synced afterwards:
@@ -664,15 +657,8 @@ const FOLIO_FILE_MIB: usize = 64;
 /// drops nine tenths of the file (its first read-ahead windows use smaller folios); the file
 /// is removed at the end.
 fn dontneed_folio(s: &Scratch) -> Result<(f64, f64), BenchError> {
-    let path = s.path.with_file_name("folio.dat");
-    let f = create_rw(&path)?;
+    let (path, f, mut buf) = synced_file(s, "folio.dat", FOLIO_FILE_MIB, 13)?;
     let len = FOLIO_FILE_MIB * MIB;
-    let mut buf = vec![0u8; MIB];
-    Pattern::new(13).fill(&mut buf);
-    for o in (0..len).step_by(MIB) {
-        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
-    }
-    f.sync_data().map_err(io(&path, "fdatasync"))?;
     let fd = f.as_raw_fd();
     let dontneed = |off: usize, n: usize| -> Result<(), BenchError> {
         // SAFETY: fadvise on an open fd with plain integers.
@@ -715,6 +701,20 @@ fn dontneed_folio(s: &Scratch) -> Result<(f64, f64), BenchError> {
     std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
     // NaN: no range up to 4 MiB dropped the file (not a figure `bench predict` can use).
     Ok((folio.map_or(f64::NAN, |g| (g / 1024) as f64), kept_1m))
+}
+
+/// A new file `name` beside the scratch file, written whole in 1 MiB calls of a pattern (from
+/// `seed`) and synced: its path, the open file and the 1 MiB buffer (the pattern in it).
+fn synced_file(s: &Scratch, name: &str, mib: usize, seed: u64) -> Result<(PathBuf, File, Vec<u8>), BenchError> {
+    let path = s.path.with_file_name(name);
+    let f = create_rw(&path)?;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(seed).fill(&mut buf);
+    for o in (0..mib * MIB).step_by(MIB) {
+        f.write_all_at(&buf, o as u64).map_err(io(&path, "write"))?;
+    }
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    Ok((path, f, buf))
 }
 
 /// A new, empty file at `path`, open for reading and writing (a file there is truncated).

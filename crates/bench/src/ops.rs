@@ -125,7 +125,11 @@ fn write_forever(path: &Path, fsync_every: Option<u64>) -> Result<(), FixtureErr
 }
 
 /// Background upload: large sequential reads in 1 MiB chunks, each dropped from the page
-/// cache after use (as a streaming upload does), so every pass reads the device. Never returns.
+/// cache after use (`POSIX_FADV_DONTNEED`, as a streaming upload does) and the whole file at
+/// the end of a pass, so every pass reads the device. The kernel evicts only the folios a range
+/// covers whole: where the file system caches the reads in larger folios (ext4 since Linux
+/// 6.11: 2 MiB under an 8 MiB read-ahead), the chunks' drops keep nearly the whole pass cached
+/// until its end (`bench calibrate`'s `dontneed_folio_kib`; docs/twin.md, twin25). Never returns.
 pub fn upload_forever(path: &Path) -> Result<(), FixtureError> {
     let mut f = std::fs::File::open(path).map_err(io_err(path))?;
     let mut buf = vec![0u8; BG_CHUNK as usize];
