@@ -644,10 +644,12 @@ impl BenchWorkload {
         // the bench's does: what the host has taken back of the memory the drop freed depends
         // on that time (twin24). And it is short, so that the samples' drops come about as far
         // apart as the bench's (one ramp and one operation, plus the bench's own ~0.3 s): a VM
-        // host's reporting passes follow the frees one interval later (~2.3 s here), and at
-        // the bench's period a pass lands shortly after a drop in about half the samples and
-        // takes back memory the workers are about to allocate; one more ramp of extra (twin11's
-        // 1.5 s) moved the passes into the ramp, after the workers had taken the memory (twin25).
+        // host's reporting passes run on their own clock (~2.3 s here) while memory is freed,
+        // and a pass that lands shortly after a drop takes back memory the workers are about
+        // to allocate, as in about half the real samples (twin25). Not modelled: the bench
+        // interleaves the modes, which puts each sample's drop at its own phase of that clock;
+        // here one mode's samples come at a steady period, so the passes drift through their
+        // phases by a fraction of a second a sample and ten samples see part of the cycle.
         let _ = writeln!(w, "    {{ op = \"think\", ms = 0.0, jitter_ms = {PHASE_JITTER_MS:?} }},");
         if bg_apps > 0 {
             for k in self.templates() {
