@@ -300,6 +300,30 @@ pub struct Report {
     /// Rounds of the schedule (measured ones: the per-sample warm-up pass not counted).
     pub rounds: usize,
     pub modes: BTreeMap<&'static str, ModeResult>,
+    /// Every sample in the order taken (warm-ups included): when its caches were dropped, its
+    /// window began, its operation began and ended, in ms since the first sample's start; the
+    /// simulator's runs keep one mode's samples in a row, the bench interleaves them, and a VM
+    /// host's reclaim of free memory follows the drops (docs/twin.md, twin26).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<SampleTimes>,
+    /// The wall clock at the timeline's 0 (ms since the Unix epoch), to align it with a
+    /// monitor's log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline_start_unix_ms: Option<u64>,
+}
+
+/// One sample's place in the run ([`Report::timeline`]), in ms since the run's first sample.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SampleTimes {
+    pub mode: &'static str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
+    /// The cache drop before it returned (`None`: no drop of its own, a kept background's
+    /// later start-up without the suite's drop).
+    pub dropped_ms: Option<f64>,
+    pub window_ms: f64,
+    pub op_ms: f64,
+    pub end_ms: f64,
 }
 
 /// Removes the work directory unless asked to keep it.
@@ -391,6 +415,12 @@ pub struct Sample {
     pub disk_window_bytes_per_s: Option<f64>,
     /// The operation's own CPU time, as its process measured it ([`OpCpu`]).
     pub cpu: Option<OpCpu>,
+    /// When the sample's caches were dropped (if it dropped them), its window began, its
+    /// operation began and ended ([`Report::timeline`]).
+    pub dropped_at: Option<Instant>,
+    pub window_at: Instant,
+    pub op_at: Instant,
+    pub end_at: Instant,
 }
 
 /// The CPU time a foreground operation's process spent on the operation (from its `go` to its
@@ -580,6 +610,8 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
     }
 
     let mut samples: BTreeMap<Mode, Vec<Sample>> = BTreeMap::new();
+    let mut taken: Vec<(Mode, bool, Sample)> = vec![];
+    let (clock0, unix0) = (Instant::now(), std::time::SystemTime::now());
     let mut runs_tp: BTreeMap<Mode, Vec<RunThroughput>> = BTreeMap::new();
     let blocks = schedule(&plan.modes, plan.runs, plan.bg_life);
     let total = blocks.iter().map(|b| b.samples).sum();
@@ -597,6 +629,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             BgLife::PerSample => {
                 seq += 1;
                 let s = one_sample(plan, &app, &bg_files, b.mode, seq, &work.path, &device)?;
+                taken.push((b.mode, b.warmup, s));
                 progress(Progress::Sample { mode: b.mode, rep: b.round, warmup: b.warmup, sample: s });
                 if !b.warmup {
                     samples.entry(b.mode).or_default().push(s);
@@ -608,6 +641,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
                     progress(Progress::Sample { mode: b.mode, rep: b.round, warmup: false, sample: s });
                     got.push(s);
                 })?;
+                taken.extend(got.iter().map(|&s| (b.mode, false, s)));
                 samples.entry(b.mode).or_default().extend(got);
                 if let Some(tp) = tp {
                     runs_tp.entry(b.mode).or_default().push(tp);
@@ -667,6 +701,21 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             BgLife::Kept { per_round, .. } => plan.runs.div_ceil(per_round.max(1)),
         },
         modes,
+        timeline: taken
+            .iter()
+            .map(|(m, warmup, x)| {
+                let ms = |t: Instant| (t.saturating_duration_since(clock0).as_secs_f64() * 1e6).round() / 1e3;
+                SampleTimes {
+                    mode: m.name(),
+                    warmup: *warmup,
+                    dropped_ms: x.dropped_at.map(ms),
+                    window_ms: ms(x.window_at),
+                    op_ms: ms(x.op_at),
+                    end_ms: ms(x.end_at),
+                }
+            })
+            .collect(),
+        timeline_start_unix_ms: unix0.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as u64),
     })
 }
 
@@ -913,17 +962,23 @@ fn time_op(
         disk_bytes_per_s: start.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / elapsed.as_secs_f64()),
         disk_window_bytes_per_s: window.disk.zip(end.disk).map(|(a, b)| b.saturating_sub(a) as f64 / win),
         cpu: OpCpu::parse_done(&done),
+        dropped_at: None,
+        window_at: window.at,
+        op_at: t0,
+        end_at: end.at,
     })
 }
 
 /// The S suite's drop before a start-up, with the background running: `echo 3 > drop_caches;
 /// time sleep 0.2; time COMMAND` (comm_startup_lat.sh), untimed.
-fn suite_drop(plan: &Plan) -> Result<(), BenchError> {
+fn suite_drop(plan: &Plan) -> Result<Option<Instant>, BenchError> {
     if plan.fg == Fg::Replay || plan.bg.is_fio() {
         vm::drop_caches(Path::new("/"))?;
+        let dropped = Instant::now();
         sleep_checked(SUITE_DROP_PAUSE)?;
+        return Ok(Some(dropped));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// [`BgLife::PerSample`]: one sample with a background of its own.
@@ -938,6 +993,7 @@ fn one_sample(
 ) -> Result<Sample, BenchError> {
     let mut agent = if mode.is_agent() { Some(start_agent(plan, work)?) } else { None };
     vm::drop_caches(Path::new("/"))?;
+    let dropped = Instant::now();
     // The foreground app's process starts first and waits (as a zygote-forked app would).
     let op = spawn_op(plan, app, seq)?;
     let bg = start_background(plan, bg_files, mode, work, agent.as_ref())?;
@@ -949,7 +1005,7 @@ fn one_sample(
         a.agent.stop()?;
     }
     drop(bg);
-    Ok(s)
+    Ok(Sample { dropped_at: Some(dropped), ..s })
 }
 
 /// The workers' and the disk's throughput over one round's steady state ([`BgLife::Kept`]).
@@ -987,8 +1043,8 @@ fn kept_block(
         *seq += 1;
         // The app's process starts before the drop and waits (as a zygote-forked app would).
         let op = spawn_op(plan, app, *seq)?;
-        suite_drop(plan)?;
-        let s = time_op(plan, agent.as_ref(), op, &bg, device, window)?;
+        let dropped = suite_drop(plan)?;
+        let s = Sample { dropped_at: dropped, ..time_op(plan, agent.as_ref(), op, &bg, device, window)? };
         window = Mark::now(&bg, plan, device);
         sample(s);
         sleep_checked(post_pause(gap_ms, Duration::from_secs_f64(s.fg_ms / 1000.0)))?;
@@ -1165,6 +1221,10 @@ mod tests {
             disk_bytes_per_s: None,
             disk_window_bytes_per_s: None,
             cpu,
+            dropped_at: None,
+            window_at: Instant::now(),
+            op_at: Instant::now(),
+            end_at: Instant::now(),
         };
         let c = |t: f64, u: f64| Some(OpCpu { total_ms: t, user_ms: u, sys_ms: t - u, on_cpu_ms: None });
         let m = mean_cpu(&[s(c(40.0, 4.0)), s(None), s(c(50.0, 8.0))]).unwrap();

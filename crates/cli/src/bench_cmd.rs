@@ -772,6 +772,45 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
 /// One mode: its name, measured p50 and p90 (ms), measured background MB/s, the prediction.
 type Row = (&'static str, f64, f64, Option<f64>, forefront_sim::twin::Predicted);
 
+/// The modes' order by p50 where the measurement gives one: pairs whose medians' 95 %
+/// intervals (the bench's `median_ci95`) do not overlap, faster first, each with whether the
+/// prediction orders it the same; and the pairs within each other's noise (overlapping
+/// intervals, or none recorded), whose measured order a second run may reverse (docs/twin.md,
+/// twin26).
+struct Pairs {
+    ordered: Vec<(&'static str, &'static str, bool)>,
+    agree: usize,
+    ties: Vec<(&'static str, &'static str)>,
+}
+
+fn ordered_pairs(rows: &[Row], modes: &serde_json::Map<String, serde_json::Value>) -> Pairs {
+    use forefront_sim::twin::Predicted;
+    let ci = |m: &str| {
+        let c = modes.get(m)?.get("median_ci95")?;
+        Some((c.get("lo_ms")?.as_f64()?, c.get("hi_ms")?.as_f64()?))
+    };
+    let pred = |r: &Row| match &r.4 {
+        Predicted::Ran { fg_p50_ms, .. } => Some(*fg_p50_ms),
+        Predicted::Unavailable { .. } => None,
+    };
+    let mut out = Pairs { ordered: vec![], agree: 0, ties: vec![] };
+    for (i, a) in rows.iter().enumerate() {
+        for b in &rows[i + 1..] {
+            let (Some(pa), Some(pb)) = (pred(a), pred(b)) else { continue };
+            let (fast, slow, pf, ps) = if a.1 <= b.1 { (a, b, pa, pb) } else { (b, a, pb, pa) };
+            match (ci(fast.0), ci(slow.0)) {
+                (Some((_, fast_hi)), Some((slow_lo, _))) if fast_hi < slow_lo => {
+                    let same = pf < ps;
+                    out.agree += same as usize;
+                    out.ordered.push((fast.0, slow.0, same));
+                }
+                _ => out.ties.push((fast.0, slow.0)),
+            }
+        }
+    }
+    out
+}
+
 /// Measured (a saved bench report, as JSON) beside predicted, as a table or JSON.
 fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> anyhow::Result<String> {
     use forefront_model::flash::SpreadEdge;
@@ -890,6 +929,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         rows.push((*m, q(0.5), q(0.9), meas["bg_window_mb_s"].as_f64(), pred));
     }
     let ratio = |p: f64, m: f64| if m > 0.0 { Some(p / m) } else { None };
+    let pairs = ordered_pairs(&rows, modes);
     if let Format::Json = o.format {
         let v: Vec<serde_json::Value> = rows
             .iter()
@@ -928,6 +968,14 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 "mount_point": f.mount_point, "type": f.fs_type, "device": f.device, "journal": f.journal,
             })),
             "fg": w.fg, "bg": w.bg, "modes": v,
+            "order": {
+                "pairs_ordered_by_measurement": pairs.ordered.len(),
+                "predicted_in_the_same_order": pairs.agree,
+                "pairs": pairs.ordered.iter().map(|(a, b, same)| serde_json::json!({
+                    "faster": a, "slower": b, "predicted_the_same": same,
+                })).collect::<Vec<_>>(),
+                "within_noise": pairs.ties.iter().map(|(a, b)| [a, b]).collect::<Vec<_>>(),
+            },
             "band": o.band.then(|| bands.iter().map(|(m, slow, fast)| serde_json::json!({
                 "mode": m, "slow_p50_ms": slow, "fast_p50_ms": fast,
             })).collect::<Vec<_>>()),
@@ -1078,6 +1126,21 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     }
     let _ = writeln!(s, "p50 order, measured:  {}", rank(&measured));
     let _ = writeln!(s, "p50 order, predicted: {}", rank(&predicted));
+    let _ = writeln!(
+        s,
+        "p50 pairs the measurement orders (their medians' 95 % intervals apart): {} of which the prediction orders {} the same{}; within each other's noise: {}",
+        pairs.ordered.len(),
+        pairs.agree,
+        match pairs.ordered.iter().filter(|p| !p.2).map(|(a, b, _)| format!("{a} < {b}")).collect::<Vec<_>>() {
+            v if v.is_empty() => String::new(),
+            v => format!(" (not: {})", v.join(", ")),
+        },
+        if pairs.ties.is_empty() {
+            "-".to_string()
+        } else {
+            pairs.ties.iter().map(|(a, b)| format!("{a} ~ {b}")).collect::<Vec<_>>().join(", ")
+        }
+    );
     if !runnable.is_empty() {
         let _ = writeln!(s, "predicted wait for a CPU per launch (ms): {}", runnable.join(", "));
     }
@@ -1093,7 +1156,10 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             b.join(", ")
         );
     }
-    let _ = writeln!(s, "bg: background MB/s over the ramp + the operation (bench: bg_window_mb_s; simulator: the whole run)");
+    let _ = writeln!(
+        s,
+        "bg: background MB/s over the ramp + the operation, the median of the samples' (bench: bg_window_mb_s; simulator: each launch's window from the drop of the workers' files)"
+    );
     if let Some(n) = fs_note {
         let _ = writeln!(s, "{n}");
     }

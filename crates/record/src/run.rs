@@ -75,6 +75,11 @@ pub struct Metrics {
     pub fg_samples_ms: Vec<f64>,
     /// Bytes read + written by background apps' syscalls per second of simulated time.
     pub bg_mb_per_s: f64,
+    /// The same over each phase named `bg_window` (the scenario's windows of background
+    /// measurement, in completion order: `forefront bench`'s per-sample figure); absent when the
+    /// scenario has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bg_window_samples_mb_s: Vec<f64>,
     pub bg_read_mb: f64,
     pub bg_written_mb: f64,
     /// Device bytes served (MB) and the share of time it was busy.

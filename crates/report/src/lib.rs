@@ -70,6 +70,7 @@ pub(crate) mod testutil {
                 fg_max_ms: fg_ms,
                 fg_samples_ms: vec![fg_ms * 0.9, fg_ms, fg_ms * 1.1],
                 bg_mb_per_s: 10.0 * bg_apps as f64,
+                bg_window_samples_mb_s: vec![],
                 bg_read_mb: 1.0,
                 bg_written_mb: 2.0,
                 device_read_mb: 3.0,

@@ -339,6 +339,12 @@ fn run_world(cfg: &RunConfig, trace: bool, fg_waits: bool) -> Result<(RunReport,
             fg_max_ms: sorted.last().map_or(f64::NAN, |&v| round3(v)),
             fg_samples_ms: samples.iter().map(|&v| round3(v)).collect(),
             bg_mb_per_s: round3((out.bg_read + out.bg_written) as f64 / 1e6 / sim_s),
+            bg_window_samples_mb_s: out
+                .samples
+                .iter()
+                .filter(|s| s.phase == forefront_workload::BG_WINDOW_PHASE && s.ns > 0)
+                .map(|s| round3(s.bg_bytes as f64 / 1e6 / (s.ns as f64 / 1e9)))
+                .collect(),
             bg_read_mb: mb(out.bg_read),
             bg_written_mb: mb(out.bg_written),
             device_read_mb: mb(out.dev_read),

@@ -20,15 +20,23 @@ use forefront_workload::bench::{BenchWorkload, Host, SimSetup};
 use crate::RunConfig;
 
 /// One mode's prediction.
+// One per mode of a prediction: the size of the unavailable variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Predicted {
     Ran {
         fg_p50_ms: f64,
         fg_p90_ms: f64,
-        /// Background `read`/`write` bytes per second over the run (MB/s), the simulator's
-        /// `bg_mb_per_s`: the whole run is ramps and launches, as the bench's window figure.
+        /// Background `read`/`write` bytes per second (MB/s): the median of
+        /// `bg_window_samples_mb_s` as the bench reports its `bg_window_mb_s` (the median of its
+        /// samples' windows); the run's `bg_mb_per_s` where the scenario marks no window.
         bg_mb_s: Option<f64>,
+        /// Each launch's window (from the drop of the workers' files, where the bench starts its
+        /// workers, to the launch's end): the background's rate, as the bench's
+        /// `bg_window_samples_mb_s`.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        bg_window_samples_mb_s: Vec<f64>,
         fg_samples_ms: Vec<f64>,
         policy: String,
         scheduler: String,
@@ -208,13 +216,23 @@ pub fn predicted(cfg: &RunConfig, r: forefront_record::run::RunReport, cpu_waits
         cpu_waits: cpu_waits.map(|w| CpuWaits::of(&w.waits_us, w.charged_us, r.metrics.fg_samples_ms.len())),
         fg_p50_ms: r.metrics.fg_p50_ms,
         fg_p90_ms: r.metrics.fg_p90_ms,
-        bg_mb_s: (cfg.bg_apps > 0).then_some(r.metrics.bg_mb_per_s),
+        bg_mb_s: (cfg.bg_apps > 0).then(|| median(&r.metrics.bg_window_samples_mb_s).unwrap_or(r.metrics.bg_mb_per_s)),
+        bg_window_samples_mb_s: if cfg.bg_apps > 0 { r.metrics.bg_window_samples_mb_s } else { vec![] },
         fg_samples_ms: r.metrics.fg_samples_ms,
         policy: r.policy,
         scheduler: r.scheduler,
         breakdown_ms: r.breakdown,
         host_reclaim: r.host_reclaim,
     }
+}
+
+/// The median as `forefront bench` takes it (linear between the two middle values).
+fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let pos = 0.5 * s.len().checked_sub(1)? as f64;
+    let (lo, hi) = (s[pos.floor() as usize], s[pos.ceil() as usize]);
+    Some(lo + (hi - lo) * (pos - pos.floor()))
 }
 
 fn first_line(s: &str) -> &str {

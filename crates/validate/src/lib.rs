@@ -743,6 +743,7 @@ mod tests {
                 fg_max_ms: fg_ms,
                 fg_samples_ms: vec![fg_ms],
                 bg_mb_per_s: 1.0,
+                bg_window_samples_mb_s: vec![],
                 bg_read_mb: 1.0,
                 bg_written_mb: 1.0,
                 device_read_mb: 1.0,

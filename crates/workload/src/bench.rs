@@ -656,6 +656,10 @@ impl BenchWorkload {
                 let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
             }
         }
+        // The background's window, as the bench measures it sample by sample
+        // (`bg_window_samples_mb_s`, whose median is its `bg_window_mb_s`): from the workers'
+        // start after the drop, over the ramp, to the operation's end.
+        let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
         let _ = writeln!(w, "    {{ op = \"think\", ms = {:?} }},", ramp.max(100.0));
         let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
@@ -666,6 +670,7 @@ impl BenchWorkload {
             Fg::Replay => unreachable!("`--fg replay` is refused at the top of this function"),
         }
         let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
+        let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
         let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
         let _ = writeln!(w, "  ] }},\n]");
 

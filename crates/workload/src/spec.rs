@@ -103,6 +103,11 @@ pub enum MountFs {
 /// NILFS2 segments of 8 MiB.
 pub const DEFAULT_LFS_MIB: u64 = 256;
 
+/// The phase name that marks a window of the background's I/O: each such phase gives one
+/// figure of the run's `bg_window_samples_mb_s` (the background apps' system-call bytes over
+/// the phase's time), as `forefront bench` reports its background sample by sample.
+pub const BG_WINDOW_PHASE: &str = "bg_window";
+
 /// The mount of `path` among `mounts` (`None`: the phone's ext4, synchronous): the longest
 /// prefix that is `path` or a parent of it.
 pub fn mount_of<'a>(mounts: &'a [Mount], path: &str) -> Option<&'a Mount> {
@@ -525,6 +530,8 @@ pub enum Op {
         times: u32,
         ops: Vec<Op>,
     },
+    /// Begin a measured phase (the scenario's `headline` is the FG figure; a phase named
+    /// [`BG_WINDOW_PHASE`] is a window over which the background's I/O rate is reported).
     PhaseBegin {
         name: String,
     },

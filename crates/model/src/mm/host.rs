@@ -5,10 +5,13 @@
 //!
 //! The guest's free memory is of two kinds here: *backed* (pages the host still holds for the
 //! guest: freed recently, or the part reporting never takes) and *reported* (handed back to the
-//! host, which discards it). A reporting pass runs [`HostReclaim::interval_ns`] after free
-//! memory beyond the reserve appears and then every interval while some is left; each pass
-//! reports up to [`HostReclaim::pass_pages`] of the backed free pages, never below
-//! [`HostReclaim::reserve_pages`]. An allocation takes backed pages first (the buddy allocator
+//! host, which discards it). As the kernel's `mm/page_reporting.c` schedules it: a free asks
+//! for a pass [`PAGE_REPORTING_DELAY_NS`] later when none is asked for or running (a free while
+//! one waits is covered by it); a pass reports up to [`HostReclaim::pass_pages`] of the backed
+//! free pages, never below [`HostReclaim::reserve_pages`], and takes the rest of
+//! [`HostReclaim::interval_ns`] beyond the delay to run; the next pass follows one delay after
+//! it ends if its budget ran out (backed memory above the reserve left) or pages were freed
+//! while it ran, and otherwise reporting goes idle. An allocation takes backed pages first (the buddy allocator
 //! hands out the head of its free lists, and a reported block goes back to a list's tail); each
 //! page beyond them is one the host must fault in, allocate and zero again: the allocating task
 //! pays [`HostReclaim::page_ns`] of CPU for it (the guest's vCPU stalls in the host's fault).
@@ -20,8 +23,10 @@
 //! # Invariants
 //! - `backed` never falls below the reserve through a pass (only allocations take it lower).
 //! - A pass is pending (`pending`) exactly while the owner holds a timer for it: `observe` asks
-//!   for one only when none is pending, `pass` for the next only when memory above the reserve
-//!   is left or pages were freed while it waited.
+//!   for one only when none is pending and none is running (a free while a pass runs asks for
+//!   the one after it), `pass` for the next only when memory above the reserve is left.
+//! - Every pass starts at least [`PAGE_REPORTING_DELAY_NS`] (or the interval, if shorter) after
+//!   the free or the pass that asked for it.
 //! - Every page allocated is either backed or counted in `refaulted`; every page reported is
 //!   counted in `reported`.
 //!
@@ -32,11 +37,18 @@
 //!   (this VM's kernel reported 502–584 MiB per pass: docs/twin.md, twin24). What stays
 //!   unreported (blocks below the reporting order, per-CPU lists, fragments) is the reserve,
 //!   also measured.
-//! - The kernel schedules the next pass when a pass ran out of budget or a free of a
-//!   reportable block arrived meanwhile (`PAGE_REPORTING_REQUESTED`); here when backed memory is
-//!   still above the reserve after a pass, or any page was freed while it waited. So passes
-//!   keep their own clock while memory is being freed, as this VM's did under the bench (one
-//!   every 2.1–2.6 s through a run, whatever the samples' phase: docs/twin.md, twin24).
+//! - The kernel's states: a free of a reportable block (order ≥ `pageblock_order`) moves
+//!   reporting from idle to `PAGE_REPORTING_REQUESTED` and schedules the work 2 s later; the
+//!   work sets `PAGE_REPORTING_ACTIVE` as it starts, so frees while it waited are covered by it
+//!   and ask for nothing more; frees while it runs, or a budget that runs out
+//!   (`page_reporting_cycle`), set `REQUESTED` again and it reschedules itself 2 s after it
+//!   ends. Here any free counts (not only one that leaves a block of the reporting order), the
+//!   pass's reports all happen at its start, and it runs for the measured interval between two
+//!   passes less the delay (the calibration times the passes from first report to first report,
+//!   2.2–2.3 s on this VM: docs/twin.md, twin24). Under the bench the passes then come every
+//!   interval while each drop's memory outlasts a pass's budget, and one delay after a free
+//!   once it does not (twin26: until then a free while a pass waited asked for another pass,
+//!   which kept the passes on their own clock).
 //! - The host's cost is one figure per page, wherever the page's first touch comes from (a
 //!   `write()`'s copy, a read's request filling it: both cost this VM's guest CPU time,
 //!   twin24); the host's own work and its variation over time are not modelled.
@@ -44,11 +56,15 @@
 
 use forefront_engine::SimTime;
 
+/// The kernel's delay from a request for reporting to its pass (`PAGE_REPORTING_DELAY`,
+/// `2 * HZ` in `mm/page_reporting.c`).
+pub const PAGE_REPORTING_DELAY_NS: u64 = 2_000_000_000;
+
 /// The host's reclaim, as measured (`bench calibrate`'s `host_*` figures).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostReclaim {
-    /// Time from free memory appearing (with no pass pending) to the pass that reports it, and
-    /// between passes while some is left (ns; the kernel's `PAGE_REPORTING_DELAY`, 2 s).
+    /// Time from one pass's start to the next one's while the passes follow one another (ns):
+    /// the kernel's `PAGE_REPORTING_DELAY` (2 s) and the pass's own run, measured.
     pub interval_ns: u64,
     /// Pages one pass reports at most.
     pub pass_pages: u64,
@@ -68,9 +84,9 @@ pub struct FreeLedger {
     seen: u64,
     /// A pass is scheduled.
     pending: bool,
-    /// Pages were freed since the pending pass was asked for (the kernel's
-    /// `PAGE_REPORTING_REQUESTED`): the pass after it is asked for too.
-    requested: bool,
+    /// The last pass runs until then (the kernel's `PAGE_REPORTING_ACTIVE`): a free before it
+    /// asks for the next pass one delay after it.
+    active_until: SimTime,
     /// Pages reported over the run.
     pub reported: u64,
     /// Pages allocated from reported memory over the run (each paid `page_ns`).
@@ -86,7 +102,7 @@ impl FreeLedger {
             backed: backed.max(cfg.reserve_pages),
             seen: 0,
             pending: false,
-            requested: false,
+            active_until: SimTime::ZERO,
             reported: 0,
             refaulted: 0,
         }
@@ -102,14 +118,24 @@ impl FreeLedger {
             return None;
         }
         if self.pending {
-            self.requested = true;
+            // Covered by the pass that waits.
             return None;
+        }
+        if now < self.active_until {
+            // Freed while a pass runs: the next one a delay after it ends.
+            self.pending = true;
+            return Some(self.active_until.after(self.delay_ns()));
         }
         if self.backed > self.cfg.reserve_pages {
             self.pending = true;
-            return Some(now.after(self.cfg.interval_ns));
+            return Some(now.after(self.delay_ns()));
         }
         None
+    }
+
+    /// From a request to its pass: the kernel's delay, or the whole interval if shorter.
+    fn delay_ns(&self) -> u64 {
+        PAGE_REPORTING_DELAY_NS.min(self.cfg.interval_ns)
     }
 
     /// `n` pages are allocated: the backed ones first. Returns how many the host must fault
@@ -122,15 +148,16 @@ impl FreeLedger {
         host
     }
 
-    /// The pass scheduled for `now`: reports up to `pass_pages` above the reserve. Returns the
-    /// time of the next pass if backed memory is still above the reserve (the budget ran out)
-    /// or pages were freed while this one waited (the kernel reschedules on either).
+    /// The pass scheduled for `now`: reports up to `pass_pages` above the reserve and runs for
+    /// the interval less the delay. Returns the time of the next pass if backed memory is still
+    /// above the reserve (the budget ran out); a free while it runs asks for one through
+    /// [`Self::observe`].
     pub fn pass(&mut self, now: SimTime) -> Option<SimTime> {
         let report = self.backed.saturating_sub(self.cfg.reserve_pages).min(self.cfg.pass_pages);
         self.backed -= report;
         self.reported += report;
-        self.pending = self.backed > self.cfg.reserve_pages || self.requested;
-        self.requested = false;
+        self.active_until = now.after(self.cfg.interval_ns - self.delay_ns());
+        self.pending = self.backed > self.cfg.reserve_pages;
         self.pending.then(|| now.after(self.cfg.interval_ns))
     }
 }
@@ -172,15 +199,28 @@ mod tests {
     }
 
     #[test]
-    fn a_free_while_a_pass_waits_keeps_the_passes_going() {
+    fn a_free_while_a_pass_waits_is_covered_by_it() {
         let mut l = FreeLedger::new(CFG, 0);
         assert_eq!(l.observe(t(0), 50), Some(t(2_000)));
         assert_eq!(l.take(50), 0, "reallocated before the pass");
-        assert_eq!(l.observe(t(1_000), 110), None, "60 more freed");
+        assert_eq!(l.observe(t(1_000), 110), None, "60 more freed: the waiting pass covers them");
         assert_eq!(l.take(60), 0);
-        assert_eq!(l.pass(t(2_000)), Some(t(4_000)), "nothing to report, but pages were freed meanwhile");
-        assert_eq!(l.pass(t(4_000)), None, "no free since: the passes stop");
-        assert_eq!(l.observe(t(5_000), 300), Some(t(7_000)), "the next free starts them again");
+        assert_eq!(l.pass(t(2_000)), None, "nothing to report and nothing left: reporting goes idle");
+        assert_eq!(l.observe(t(5_000), 300), Some(t(7_000)), "the next free starts it again");
+    }
+
+    #[test]
+    fn a_free_while_a_pass_runs_asks_for_the_next_one_a_delay_after_it() {
+        // The kernel's figures: a 2 s delay, a pass that runs 0.3 s.
+        const S: u64 = 1_000_000_000;
+        let cfg = HostReclaim { interval_ns: 2_300_000_000, ..CFG };
+        let mut l = FreeLedger::new(cfg, 0);
+        assert_eq!(l.observe(t(0), 50), Some(t(2 * S)), "the kernel's delay, not the interval");
+        assert_eq!(l.pass(t(2 * S)), None, "50 reported down to the reserve: the budget did not run out");
+        assert_eq!(l.observe(t(2 * S + 100_000_000), 80), Some(t(4_300_000_000)), "freed while it runs: 2 s after its end");
+        assert_eq!(l.observe(t(3 * S), 90), None, "covered by the pass asked for");
+        assert_eq!(l.pass(t(4_300_000_000)), None);
+        assert_eq!(l.observe(t(5 * S), 200), Some(t(7 * S)), "idle again: the delay from the free");
     }
 
     #[test]

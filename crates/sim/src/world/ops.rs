@@ -253,16 +253,18 @@ impl World {
                     self.agent_phase(tid, &name, true);
                 }
                 let times = self.cpu.times(tid, now);
+                let bg = self.bg_read + self.bg_written;
                 let t = &mut self.tasks[tid as usize];
                 let acc = t.acc;
-                t.phases.push((name, now, acc, times));
+                t.phases.push((name, now, acc, times, bg));
                 (0, After::Step)
             }
             Op::PhaseEnd { name } => {
                 let times = self.cpu.times(tid, now);
                 let t = &mut self.tasks[tid as usize];
                 if let Some(pos) = t.phases.iter().rposition(|p| p.0 == name) {
-                    let (phase, start, acc0, (run0, wait0)) = t.phases.remove(pos);
+                    let (phase, start, acc0, (run0, wait0), bg0) = t.phases.remove(pos);
+                    let bg_bytes = self.bg_read + self.bg_written - bg0;
                     let mut cats = [0u64; Cat::COUNT];
                     for (i, c) in cats.iter_mut().enumerate() {
                         *c = t.acc[i] - acc0[i];
@@ -271,7 +273,7 @@ impl World {
                     cats[Cat::CpuRunnable as usize] = times.1 - wait0;
                     let (app, cell) = (self.apps[t.app].name.clone(), self.apps[t.app].cell);
                     let on_screen = cell.is_none() || cell == self.fg_cell;
-                    self.samples.push(Sample { app, cell, on_screen, phase, start, ns: now.since(start), cats });
+                    self.samples.push(Sample { app, cell, on_screen, phase, start, ns: now.since(start), cats, bg_bytes });
                 }
                 if self.agent.is_some() {
                     self.agent_phase(tid, &name, false);

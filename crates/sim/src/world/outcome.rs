@@ -23,6 +23,9 @@ pub struct Sample {
     pub start: SimTime,
     pub ns: u64,
     pub cats: [u64; Cat::COUNT],
+    /// Bytes the background apps read and wrote through system calls while the phase ran
+    /// (0 for an input's response).
+    pub bg_bytes: u64,
 }
 
 pub struct Outcome {

@@ -102,8 +102,8 @@ pub(super) struct Task {
 }
 
 /// A phase begun and not yet ended: (name, start, blocked ns per category, CPU (running,
-/// runnable) ns) at its start.
-pub(super) type OpenPhase = (String, SimTime, [u64; Cat::COUNT], (u64, u64));
+/// runnable) ns, background bytes read and written so far) at its start.
+pub(super) type OpenPhase = (String, SimTime, [u64; Cat::COUNT], (u64, u64), u64);
 
 pub(super) struct App {
     pub(super) name: String,

@@ -331,7 +331,16 @@ impl World {
             cats[Cat::Sleep as usize] += shown.since(now);
             let ns = shown.since(i.start);
             self.ui.responses_ns.push(ns);
-            self.samples.push(Sample { app: app.clone(), cell, on_screen, phase: i.phase, start: i.start, ns, cats });
+            self.samples.push(Sample {
+                app: app.clone(),
+                cell,
+                on_screen,
+                phase: i.phase,
+                start: i.start,
+                ns,
+                cats,
+                bg_bytes: 0,
+            });
         }
         if self.ui.open.is_empty() {
             self.ui_dissolve();
