@@ -324,6 +324,12 @@ struct PredictOpts {
     /// `bench calibrate` file; three times the simulation.
     #[arg(long)]
     band: bool,
+    /// Simulate each mode's samples one after another at its own period, as before twin26,
+    /// even where the report records the order the bench took them in (`timeline`): by
+    /// default a mode's simulation follows that order, the other modes' samples as unmeasured
+    /// drops and launches at their measured times (docs/twin.md, twin26).
+    #[arg(long)]
+    no_timeline: bool,
 }
 
 /// `--cpu-groups` of `bench predict`.
@@ -668,6 +674,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             cpu_groups: CpuGroupsArg::Auto,
             app_cpu_ms: None,
             band: false,
+            no_timeline: false,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -824,7 +831,15 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let num = |k: &str| field(k).and_then(|v| v.as_u64().ok_or_else(|| anyhow::anyhow!("{what}: `{k}` is not a whole number")));
     // Reports from before `bg_file_bytes` was recorded ran with the 1 GiB default.
     let bg_file_bytes = saved.get("bg_file_bytes").and_then(|v| v.as_u64()).unwrap_or(1 << 30);
-    let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app };
+    // The order the bench took its samples in (twin26), where each had a background of its own.
+    let per_sample = saved.get("bg_life").and_then(|l| l.get("kind")).and_then(|k| k.as_str()) == Some("per-sample");
+    let timeline: Vec<forefront_workload::bench::BenchSample> = match saved.get("timeline") {
+        Some(t) if per_sample && !o.no_timeline => {
+            serde_json::from_value(t.clone()).with_context(|| format!("{what}: timeline"))?
+        }
+        _ => vec![],
+    };
+    let w = BenchWorkload { fg, bg, bg_procs: num("bg_procs")? as usize, bg_file_bytes, ramp_ms: num("ramp_ms")?, app, timeline };
     let disk = field("device")?.as_str().unwrap_or_default().to_owned();
     let stock = field("scheduler")?.as_str().unwrap_or_default().to_owned();
     let mut host = this_host(&disk, o).with_context(|| format!("{what}: this machine's settings for device {disk:?}"))?;

@@ -157,7 +157,7 @@ pub fn config(
     seed: u64,
 ) -> Result<RunConfig, String> {
     let (scheduler, background, policy) = setup_of(mode, sim_scheduler(stock))?;
-    let setup = SimSetup { scheduler: scheduler.into(), background, launches };
+    let setup = SimSetup { scheduler: scheduler.into(), background, launches, mode: Some(mode.into()) };
     let scenario = match w.scenario(&device.name, host, &setup) {
         Ok(s) => s,
         // The scenario format refuses a scheduler kind it does not know: the model is absent.
@@ -252,6 +252,7 @@ mod tests {
             bg_file_bytes: 64 << 20,
             ramp_ms: 500,
             app: AppSpec { code_files: 8, code_bytes: 8 << 20, db_rows: 500, row_bytes: 4096 },
+            timeline: vec![],
         }
     }
 
@@ -283,6 +284,57 @@ mod tests {
             "{up} MB/s on a {} MB/s device",
             dev.read_seq_mb_s
         );
+    }
+
+    /// A measured baseline sample after an unmeasured one whose drop came `gap_ms` before its
+    /// own (the bench's interleaved modes).
+    fn after(gap_ms: f64) -> BenchWorkload {
+        use forefront_workload::bench::BenchSample;
+        let at = |mode: &str, d: f64, end: f64| BenchSample {
+            mode: mode.into(),
+            warmup: false,
+            dropped_ms: Some(d),
+            window_ms: d + 10.0,
+            op_ms: d + 1_510.0,
+            end_ms: end,
+        };
+        BenchWorkload {
+            bg_file_bytes: 1 << 30,
+            timeline: vec![at("alone", 1_000.0, 2_600.0), at("baseline", 1_000.0 + gap_ms, 1_000.0 + gap_ms + 2_300.0)],
+            ..small(Bg::Update)
+        }
+    }
+
+    #[test]
+    fn a_drop_just_before_the_pass_the_previous_one_asked_for_hands_its_memory_to_the_host() {
+        // The kernel's free page reporting: a pass 2 s after the free that asks for it. A
+        // sample whose drop comes 1.9 s after the previous sample's meets that pass 0.1 s into
+        // its ramp, with its workers' files just freed: the host takes them, and the workers
+        // pay its fault as they write them again. 2.6 s after it, the pass has come and gone.
+        // A device as fast as this VM's disk (twin26's calibration: ~3.8 GB/s written), so
+        // that the host's fault, not the device, bounds the workers.
+        let mut dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
+        (dev.write_seq_mb_s, dev.bus_mb_s, dev.write_depth_mb_s) = (3_800.0, 3_800.0, 5_400.0);
+        let host = Host {
+            host_reclaim: Some(forefront_workload::bench::HostReclaimFigures {
+                interval_ms: 2_300.0,
+                pass_mib: 768.0,
+                reserve_mib: 4.0,
+                page_us: 14.0,
+            }),
+            ..Host::default()
+        };
+        let run = |gap: f64| {
+            let p = predict(&after(gap), &host, &dev, "mq-deadline", "baseline", 1, 1);
+            let Predicted::Ran { bg_window_samples_mb_s: w, host_reclaim: Some(h), .. } = p else { panic!("runs: {p:?}") };
+            assert_eq!(w.len(), 1, "one measured sample");
+            (w[0], h.refaulted_pages)
+        };
+        let (caught, caught_pages) = run(1_900.0);
+        let (clear, clear_pages) = run(2_600.0);
+        eprintln!("caught: {caught:.0} MB/s, {caught_pages} pages refaulted; clear: {clear:.0} MB/s, {clear_pages}");
+        assert!(caught_pages > 50_000 && clear_pages < caught_pages / 10, "refaulted {caught_pages} vs {clear_pages}");
+        assert!(caught < 0.8 * clear, "window {caught:.0} MB/s vs {clear:.0} MB/s");
     }
 
     #[test]

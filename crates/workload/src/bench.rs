@@ -42,13 +42,20 @@
 //!   allocations and copies, request submission) is the model's own cost per call and page.
 //!   Where no measurement is given, the app's work is an assumption ([`LAUNCH_COMPUTE_MS`],
 //!   [`SWITCH_COMPUTE_MS`]);
+//! - the bench's order of samples, where its report records it (`timeline`, twin26): the
+//!   bench interleaves the modes, one sample each per round, and a VM host's reclaim follows the
+//!   drops (below); a mode's scenario then follows the run's timeline event by event
+//!   (`sleep_until`), each sample's drop and operation at its time, the other modes' samples
+//!   unmeasured ([`BenchWorkload::timeline`]); without one, the mode's samples follow one
+//!   another at the ramp's period;
 //! - what is not the bench's: the bench restarts its workers and drops every cache before
-//!   each sample, the scenario keeps its workers running (at their place in their files) and
-//!   drops their files' clean pages before the ramp and the app's before the operation; a
-//!   switch's database grows by its new rows in the bench, while the scenario's checkpoint
-//!   rewrites the same pages each time; the random extra before each sample's drop (its phase
-//!   against the workers' I/O cycle) makes the simulated samples 0–1.5 s longer apart than the
-//!   bench's, which matters to a VM host's reclaim of free memory (below);
+//!   each sample, the scenario keeps its workers running (at their place in their files, and
+//!   through the gaps between samples and the `alone` ones) and drops their files' clean pages
+//!   with the sample's drop; a switch's database grows by its new rows in the bench, while the
+//!   scenario's checkpoint rewrites the same pages each time; the random extra before each
+//!   operation (its phase against the workers' I/O cycle: before the drop in the steady loop,
+//!   where it makes the samples up to 150 ms further apart than the bench's; taken from the
+//!   ramp along a timeline);
 //! - on a VM whose host takes freed memory back (free page reporting: docs/twin.md, "The host
 //!   takes freed memory back", twin23), the scenario's `[phone.host_reclaim]` where `bench
 //!   calibrate` measured it ([`Host::host_reclaim`], twin24): a page allocated from memory the
@@ -112,6 +119,8 @@ pub const BG_CHUNK: u64 = 1 << 20;
 /// reader's read-ahead window, under 10 ms), so that a launch meets each phase of them about
 /// equally often (twin11), and short beside the ramp, so that the simulated samples come as
 /// often as the bench's (twin25: a VM host's reclaim follows the frees of each sample's drop).
+/// Along a bench run's timeline it is taken from the end of the ramp instead, so that every
+/// drop stays at its measured time (twin26).
 pub const PHASE_JITTER_MS: f64 = 150.0;
 /// `update`'s `fdatasync` period.
 pub const UPDATE_FSYNC_EVERY: u64 = 32 << 20;
@@ -461,6 +470,26 @@ pub struct BenchWorkload {
     /// Time the background runs before each foreground operation starts.
     pub ramp_ms: u64,
     pub app: AppSpec,
+    /// The run's samples in the order the bench took them, every mode's (its report's
+    /// `timeline`; empty for a report from before twin26 or a kept background): where given, a
+    /// mode's scenario follows it ([`SimSetup::mode`]), the other modes' samples as drops and
+    /// waits of their measured length, so that the drops free memory when the bench's did
+    /// (docs/twin.md, twin26).
+    pub timeline: Vec<BenchSample>,
+}
+
+/// One sample of a bench run's timeline (`forefront_bench::runner::SampleTimes`): its mode and
+/// when its caches were dropped, its background window began, its operation began and ended
+/// (ms since the run's first sample).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+pub struct BenchSample {
+    pub mode: String,
+    #[serde(default)]
+    pub warmup: bool,
+    pub dropped_ms: Option<f64>,
+    pub window_ms: f64,
+    pub op_ms: f64,
+    pub end_ms: f64,
 }
 
 /// The prefix of a bench workload's name where a scenario is named (`sim sweep`'s
@@ -477,6 +506,9 @@ pub struct SimSetup {
     pub scheduler: String,
     pub background: bool,
     pub launches: u32,
+    /// The bench mode simulated: with a [`BenchWorkload::timeline`], its first `launches`
+    /// samples there are the measured ones.
+    pub mode: Option<String>,
 }
 
 impl BenchWorkload {
@@ -497,7 +529,15 @@ impl BenchWorkload {
             "none" => Bg::None,
             b => return Err(format!("`{b}` is not a bench background (update, copy, upload, mixed, none)")),
         };
-        Ok(BenchWorkload { fg, bg, bg_procs: 2, bg_file_bytes: 1 << 30, ramp_ms: 1500, app: AppSpec::default() })
+        Ok(BenchWorkload {
+            fg,
+            bg,
+            bg_procs: 2,
+            bg_file_bytes: 1 << 30,
+            ramp_ms: 1500,
+            app: AppSpec::default(),
+            timeline: vec![],
+        })
     }
 
     /// The scenario a sweep names `bench:FG/BG` ([`NAMED_PREFIX`]) on `device`: [`Self::named`]'s
@@ -506,7 +546,7 @@ impl BenchWorkload {
     /// axes set `phone.*` to another machine's) and mq-deadline (`phone.scheduler` to change).
     pub fn named_scenario(name: &str, device: &str) -> Result<crate::Scenario, String> {
         let w = BenchWorkload::named(name)?;
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: NAMED_LAUNCHES };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: NAMED_LAUNCHES, mode: None };
         w.scenario(device, &Host::default(), &setup)
     }
 
@@ -526,9 +566,10 @@ impl BenchWorkload {
         let w = &mut s;
         let launches = setup.launches.max(1);
         let ramp = self.ramp_ms as f64;
-        // Generous: the run ends when the launches are done.
-        let duration = launches as f64 * (ramp / 1000.0 + 60.0) + 10.0;
         let bg_apps = if setup.background && self.bg != Bg::None { self.bg_procs } else { 0 };
+        let slots = if bg_apps > 0 { self.slots(setup)? } else { vec![] };
+        // Generous: the run ends when the launches are done.
+        let duration = slots.last().map_or(0.0, |s| s.1.end_ms / 1000.0) + launches as f64 * (ramp / 1000.0 + 60.0) + 10.0;
         let _ =
             writeln!(w, "# Generated by forefront (crates/workload/src/bench.rs): `forefront bench`'s workload as a scenario.");
         let fg = fg_name(self.fg);
@@ -619,60 +660,65 @@ impl BenchWorkload {
 
         let _ = writeln!(w, "\n[[app]]\nname = \"shell\"\nrole = \"system\"\n[[app.thread]]\nname = \"main\"\nops = [{{ op = \"sleep\", ms = 1.0 }}]");
         let _ = writeln!(w, "\n[[app]]\nname = \"app\"\nrole = \"fg\"\n[[app.thread]]\nname = \"main\"\nops = [");
-        let _ = writeln!(w, "  {{ op = \"repeat\", times = {launches}, ops = [");
-        // Each operation is a process of its own (`forefront_bench::runner::spawn_op`).
-        let _ = writeln!(w, "    {{ op = \"exec\" }},");
-        // A uniform random extra of up to PHASE_JITTER_MS (the run's seed decides it), then the
-        // drop and the ramp: nothing in the bench ties a launch's start to the phase of the
-        // workers' I/O cycles (an fdatasync burst or a read-ahead window every 20-30 ms here),
-        // and on the real machine the host's varying service times over the 1.5 s ramp spread
-        // it over the whole cycle. A fixed pause made every simulated launch meet the
-        // background at one phase (the same number of MiB in flight each time), since the
-        // simulated cycle is periodic and restarts with each launch (a thaw, a preemption). The
-        // extra spans several cycles, so each phase is about equally likely; its length is not
-        // fitted (docs/twin.md, "The launch meets the background at a random phase", twin11;
-        // twin25 shortened it from one ramp, below).
-        // The bench drops every cache (`echo 3`: pages, and the inodes of files nobody holds
-        // open, whose inode-table blocks are then read again at the next open) and starts its
-        // workers anew before each sample (`forefront_bench::runner::one_sample`), so the
-        // workers' files are not cached when the ramp begins: an updater's writes over them
-        // allocate pages again through the ramp and into the launch (a 1 GiB file at ~0.5 GB/s
-        // a worker), where the scenario's long-running workers would otherwise overwrite
-        // cached pages (twin20). The workers keep their place in their files: with every clean
-        // page dropped, which offset a pass starts at does not change what it costs.
-        // The random extra comes before the drop, so the launch starts one ramp after it as
-        // the bench's does: what the host has taken back of the memory the drop freed depends
-        // on that time (twin24). And it is short, so that the samples' drops come about as far
-        // apart as the bench's (one ramp and one operation, plus the bench's own ~0.3 s): a VM
-        // host's reporting passes run on their own clock (~2.3 s here) while memory is freed,
-        // and a pass that lands shortly after a drop takes back memory the workers are about
-        // to allocate, as in about half the real samples (twin25). Not modelled: the bench
-        // interleaves the modes, which puts each sample's drop at its own phase of that clock;
-        // here one mode's samples come at a steady period, so the passes drift through their
-        // phases by a fraction of a second a sample and ten samples see part of the cycle.
-        let _ = writeln!(w, "    {{ op = \"think\", ms = 0.0, jitter_ms = {PHASE_JITTER_MS:?} }},");
-        if bg_apps > 0 {
-            for k in self.templates() {
-                let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
+        if !slots.is_empty() {
+            self.scheduled_ops(w, host, &slots);
+            let _ = writeln!(w, "]");
+        } else {
+            let _ = writeln!(w, "  {{ op = \"repeat\", times = {launches}, ops = [");
+            // Each operation is a process of its own (`forefront_bench::runner::spawn_op`).
+            let _ = writeln!(w, "    {{ op = \"exec\" }},");
+            // A uniform random extra of up to PHASE_JITTER_MS (the run's seed decides it), then the
+            // drop and the ramp: nothing in the bench ties a launch's start to the phase of the
+            // workers' I/O cycles (an fdatasync burst or a read-ahead window every 20-30 ms here),
+            // and on the real machine the host's varying service times over the 1.5 s ramp spread
+            // it over the whole cycle. A fixed pause made every simulated launch meet the
+            // background at one phase (the same number of MiB in flight each time), since the
+            // simulated cycle is periodic and restarts with each launch (a thaw, a preemption). The
+            // extra spans several cycles, so each phase is about equally likely; its length is not
+            // fitted (docs/twin.md, "The launch meets the background at a random phase", twin11;
+            // twin25 shortened it from one ramp, below).
+            // The bench drops every cache (`echo 3`: pages, and the inodes of files nobody holds
+            // open, whose inode-table blocks are then read again at the next open) and starts its
+            // workers anew before each sample (`forefront_bench::runner::one_sample`), so the
+            // workers' files are not cached when the ramp begins: an updater's writes over them
+            // allocate pages again through the ramp and into the launch (a 1 GiB file at ~0.5 GB/s
+            // a worker), where the scenario's long-running workers would otherwise overwrite
+            // cached pages (twin20). The workers keep their place in their files: with every clean
+            // page dropped, which offset a pass starts at does not change what it costs.
+            // The random extra comes before the drop, so the launch starts one ramp after it as
+            // the bench's does: what the host has taken back of the memory the drop freed depends
+            // on that time (twin24). And it is short, so that the samples' drops come about as far
+            // apart as the bench's (one ramp and one operation, plus the bench's own ~0.3 s): a VM
+            // host's reporting passes run on their own clock (~2.3 s here) while memory is freed,
+            // and a pass that lands shortly after a drop takes back memory the workers are about
+            // to allocate, as in about half the real samples (twin25). Not modelled: the bench
+            // interleaves the modes, which puts each sample's drop at its own phase of that clock;
+            // here one mode's samples come at a steady period, so the passes drift through their
+            // phases by a fraction of a second a sample and ten samples see part of the cycle.
+            let _ = writeln!(w, "    {{ op = \"think\", ms = 0.0, jitter_ms = {PHASE_JITTER_MS:?} }},");
+            if bg_apps > 0 {
+                for k in self.templates() {
+                    let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
+                }
             }
+            // The background's window, as the bench measures it sample by sample
+            // (`bg_window_samples_mb_s`, whose median is its `bg_window_mb_s`): from the workers'
+            // start after the drop, over the ramp, to the operation's end.
+            let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
+            let _ = writeln!(w, "    {{ op = \"think\", ms = {:?} }},", ramp.max(100.0));
+            let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
+            let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
+            let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
+            match self.fg {
+                Fg::Launch => self.launch_ops(w, host.fg_compute_ms.unwrap_or(LAUNCH_COMPUTE_MS)),
+                Fg::Switch => self.switch_ops(w, host.fg_compute_ms.unwrap_or(SWITCH_COMPUTE_MS)),
+                Fg::Replay => unreachable!("`--fg replay` is refused at the top of this function"),
+            }
+            let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
+            let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
+            let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
+            let _ = writeln!(w, "  ] }},\n]");
         }
-        // The background's window, as the bench measures it sample by sample
-        // (`bg_window_samples_mb_s`, whose median is its `bg_window_mb_s`): from the workers'
-        // start after the drop, over the ramp, to the operation's end.
-        let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
-        let _ = writeln!(w, "    {{ op = \"think\", ms = {:?} }},", ramp.max(100.0));
-        let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
-        let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
-        let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
-        match self.fg {
-            Fg::Launch => self.launch_ops(w, host.fg_compute_ms.unwrap_or(LAUNCH_COMPUTE_MS)),
-            Fg::Switch => self.switch_ops(w, host.fg_compute_ms.unwrap_or(SWITCH_COMPUTE_MS)),
-            Fg::Replay => unreachable!("`--fg replay` is refused at the top of this function"),
-        }
-        let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
-        let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
-        let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
-        let _ = writeln!(w, "  ] }},\n]");
 
         // One background template per worker kind, in the order instances are dealt: `mixed`
         // alternates update, upload as the bench's workers do.
@@ -730,6 +776,78 @@ impl BenchWorkload {
     }
 
     /// The launch's ops (`forefront_bench::ops::launch`).
+    /// The timeline's samples up to the `launches`-th measured one of `setup.mode`, each with
+    /// whether it is measured (a sample of that mode, not a warm-up); none without a timeline
+    /// or a mode.
+    fn slots(&self, setup: &SimSetup) -> Result<Vec<(bool, BenchSample)>, String> {
+        let Some(mode) = setup.mode.as_deref().filter(|_| !self.timeline.is_empty()) else { return Ok(vec![]) };
+        let mut out = vec![];
+        let mut measured = 0;
+        for s in &self.timeline {
+            let m = s.mode == mode && !s.warmup;
+            let d = s.dropped_ms.unwrap_or(s.window_ms);
+            if !(0.0 <= d && d <= s.window_ms && s.window_ms <= s.op_ms && s.op_ms <= s.end_ms) {
+                return Err(format!(
+                    "timeline: a {} sample's times are out of order (dropped {:?}, window {}, op {}, end {} ms)",
+                    s.mode, s.dropped_ms, s.window_ms, s.op_ms, s.end_ms
+                ));
+            }
+            out.push((m, s.clone()));
+            measured += m as u32;
+            if measured == setup.launches.max(1) {
+                return Ok(out);
+            }
+        }
+        if measured == 0 {
+            return Err(format!("timeline: no sample of mode `{mode}`"));
+        }
+        Ok(out)
+    }
+
+    /// The foreground's program along the bench's timeline (`slots`), each event at its time
+    /// in the bench's run (`sleep_until`; later where the simulated run fell behind): at each
+    /// sample's drop, every file dropped (the bench's `echo 3`) and the operation's process
+    /// started; at its operation's start, the operation. A measured sample has its window (from
+    /// the workers' start) and its headline phase, and the random phase extra is taken from its
+    /// ramp rather than added; another mode's is only its drop and its operation, so that the
+    /// memory each drop frees is what the bench's freed. The workers run throughout, where the
+    /// bench's are stopped between samples and absent from an `alone` one.
+    fn scheduled_ops(&self, w: &mut String, host: &Host, slots: &[(bool, BenchSample)]) {
+        let fg = fg_name(self.fg);
+        for (measured, s) in slots {
+            let dropped = s.dropped_ms.unwrap_or(s.window_ms);
+            let _ = writeln!(w, "  {{ op = \"sleep_until\", ms = {dropped:?} }},");
+            for k in self.templates() {
+                let _ = writeln!(w, "  {{ op = \"drop_caches\", app = \"{}\", inodes = true }},", k.name());
+            }
+            let _ = writeln!(w, "  {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
+            let _ = writeln!(w, "  {{ op = \"exec\" }},");
+            if *measured {
+                let _ = writeln!(w, "  {{ op = \"sleep_until\", ms = {:?} }},", s.window_ms);
+                let _ = writeln!(w, "  {{ op = \"phase_begin\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
+                let jitter = PHASE_JITTER_MS.min(s.op_ms - s.window_ms);
+                let _ = writeln!(w, "  {{ op = \"sleep_until\", ms = {:?} }},", s.op_ms - jitter);
+                let _ = writeln!(w, "  {{ op = \"think\", ms = 0.0, jitter_ms = {jitter:?} }},");
+            } else {
+                let _ = writeln!(w, "  {{ op = \"sleep_until\", ms = {:?} }},", s.op_ms);
+            }
+            let _ = writeln!(w, "  {{ op = \"foreground\", app = \"app\" }},");
+            if *measured {
+                let _ = writeln!(w, "  {{ op = \"phase_begin\", name = \"{fg}\" }},");
+            }
+            match self.fg {
+                Fg::Launch => self.launch_ops(w, host.fg_compute_ms.unwrap_or(LAUNCH_COMPUTE_MS)),
+                Fg::Switch => self.switch_ops(w, host.fg_compute_ms.unwrap_or(SWITCH_COMPUTE_MS)),
+                Fg::Replay => unreachable!("`--fg replay` is refused before"),
+            }
+            if *measured {
+                let _ = writeln!(w, "  {{ op = \"phase_end\", name = \"{fg}\" }},");
+                let _ = writeln!(w, "  {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
+            }
+            let _ = writeln!(w, "  {{ op = \"foreground\", app = \"shell\" }},");
+        }
+    }
+
     fn launch_ops(&self, w: &mut String, compute_ms: f64) {
         let db = db_bytes(&self.app);
         for (name, size) in code_file_sizes(&self.app) {
@@ -810,12 +928,20 @@ mod tests {
     use super::*;
 
     fn w(bg: Bg) -> BenchWorkload {
-        BenchWorkload { fg: Fg::Launch, bg, bg_procs: 2, bg_file_bytes: 64 << 20, ramp_ms: 1500, app: AppSpec::default() }
+        BenchWorkload {
+            fg: Fg::Launch,
+            bg,
+            bg_procs: 2,
+            bg_file_bytes: 64 << 20,
+            ramp_ms: 1500,
+            app: AppSpec::default(),
+            timeline: vec![],
+        }
     }
 
     #[test]
     fn each_sample_drops_the_workers_files_before_its_ramp_as_the_bench_does() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3, mode: None };
         let ops = |bg| {
             let text = w(bg).scenario_toml("x", &Host::default(), &setup).unwrap();
             let fg = text.split("name = \"app\"").nth(1).expect("the app").split("[[app]]").next().unwrap().to_owned();
@@ -848,7 +974,7 @@ mod tests {
 
     #[test]
     fn every_background_builds_a_valid_scenario() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3, mode: None };
         for bg in [Bg::Update, Bg::Copy, Bg::Upload, Bg::Mixed, Bg::None] {
             let s = w(bg).scenario("galaxy-s6-ufs", &Host::default(), &setup).unwrap_or_else(|e| panic!("{bg:?}: {e}"));
             assert_eq!(s.bg_apps, if bg == Bg::None { 0 } else { 2 });
@@ -866,7 +992,7 @@ mod tests {
 
     #[test]
     fn the_hosts_reclaim_reaches_the_scenario_with_the_fixtures_files_backed() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2, mode: None };
         let stock = w(Bg::Update).scenario("x", &Host::default(), &setup).unwrap();
         assert_eq!(stock.phone.host_reclaim, None, "not measured: no host model");
         let h = HostReclaimFigures { interval_ms: 2300.0, pass_mib: 588.0, reserve_mib: 16.0, page_us: 15.0 };
@@ -884,7 +1010,7 @@ mod tests {
 
     #[test]
     fn a_measured_copy_cost_reaches_the_scenario() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1, mode: None };
         let stock = w(Bg::Copy).scenario("x", &Host::default(), &setup).unwrap();
         assert_eq!(stock.phone.costs, crate::Costs::default());
         let host = Host { copy_page_us: Some(0.42), ..Host::default() };
@@ -910,7 +1036,7 @@ mod tests {
 
     #[test]
     fn a_file_system_without_a_journal_reaches_the_scenario() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 1, mode: None };
         let journal = |fs_journal: Option<bool>| {
             let host = Host { fs_journal, ..Host::default() };
             w(Bg::Update).scenario("x", &host, &setup).unwrap().phone.fs.journal
@@ -922,7 +1048,7 @@ mod tests {
 
     #[test]
     fn a_measured_app_cpu_time_replaces_the_assumed_one() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: false, launches: 1 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: false, launches: 1, mode: None };
         let computes = |fg: Fg, host: &Host| -> Vec<f64> {
             let s = BenchWorkload { fg, ..w(Bg::None) }.scenario("x", host, &setup).unwrap();
             let app = s.apps.iter().find(|a| a.role == crate::Role::Fg).expect("the foreground app");
@@ -938,7 +1064,7 @@ mod tests {
 
     #[test]
     fn switch_writes_its_files_and_its_wal() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2, mode: None };
         let sw = BenchWorkload { fg: Fg::Switch, ..w(Bg::Update) };
         let s = sw.scenario("x", &Host::default(), &setup).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.headline, "switch");
@@ -954,7 +1080,7 @@ mod tests {
 
     #[test]
     fn each_operation_waits_a_random_phase_then_the_ramp_after_its_drop() {
-        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3 };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 3, mode: None };
         let s = w(Bg::Update).scenario("x", &Host::default(), &setup).unwrap();
         let app = s.apps.iter().find(|a| a.role == crate::Role::Fg).expect("the foreground app");
         let crate::Op::Repeat { ops, .. } = &app.threads[0].ops[0] else { panic!("{:?}", app.threads[0].ops) };
@@ -967,6 +1093,71 @@ mod tests {
             waits[0]
         );
         assert!(matches!(waits[1], crate::Op::Think { ms, jitter_ms } if *ms == 1500.0 && *jitter_ms == 0.0), "{:?}", waits[1]);
+    }
+
+    /// A bench run's order: a warm-up round, then rounds rotating the modes (times in ms).
+    fn timeline() -> Vec<BenchSample> {
+        let at = |mode: &str, warmup: bool, d: f64, op: f64, end: f64| BenchSample {
+            mode: mode.into(),
+            warmup,
+            dropped_ms: Some(d),
+            window_ms: d + 10.0,
+            op_ms: op,
+            end_ms: end,
+        };
+        vec![
+            at("alone", true, 400.0, 520.0, 590.0),
+            at("baseline", true, 800.0, 2_320.0, 3_100.0),
+            at("alone", false, 3_300.0, 3_420.0, 3_490.0),
+            at("baseline", false, 3_700.0, 5_220.0, 6_000.0),
+            at("baseline", false, 6_200.0, 7_720.0, 8_500.0),
+            at("alone", false, 8_700.0, 8_820.0, 8_890.0),
+            at("baseline", false, 9_100.0, 10_620.0, 11_400.0),
+        ]
+    }
+
+    #[test]
+    fn a_mode_follows_the_bench_runs_timeline_and_measures_its_own_samples() {
+        let tw = BenchWorkload { timeline: timeline(), ..w(Bg::Update) };
+        let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2, mode: Some("baseline".into()) };
+        let text = tw.scenario_toml("x", &Host::default(), &setup).unwrap();
+        let s = tw.scenario("x", &Host::default(), &setup).unwrap_or_else(|e| panic!("{e}"));
+        let app = s.apps.iter().find(|a| a.role == crate::Role::Fg).expect("the foreground app");
+        let ops = &app.threads[0].ops;
+        // Up to the second measured baseline sample: five samples, two of them measured.
+        let untils: Vec<f64> =
+            ops.iter().filter_map(|o| if let crate::Op::SleepUntil { ms } = o { Some(*ms) } else { None }).collect();
+        assert_eq!(untils.iter().filter(|&&t| [400.0, 800.0, 3_300.0, 3_700.0, 6_200.0].contains(&t)).count(), 5, "{untils:?}");
+        assert!(!untils.contains(&8_700.0), "nothing after the last measured sample: {untils:?}");
+        // Each measured one: its window from the workers' start, the random extra taken from its ramp.
+        for (d, op) in [(3_700.0, 5_220.0), (6_200.0, 7_720.0)] {
+            assert!(untils.contains(&(d + 10.0)) && untils.contains(&(op - PHASE_JITTER_MS)), "{untils:?}");
+        }
+        let count = |p: &str| text.matches(p).count();
+        assert_eq!(count(r#"op = "phase_begin", name = "launch""#), 2, "{text}");
+        assert_eq!(count(&format!(r#"op = "phase_begin", name = "{}""#, crate::BG_WINDOW_PHASE)), 2);
+        // Every sample drops every file and launches the app (the other modes' unmeasured).
+        assert_eq!(count(r#"op = "drop_caches", app = "app""#), 5);
+        assert_eq!(count(r#"op = "drop_caches", app = "update""#), 5);
+        assert_eq!(count(r#"op = "foreground", app = "app""#), 5);
+        assert_eq!(count("op = \"read\", path = \"/app/code/part000.so\""), 5, "{text}");
+        assert!(!text.contains("op = \"repeat\", times = 2,"), "no steady loop beside the timeline");
+    }
+
+    #[test]
+    fn a_timeline_without_the_mode_or_out_of_order_is_refused() {
+        let setup = |m: &str| SimSetup { scheduler: "deadline".into(), background: true, launches: 2, mode: Some(m.into()) };
+        let tw = BenchWorkload { timeline: timeline(), ..w(Bg::Update) };
+        let e = tw.scenario_toml("x", &Host::default(), &setup("agent")).unwrap_err();
+        assert!(e.contains("no sample of mode `agent`"), "{e}");
+        let mut t = timeline();
+        t[3].op_ms = 3_000.0;
+        let e =
+            BenchWorkload { timeline: t, ..w(Bg::Update) }.scenario_toml("x", &Host::default(), &setup("baseline")).unwrap_err();
+        assert!(e.contains("out of order") && e.contains("op 3000"), "{e}");
+        // Without a background the timeline does not matter: the steady loop.
+        let alone = SimSetup { background: false, ..setup("alone") };
+        assert!(tw.scenario_toml("x", &Host::default(), &alone).unwrap().contains("op = \"repeat\", times = 2,"));
     }
 
     #[test]
@@ -983,7 +1174,7 @@ mod tests {
 
     #[test]
     fn new_variants_are_refused_as_not_yet_in_the_simulator() {
-        let setup = SimSetup { scheduler: "bfq".into(), background: true, launches: 1 };
+        let setup = SimSetup { scheduler: "bfq".into(), background: true, launches: 1, mode: None };
         let e = BenchWorkload { fg: Fg::Replay, ..w(Bg::Update) }.scenario_toml("x", &Host::default(), &setup).unwrap_err();
         assert!(e.starts_with("not yet in the simulator: `--fg replay`"), "{e}");
         for bg in [Bg::FioRead, Bg::FioWrite, Bg::FioRw] {

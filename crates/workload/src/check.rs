@@ -481,7 +481,11 @@ impl OpCheck<'_> {
             Op::Sqlite { pages, .. } if !(1..=MAX_EXPANDED_OPS).contains(pages) => {
                 return Err(format!("pages must be in 1..={MAX_EXPANDED_OPS}, got {pages}"));
             }
-            Op::Compute { ms: v } | Op::Sleep { ms: v } | Op::BinderCall { ms: v, .. } | Op::Compose { ms: v } => ms("ms", *v)?,
+            Op::Compute { ms: v }
+            | Op::Sleep { ms: v }
+            | Op::SleepUntil { ms: v }
+            | Op::BinderCall { ms: v, .. }
+            | Op::Compose { ms: v } => ms("ms", *v)?,
             Op::Think { ms: v, jitter_ms } => {
                 ms("ms", *v)?;
                 ms("jitter_ms", *jitter_ms)?;
@@ -519,6 +523,7 @@ pub fn op_name(op: &Op) -> &'static str {
         Op::Stat { .. } => "stat",
         Op::Compute { .. } => "compute",
         Op::Sleep { .. } => "sleep",
+        Op::SleepUntil { .. } => "sleep_until",
         Op::Think { .. } => "think",
         Op::NetRecv { .. } => "net_recv",
         Op::Wait { .. } => "wait",

@@ -500,6 +500,11 @@ pub enum Op {
     Sleep {
         ms: f64,
     },
+    /// Sleep until `ms` after the run's start (no wait once that time has passed): a program
+    /// that follows a recorded schedule (`bench predict` along a bench run's timeline).
+    SleepUntil {
+        ms: f64,
+    },
     /// The user thinking: sleep `ms` plus a uniform random extra in [0, `jitter_ms`) (the
     /// run's seed decides it), so input events do not fall at one phase of the display's vsync.
     Think {

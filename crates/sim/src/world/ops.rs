@@ -207,6 +207,7 @@ impl World {
                 (((ms * 1e6) as u64).max(1), After::Step)
             }
             Op::Sleep { ms } => (0, After::Sleep(now.after((ms * 1e6) as u64))),
+            Op::SleepUntil { ms } => (0, After::Sleep(now.max(forefront_engine::SimTime::ZERO.after((ms * 1e6) as u64)))),
             Op::Think { ms, jitter_ms } => {
                 let extra = if jitter_ms > 0.0 { self.think_rng.gen_range(0.0..jitter_ms) } else { 0.0 };
                 (0, After::Sleep(now.after(((ms + extra) * 1e6) as u64)))

@@ -25,7 +25,7 @@ pub(super) fn span_of(op: &Op, now: SimTime) -> Option<(&'static str, Option<Str
         Op::Unlink { path } => ("unlink", Some(path), None),
         Op::Stat { path } => ("stat", Some(path), None),
         Op::Compute { .. } => ("compute", None, None),
-        Op::Sleep { .. } | Op::Think { .. } => ("sleep", None, None),
+        Op::Sleep { .. } | Op::SleepUntil { .. } | Op::Think { .. } => ("sleep", None, None),
         Op::NetRecv { bytes } => ("net_recv", None, Some(bytes.0)),
         Op::Wait { .. } => ("wait", None, None),
         Op::Signal { .. } => ("signal", None, None),
