@@ -44,8 +44,10 @@
 //!   (`page_reporting_cycle`), set `REQUESTED` again and it reschedules itself 2 s after it
 //!   ends. Here any free counts (not only one that leaves a block of the reporting order), the
 //!   pass's reports all happen at its start, and it runs for the measured interval between two
-//!   passes less the delay (the calibration times the passes from first report to first report,
-//!   2.2–2.3 s on this VM: docs/twin.md, twin24). Under the bench the passes then come every
+//!   passes less the delay (the calibration times the passes from first report to first report
+//!   on a quiet machine, 2.06–2.32 s on this VM: docs/twin.md, twin24, twin26); under the
+//!   bench's load the kernel's passes ran 0.06–0.55 s (the reporting worker shares the CPUs
+//!   with the writers), which the model's pass, not being CPU work, does not. Under the bench the passes then come every
 //!   interval while each drop's memory outlasts a pass's budget, and one delay after a free
 //!   once it does not (twin26: until then a free while a pass waited asked for another pass,
 //!   which kept the passes on their own clock).
