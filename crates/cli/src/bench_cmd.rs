@@ -779,6 +779,14 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
 /// One mode: its name, measured p50 and p90 (ms), measured background MB/s, the prediction.
 type Row = (&'static str, f64, f64, Option<f64>, forefront_sim::twin::Predicted);
 
+/// A row's predicted p50 (ms), if the mode ran.
+fn predicted_p50(r: &Row) -> Option<f64> {
+    match &r.4 {
+        forefront_sim::twin::Predicted::Ran { fg_p50_ms, .. } => Some(*fg_p50_ms),
+        forefront_sim::twin::Predicted::Unavailable { .. } => None,
+    }
+}
+
 /// The modes' order by p50 where the measurement gives one: pairs whose medians' 95 %
 /// intervals (the bench's `median_ci95`) do not overlap, faster first, each with whether the
 /// prediction orders it the same; and the pairs within each other's noise (overlapping
@@ -791,15 +799,11 @@ struct Pairs {
 }
 
 fn ordered_pairs(rows: &[Row], modes: &serde_json::Map<String, serde_json::Value>) -> Pairs {
-    use forefront_sim::twin::Predicted;
     let ci = |m: &str| {
         let c = modes.get(m)?.get("median_ci95")?;
         Some((c.get("lo_ms")?.as_f64()?, c.get("hi_ms")?.as_f64()?))
     };
-    let pred = |r: &Row| match &r.4 {
-        Predicted::Ran { fg_p50_ms, .. } => Some(*fg_p50_ms),
-        Predicted::Unavailable { .. } => None,
-    };
+    let pred = predicted_p50;
     let mut out = Pairs { ordered: vec![], agree: 0, ties: vec![] };
     for (i, a) in rows.iter().enumerate() {
         for b in &rows[i + 1..] {
@@ -1076,10 +1080,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         v.sort_by(|a, b| a.1.total_cmp(&b.1));
         v.iter().map(|x| x.0).collect::<Vec<_>>().join(" < ")
     };
-    let predicted = |r: &Row| match &r.4 {
-        Predicted::Ran { fg_p50_ms, .. } => Some(*fg_p50_ms),
-        Predicted::Unavailable { .. } => None,
-    };
+    let predicted = predicted_p50;
     let measured = |r: &Row| predicted(r).map(|_| r.1);
     // Where the simulated launch waits for a CPU (behind the background's system calls on a
     // kernel without preemption): the figure a sched_switch trace of the real one gives.
