@@ -642,6 +642,68 @@ fn page_copies(s: &Scratch, disk: &str) -> Result<PageCosts, BenchError> {
     })
 }
 
+/// Size of the file [`copy_probe`] writes and reads (MiB): the calibration's copy file.
+pub const COPY_PROBE_MIB: usize = COPY_FILE_MIB;
+
+/// One probe of the page cache's copy costs ([`copy_probe`]), µs per 4 KiB page.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CopyProbe {
+    /// The median 1 MiB `write()` over cached pages (the calibration's `copy_write_page_us`).
+    pub write_page_us: f64,
+    /// The median 128 KiB `read()` of cached pages (the calibration's `copy_read_page_us`).
+    pub read_page_us: f64,
+}
+
+/// The calibration's copy step without its cold pass's timing, for `bench run` to take
+/// beside its samples: the page copy's cost moves over seconds on this VM (0.26–0.60 µs a
+/// page within minutes, docs/twin.md twin27), so a calibration taken minutes before a run
+/// need not describe it. `path` is a file of [`COPY_PROBE_MIB`] MiB, written once (by
+/// [`make_probe_file`]); whether or not it is cached, one untimed pass of 1 MiB `write()`s
+/// over it caches every page and an `fdatasync` cleans them, then a timed pass of 1 MiB
+/// `write()`s over the cached pages and one of 128 KiB `read()`s of them, and a last
+/// `fdatasync`, so that the probe leaves no dirty page to a sample. ~70 ms on this VM.
+pub fn copy_probe(path: &Path) -> Result<CopyProbe, BenchError> {
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(path).map_err(io(path, "open"))?;
+    let len = COPY_PROBE_MIB * MIB;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(17).fill(&mut buf);
+    let per_page = |t: f64, bytes: usize| t / (bytes / KIB4) as f64;
+    let mut w = vec![];
+    for timed in [false, true] {
+        for o in (0..len).step_by(MIB) {
+            buf[0] = buf[0].wrapping_add(1);
+            let t = Instant::now();
+            f.write_all_at(&buf, o as u64).map_err(io(path, "write"))?;
+            if timed {
+                w.push(per_page(us(t), MIB));
+            }
+        }
+        if !timed {
+            f.sync_data().map_err(io(path, "fdatasync"))?;
+        }
+    }
+    let chunk = 128 << 10;
+    let mut r = vec![];
+    for o in (0..len).step_by(chunk) {
+        let t = Instant::now();
+        f.read_exact_at(&mut buf[..chunk], o as u64).map_err(io(path, "read"))?;
+        r.push(per_page(us(t), chunk));
+    }
+    f.sync_data().map_err(io(path, "fdatasync"))?;
+    Ok(CopyProbe { write_page_us: median(w), read_page_us: median(r) })
+}
+
+/// The file [`copy_probe`] works on: [`COPY_PROBE_MIB`] MiB at `path`, written and synced.
+pub fn make_probe_file(path: &Path) -> Result<(), BenchError> {
+    let f = create_rw(path)?;
+    let mut buf = vec![0u8; MIB];
+    Pattern::new(17).fill(&mut buf);
+    for o in (0..COPY_PROBE_MIB * MIB).step_by(MIB) {
+        f.write_all_at(&buf, o as u64).map_err(io(path, "write"))?;
+    }
+    f.sync_data().map_err(io(path, "fdatasync"))
+}
+
 /// Size of the file [`dontneed_folio`] reads (MiB): several read-ahead windows of 8 MiB, so
 /// that the folios reach the size the window's ramp ends at.
 const FOLIO_FILE_MIB: usize = 64;
@@ -1498,5 +1560,34 @@ mod tests {
             let o = r.next(64 << 20, 4096);
             assert!(o < 64 << 20 && o % 4096 == 0);
         }
+    }
+
+    /// The run's probe of the copy (twin27) times both directions on its own file and leaves
+    /// it clean and whole, so a sample after it starts with no dirty page of its making.
+    #[test]
+    fn a_copy_probe_times_both_directions_and_leaves_its_file_clean() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("probe.dat");
+        make_probe_file(&path).unwrap();
+        let p = copy_probe(&path).unwrap();
+        // A 4 KiB page's copy takes between a nanosecond and a millisecond on any machine.
+        for (what, us) in [("write", p.write_page_us), ("read", p.read_page_us)] {
+            assert!(us > 0.001 && us < 1000.0, "{what}: {us} us a page");
+        }
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), (COPY_PROBE_MIB * MIB) as u64);
+        // Nothing of the probe's is left dirty: POSIX_FADV_DONTNEED evicts clean pages only
+        // (dirty ones it hands to write-back and keeps), so none stays resident. On a file
+        // system that keeps its pages anyway (tmpfs) the check cannot be made.
+        let f = File::open(&path).unwrap();
+        drop_cached(&f, &path).unwrap();
+        let resident = forefront_agent::prefetch::resident_ranges(&f, (COPY_PROBE_MIB * MIB) as u64, u64::MAX).unwrap();
+        let kept: u64 = resident.iter().map(|r| r.1).sum();
+        let tmpfs = nix::sys::statfs::statfs(t.path()).is_ok_and(|s| s.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC);
+        if tmpfs {
+            eprintln!("SKIPPED the probe's clean-file check: {} is on tmpfs, which keeps clean pages", t.path().display());
+        } else {
+            assert_eq!(kept, 0, "the probe left {kept} bytes dirty");
+        }
+        assert!(copy_probe(&t.path().join("missing.dat")).unwrap_err().to_string().contains("missing.dat"));
     }
 }

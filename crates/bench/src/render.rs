@@ -99,6 +99,20 @@ pub fn table(r: &Report) -> String {
             cpu.join("; ")
         );
     }
+    if !r.copy_probes.is_empty() {
+        let spread = |f: fn(&crate::calibrate::CopyProbe) -> f64| {
+            let mut v: Vec<f64> = r.copy_probes.iter().map(f).collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            format!("{:.3} ({:.3}-{:.3})", crate::stats::quantile(&v, 0.5), v[0], v[v.len() - 1])
+        };
+        let _ = writeln!(
+            s,
+            "page copy probed before each of {} blocks, us per 4 KiB page, median (min-max): write {}, read {} (bench predict's copy costs)",
+            r.copy_probes.len(),
+            spread(|p| p.write_page_us),
+            spread(|p| p.read_page_us)
+        );
+    }
     for m in ["agent", "agent-bfq"] {
         if let Some(b) = r.modes.get(m).and_then(|a| a.burst_call_ms) {
             let _ =

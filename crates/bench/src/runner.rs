@@ -310,6 +310,12 @@ pub struct Report {
     /// monitor's log.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline_start_unix_ms: Option<u64>,
+    /// The page cache's copy costs, probed before each block of samples (each sample where
+    /// every sample has a background of its own), in the run's order
+    /// ([`crate::calibrate::copy_probe`]): `bench predict` takes their median for the
+    /// simulator's copy costs (docs/twin.md, twin27).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub copy_probes: Vec<crate::calibrate::CopyProbe>,
 }
 
 /// One sample's place in the run ([`Report::timeline`]), in ms since the run's first sample.
@@ -609,6 +615,11 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         }
     }
 
+    // The page copy's cost moves over seconds on a VM: probed beside the samples (twin27).
+    let probe_file = work.path.join("copy-probe.dat");
+    crate::calibrate::make_probe_file(&probe_file)?;
+    let mut copy_probes = vec![];
+
     let mut samples: BTreeMap<Mode, Vec<Sample>> = BTreeMap::new();
     let mut taken: Vec<(Mode, bool, Sample)> = vec![];
     let (clock0, unix0) = (Instant::now(), std::time::SystemTime::now());
@@ -619,6 +630,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
     let mut seq = 0u64;
     for b in &blocks {
         check_interrupt()?;
+        copy_probes.push(crate::calibrate::copy_probe(&probe_file)?);
         let _sched = if b.mode.wants_bfq() {
             block::set_scheduler(&queue, "bfq")?;
             Some(SchedGuard { queue: queue.clone(), original: original_sched.clone() })
@@ -716,6 +728,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             })
             .collect(),
         timeline_start_unix_ms: unix0.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as u64),
+        copy_probes,
     })
 }
 

@@ -330,6 +330,13 @@ struct PredictOpts {
     /// drops and launches at their measured times (docs/twin.md, twin26).
     #[arg(long)]
     no_timeline: bool,
+    /// Take the page-copy costs from the device file's calibration even where the report
+    /// carries the run's own probes of them (`copy_probes`, from twin27 on): by default their
+    /// medians are the simulator's copy costs, since on a VM the copy's cost moves over
+    /// seconds and a calibration minutes before a run need not describe it (docs/twin.md,
+    /// twin27).
+    #[arg(long)]
+    calibrated_copy: bool,
 }
 
 /// `--cpu-groups` of `bench predict`.
@@ -675,6 +682,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             app_cpu_ms: None,
             band: false,
             no_timeline: false,
+            calibrated_copy: false,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -822,6 +830,19 @@ fn ordered_pairs(rows: &[Row], modes: &serde_json::Map<String, serde_json::Value
     out
 }
 
+/// The run's probes of the page copy (`copy_probes`; none in reports from before twin27).
+fn copy_probes(what: &str, saved: &serde_json::Value) -> anyhow::Result<Vec<forefront_bench::calibrate::CopyProbe>> {
+    let Some(v) = saved.get("copy_probes") else { return Ok(vec![]) };
+    let probes: Vec<forefront_bench::calibrate::CopyProbe> =
+        serde_json::from_value(v.clone()).with_context(|| format!("{what}: copy_probes"))?;
+    if let Some((i, p)) = probes.iter().enumerate().find(|(_, p)| {
+        !(p.write_page_us.is_finite() && p.write_page_us > 0.0 && p.read_page_us.is_finite() && p.read_page_us > 0.0)
+    }) {
+        bail!("{what}: copy_probes[{i}]: write_page_us {} and read_page_us {} must be positive", p.write_page_us, p.read_page_us);
+    }
+    Ok(probes)
+}
+
 /// Measured (a saved bench report, as JSON) beside predicted, as a table or JSON.
 fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> anyhow::Result<String> {
     use forefront_model::flash::SpreadEdge;
@@ -868,6 +889,25 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     let calibrated = |k: &str| device.provenance.as_ref().and_then(|p| p.fields.get(k)).map(|m| m.value);
     host.copy_page_us = calibrated("copy_read_page_us").or_else(|| calibrated("copy_page_us"));
     host.copy_write_page_us = calibrated("copy_write_page_us");
+    // Where the run probed the copy itself (twin27), the probes' medians instead.
+    let probes = copy_probes(what, saved)?;
+    let probed = !o.calibrated_copy && !probes.is_empty();
+    if probed {
+        let median = |f: fn(&forefront_bench::calibrate::CopyProbe) -> f64| {
+            let mut v: Vec<f64> = probes.iter().map(f).collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            forefront_bench::stats::quantile(&v, 0.5)
+        };
+        host.copy_page_us = Some(median(|p| p.read_page_us));
+        host.copy_write_page_us = Some(median(|p| p.write_page_us));
+    }
+    let copy_source = if probed {
+        format!("the run's probes (median of {})", probes.len())
+    } else if host.copy_page_us.is_some() {
+        "the calibration".to_owned()
+    } else {
+        "the simulator's default".to_owned()
+    };
     // A page's allocation where the calibration measured it (files from twin21 on).
     host.alloc_page_us = calibrated("alloc_page_us");
     // A dirty page's write-back where the calibration measured it (files from twin23 on).
@@ -919,9 +959,11 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             let edge = |e: SpreadEdge| -> Option<f64> {
                 let dev = device.at_spread_edge(e)?;
                 let cal = |k: &str| device.provenance.as_ref().and_then(|p| p.fields.get(k)).map(|m| e.pick(m, false));
+                // The run's probes are the run's: the band moves the calibration's figures.
+                let cal_copy = |k: &str| if probed { None } else { cal(k) };
                 let h = forefront_workload::bench::Host {
-                    copy_page_us: cal("copy_read_page_us").or_else(|| cal("copy_page_us")).or(host.copy_page_us),
-                    copy_write_page_us: cal("copy_write_page_us").or(host.copy_write_page_us),
+                    copy_page_us: cal_copy("copy_read_page_us").or_else(|| cal_copy("copy_page_us")).or(host.copy_page_us),
+                    copy_write_page_us: cal_copy("copy_write_page_us").or(host.copy_write_page_us),
                     alloc_page_us: cal("alloc_page_us").or(host.alloc_page_us),
                     writeback_page_us: cal("writeback_page_us").or(host.writeback_page_us),
                     ..host.clone()
@@ -972,6 +1014,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         let doc = serde_json::json!({
             "device": device.name, "launches": o.launches, "seed": o.seed, "copy_page_us": host.copy_page_us,
             "copy_write_page_us": host.copy_write_page_us,
+            "copy_source": if probed { "probes" } else if host.copy_page_us.is_some() { "calibration" } else { "default" },
+            "copy_probes": probes.len(),
             "alloc_page_us": host.alloc_page_us,
             "writeback_page_us": host.writeback_page_us,
             "readahead_folio_kib": host.readahead_folio_kib,
@@ -1010,8 +1054,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         o.launches,
         o.seed,
         match (host.copy_page_us, host.copy_write_page_us) {
-            (Some(r), Some(w)) => format!("page copy {r:.3} us read / {w:.3} us write, measured"),
-            (Some(c), None) => format!("page copy {c:.3} us measured"),
+            (Some(r), Some(w)) => format!("page copy {r:.3} us read / {w:.3} us write, from {copy_source}"),
+            (Some(c), None) => format!("page copy {c:.3} us, from {copy_source}"),
             _ => "page copy: the simulator's default".into(),
         } + &match host.alloc_page_us {
             Some(a) => format!(", page allocation {a:.3} us measured"),

@@ -293,7 +293,60 @@ fn the_calibrated_copy_costs_reach_reads_and_writes_apart() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("page copy 0.379 us read / 0.529 us write, measured"), "{text}");
+    assert!(text.contains("page copy 0.379 us read / 0.529 us write, from the calibration"), "{text}");
+}
+
+/// A run that probed the page copy beside its samples (twin27) is predicted with the probes'
+/// medians, which the header names; `--calibrated-copy` keeps the device file's; the probes'
+/// dearer copy moves the copy workers less data; a probe that is not a positive figure is an
+/// error naming it.
+#[test]
+fn the_runs_copy_probes_are_its_copy_costs_unless_the_calibrations_are_asked_for() {
+    let Some(disk) = a_disk() else {
+        eprintln!("SKIPPED the_runs_copy_probes_are_its_copy_costs_unless_the_calibrations_are_asked_for: no block device in /sys/block");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let plain = saved_report(t.path(), "copy.json", "launch", "copy", &disk, [100.0, 120.0, 140.0]);
+    let with_probes = |name: &str, probes: serde_json::Value| {
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plain).unwrap()).unwrap();
+        v["copy_probes"] = probes;
+        let path = t.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+        path
+    };
+    let probe = |w: f64, r: f64| serde_json::json!({ "write_page_us": w, "read_page_us": r });
+    let saved = with_probes("probed.json", serde_json::json!([probe(0.7, 0.6), probe(0.9, 0.8), probe(0.8, 0.5)]));
+    let device = t.path().join("tw15.toml");
+    std::fs::write(&device, tw15_calibration()).unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&predict_on(&saved, &device, &[&["--format", "json"], args].concat())).unwrap()
+    };
+    let probed = json(&[]);
+    assert_eq!((probed["copy_write_page_us"].as_f64(), probed["copy_page_us"].as_f64()), (Some(0.8), Some(0.6)), "{probed}");
+    assert_eq!((probed["copy_source"].as_str(), probed["copy_probes"].as_u64()), (Some("probes"), Some(3)));
+    let calibrated = json(&["--calibrated-copy"]);
+    assert_eq!(calibrated["copy_write_page_us"].as_f64(), Some(0.528892578125), "{calibrated}");
+    assert_eq!(calibrated["copy_source"].as_str(), Some("calibration"));
+    let bg = |v: &serde_json::Value| {
+        let base = v["modes"].as_array().unwrap().iter().find(|m| m["mode"] == "baseline").unwrap().clone();
+        base["predicted"]["bg_mb_s"].as_f64().expect("a predicted background throughput")
+    };
+    // The copy workers' time is mostly page copies: 0.8 against 0.53 us a written page.
+    assert!(bg(&probed) < 0.85 * bg(&calibrated), "probed {:.0} MB/s, calibrated {:.0} MB/s", bg(&probed), bg(&calibrated));
+    assert!(predict_on(&saved, &device, &[])
+        .contains("page copy 0.600 us read / 0.800 us write, from the run's probes (median of 3)"));
+    // A probe that is no figure is refused, by its place.
+    let bad = with_probes("bad.json", serde_json::json!([probe(0.7, 0.6), probe(-1.0, 0.8)]));
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&bad)
+        .arg("--device")
+        .arg(&device)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("copy_probes[1]") && err.contains("write_page_us -1"), "{err}");
 }
 
 /// `calibrated` with one more `[provenance.fields]` figure, `name` = `us`, written into `dir`.
