@@ -36,7 +36,10 @@ enum BenchCommand {
         `forefront agent fg PID --burst` / `--burst-end` — around the operation), agent-bfq (the same with BFQ on \
         the disk), bfq (BFQ on the disk), ionice-idle (BFQ + background in the idle I/O class).\n\n\
         Each mode's median comes with its distribution-free 95 % interval (order statistics; from 6 runs up), \
-        the workers' own MB/s and the disk's (/sys/block/DEV/stat, as iostat).")]
+        the workers' own MB/s and the disk's (/sys/block/DEV/stat, as iostat). Before each sample (each round \
+        and mode with a kept background) the page cache's copy cost is probed on a 32 MiB file of its own \
+        (~70 ms, synced before the sample): the report's copy_probes, whose medians bench predict takes for \
+        the simulator's copy costs (docs/twin.md, twin27).")]
     Run(RunArgs),
     /// Measure this machine's disk through the kernel (O_DIRECT on a scratch file of the file
     /// system under test) and write a device file the simulator loads, every figure with its
