@@ -316,6 +316,73 @@ pub struct Report {
     /// simulator's copy costs (docs/twin.md, twin27).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub copy_probes: Vec<crate::calibrate::CopyProbe>,
+    /// The VM host's free page reporting passes during the run, where the kernel counts them
+    /// (`forefront_sysfs::vm::page_reporting_counters`, sampled every 10 ms; a pass's reports
+    /// within 500 ms of each other, as `bench calibrate` groups them): each pass's first report
+    /// in ms on the timeline's clock and the MiB it reported (docs/twin.md, twin27).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reporting_passes: Vec<ReportingPass>,
+}
+
+/// One free page reporting pass seen during a run ([`Report::reporting_passes`]).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReportingPass {
+    /// Its first report, ms since the run's first sample.
+    pub start_ms: f64,
+    /// The memory it reported (MiB).
+    pub mib: f64,
+}
+
+/// Follows the kernel's reporting counters in a thread of its own while the run goes on
+/// ([`Report::reporting_passes`]); stopped and joined on drop, so an error path leaves no
+/// thread behind.
+struct PassMonitor {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<Vec<ReportingPass>>>,
+}
+
+impl PassMonitor {
+    /// `None` where the kernel does not count its reporting.
+    fn start(clock0: Instant) -> Option<PassMonitor> {
+        let root = Path::new("/");
+        let mut last = forefront_sysfs::vm::page_reporting_counters(root)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut passes: Vec<ReportingPass> = vec![];
+            let mut last_report_ms = f64::NEG_INFINITY;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+                let Some(c) = forefront_sysfs::vm::page_reporting_counters(Path::new("/")) else { break };
+                let kib = c.reported_kib.saturating_sub(last.reported_kib);
+                if kib > 0 {
+                    let now_ms = (clock0.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+                    match passes.last_mut() {
+                        Some(p) if now_ms - last_report_ms < 500.0 => p.mib += kib as f64 / 1024.0,
+                        _ => passes.push(ReportingPass { start_ms: now_ms, mib: kib as f64 / 1024.0 }),
+                    }
+                    last_report_ms = now_ms;
+                }
+                last = c;
+            }
+            passes
+        });
+        Some(PassMonitor { stop, handle: Some(handle) })
+    }
+
+    fn finish(mut self) -> Vec<ReportingPass> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle.take().and_then(|h| h.join().ok()).unwrap_or_default()
+    }
+}
+
+impl Drop for PassMonitor {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 /// One sample's place in the run ([`Report::timeline`]), in ms since the run's first sample.
@@ -623,6 +690,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
     let mut samples: BTreeMap<Mode, Vec<Sample>> = BTreeMap::new();
     let mut taken: Vec<(Mode, bool, Sample)> = vec![];
     let (clock0, unix0) = (Instant::now(), std::time::SystemTime::now());
+    let monitor = PassMonitor::start(clock0);
     let mut runs_tp: BTreeMap<Mode, Vec<RunThroughput>> = BTreeMap::new();
     let blocks = schedule(&plan.modes, plan.runs, plan.bg_life);
     let total = blocks.iter().map(|b| b.samples).sum();
@@ -661,6 +729,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             }
         }
     }
+    let reporting_passes = monitor.map(PassMonitor::finish).unwrap_or_default();
     let alone = samples.get(&Mode::Alone).and_then(|s| summarize(&s.iter().map(|x| x.fg_ms).collect::<Vec<_>>()));
     let mut modes = BTreeMap::new();
     for m in &plan.modes {
@@ -729,6 +798,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
             .collect(),
         timeline_start_unix_ms: unix0.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_millis() as u64),
         copy_probes,
+        reporting_passes,
     })
 }
 

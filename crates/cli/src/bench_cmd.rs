@@ -340,6 +340,13 @@ struct PredictOpts {
     /// twin27).
     #[arg(long)]
     calibrated_copy: bool,
+    /// Replay the host's free page reporting passes the run measured (`reporting_passes`, from
+    /// twin27 on), each at its time with the MiB it reported, instead of the model's schedule
+    /// of passes from the calibration: a control for the rest of the model, which then meets
+    /// the passes where the real samples met them (docs/twin.md, twin27). Needs a report with
+    /// its timeline and passes, and a device file with the host's figures.
+    #[arg(long)]
+    measured_passes: bool,
 }
 
 /// `--cpu-groups` of `bench predict`.
@@ -686,6 +693,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             band: false,
             no_timeline: false,
             calibrated_copy: false,
+            measured_passes: false,
         };
         let p = predict_report("this run", &saved, &opts)?;
         match a.format {
@@ -739,6 +747,7 @@ fn this_host(disk: &str, o: &PredictOpts) -> anyhow::Result<forefront_workload::
         burst_call_ms: None,
         fg_compute_ms: None,
         host_reclaim: None,
+        host_passes: vec![],
         preempt: match preempt {
             PreemptArg::None => Preempt::None,
             PreemptArg::Full => Preempt::Full,
@@ -932,6 +941,21 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         }
         _ => None,
     };
+    if o.measured_passes {
+        let passes: Vec<forefront_bench::runner::ReportingPass> = match saved.get("reporting_passes") {
+            Some(v) => serde_json::from_value(v.clone()).with_context(|| format!("{what}: reporting_passes"))?,
+            None => vec![],
+        };
+        if passes.is_empty() || w.timeline.is_empty() || host.host_reclaim.is_none() {
+            bail!(
+                "{what}: --measured-passes needs the run's reporting passes ({}), its timeline ({}) and a device file with the host's reclaim figures ({})",
+                if passes.is_empty() { "none in the report" } else { "present" },
+                if w.timeline.is_empty() { "none followed" } else { "present" },
+                if host.host_reclaim.is_none() { "none" } else { "present" },
+            );
+        }
+        host.host_passes = passes.iter().map(|p| [p.start_ms, p.mib]).collect();
+    }
     let modes = field("modes")?.as_object().ok_or_else(|| anyhow::anyhow!("{what}: `modes` is not an object"))?;
     // The app's own CPU work where the bench measured it: the `alone` mode's mean user time per
     // operation, scaled to its time on a CPU where recorded ([`app_cpu_of`]; reports from before
@@ -1027,6 +1051,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "host_reclaim": host.host_reclaim.map(|h| serde_json::json!({
                 "interval_ms": h.interval_ms, "pass_mib": h.pass_mib, "reserve_mib": h.reserve_mib, "page_us": h.page_us,
             })),
+            "host_passes": if host.host_passes.is_empty() { "model" } else { "measured" },
             "preempt": host.preempt.name(),
             "fair": if host.eevdf.is_some() { "eevdf" } else { "cfs" },
             "cpu_groups": host.cpu_groups.name(),
@@ -1225,6 +1250,13 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     );
     if let Some(n) = fs_note {
         let _ = writeln!(s, "{n}");
+    }
+    if !host.host_passes.is_empty() {
+        let _ = writeln!(
+            s,
+            "host: the run's {} measured reporting passes replayed at their times (--measured-passes), not the model's schedule",
+            host.host_passes.len()
+        );
     }
     match (reporting, host.host_reclaim) {
         (_, Some(h)) => {

@@ -623,3 +623,36 @@ fn the_band_predicts_at_the_edges_of_the_calibrations_spread() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--band: galaxy-s6-ufs is not a `bench calibrate` file"), "{err}");
 }
+
+/// `--measured-passes` (twin27) needs what it replays: a report without reporting passes, a
+/// timeline or a device without the host's figures is refused, saying which is missing.
+#[test]
+fn measured_passes_need_the_runs_passes_its_timeline_and_the_hosts_figures() {
+    let Some(disk) = a_disk() else {
+        eprintln!(
+            "SKIPPED measured_passes_need_the_runs_passes_its_timeline_and_the_hosts_figures: no block device in /sys/block"
+        );
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let saved = saved_report(t.path(), "update.json", "launch", "update", &disk, [100.0, 120.0, 140.0]);
+    let device = t.path().join("tw15.toml");
+    std::fs::write(&device, tw15_calibration()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_forefront"))
+        .args(["bench", "predict"])
+        .arg(&saved)
+        .arg("--device")
+        .arg(&device)
+        .arg("--measured-passes")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "refused");
+    assert!(
+        err.contains("--measured-passes needs")
+            && err.contains("reporting passes (none in the report)")
+            && err.contains("timeline (none followed)")
+            && err.contains("host's reclaim figures (none)"),
+        "{err}"
+    );
+}

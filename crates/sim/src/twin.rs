@@ -338,6 +338,36 @@ mod tests {
     }
 
     #[test]
+    fn measured_passes_are_replayed_where_the_run_met_them() {
+        // `bench predict --measured-passes` (twin27): the host's passes are the run's, at
+        // their times. The same sample as above, 2.6 s after the previous one (the model's own
+        // pass would have come and gone): a measured 768 MiB pass 0.1 s after its drop takes
+        // what the drop freed and the workers pay the host's fault; the same pass after the
+        // sample's end leaves its window alone.
+        let mut dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
+        (dev.write_seq_mb_s, dev.bus_mb_s, dev.write_depth_mb_s) = (3_800.0, 3_800.0, 5_400.0);
+        let figures = forefront_workload::bench::HostReclaimFigures {
+            interval_ms: 2_300.0,
+            pass_mib: 768.0,
+            reserve_mib: 4.0,
+            page_us: 14.0,
+        };
+        let run = |pass_ms: f64| {
+            let host = Host { host_reclaim: Some(figures), host_passes: vec![[pass_ms, 768.0]], ..Host::default() };
+            let p = predict(&after(2_600.0), &host, &dev, "mq-deadline", "baseline", 1, 1);
+            let Predicted::Ran { bg_window_samples_mb_s: w, host_reclaim: Some(h), .. } = p else { panic!("runs: {p:?}") };
+            (w[0], h.refaulted_pages, h.reported_pages)
+        };
+        // The baseline sample's drop is at 3,600 ms, its end at 5,900.
+        let (caught, caught_pages, reported) = run(3_700.0);
+        let (clear, clear_pages, _) = run(6_500.0);
+        eprintln!("caught: {caught:.0} MB/s, {caught_pages} pages refaulted; clear: {clear:.0} MB/s, {clear_pages}");
+        assert_eq!(reported, 768 * 256, "the measured pass reports what the run's did");
+        assert!(caught_pages > 50_000 && clear_pages < caught_pages / 10, "refaulted {caught_pages} vs {clear_pages}");
+        assert!(caught < 0.8 * clear, "window {caught:.0} MB/s vs {clear:.0} MB/s");
+    }
+
+    #[test]
     fn the_switch_is_predicted_and_slowed_by_the_background() {
         let dev = forefront_workload::load_device("galaxy-s6-ufs").unwrap();
         let host = Host::default();

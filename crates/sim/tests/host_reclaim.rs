@@ -128,3 +128,24 @@ fn a_read_ahead_folio_that_is_not_a_power_of_two_is_refused_with_its_key() {
     let e = Scenario::parse("bad.toml", text).unwrap_err().to_string();
     assert!(e.contains("phone.readahead_folio_kib"), "{e}");
 }
+
+/// Measured passes (`passes`, twin27) must be in time order with sizes that are figures: the
+/// error names the field and the pass.
+#[test]
+fn measured_passes_out_of_order_are_refused_by_their_place() {
+    let text = |passes: &str| {
+        format!(
+            "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 60\n\
+             [phone]\npage_cache_mib = 4096\n\
+             [phone.host_reclaim]\ninterval_ms = 2000.0\npass_mib = 1024.0\nreserve_mib = 0.0\nbacked_mib = 64.0\npage_us = 10.0\npasses = {passes}\n\
+             [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\nops = [{{ op = 'phase_begin', name = 'run' }}, {{ op = 'sleep', ms = 1.0 }}, {{ op = 'phase_end', name = 'run' }}]\n"
+        )
+    };
+    if let Err(e) = Scenario::parse("host.toml", &text("[[100.0, 64.0], [2100.0, 32.0]]")) {
+        panic!("in order: {e}");
+    }
+    let err = Scenario::parse("host.toml", &text("[[100.0, 64.0], [50.0, 32.0]]")).unwrap_err().to_string();
+    assert!(err.contains("host.toml") && err.contains("phone.host_reclaim.passes[1] ms"), "{err}");
+    let err = Scenario::parse("host.toml", &text("[[100.0, -1.0]]")).unwrap_err().to_string();
+    assert!(err.contains("phone.host_reclaim.passes[0] MiB"), "{err}");
+}

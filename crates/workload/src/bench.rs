@@ -415,6 +415,11 @@ pub struct Host {
     /// backed at the start being the reserve plus the bench's files (its fixture writes them
     /// just before the first sample, whose drop frees them).
     pub host_reclaim: Option<HostReclaimFigures>,
+    /// The reporting passes the bench run measured (`[ms since its first sample, MiB]`, its
+    /// report's `reporting_passes`), to replay instead of the model's schedule where the
+    /// scenario follows the run's timeline and the host is modelled (`bench predict
+    /// --measured-passes`, twin27); empty: the model schedules them.
+    pub host_passes: Vec<[f64; 2]>,
 }
 
 /// `bench calibrate`'s figures of the host's reclaim of free memory (docs/twin.md, twin24).
@@ -456,6 +461,7 @@ impl Default for Host {
             cpu_groups: crate::CpuGroups::Android,
             fg_compute_ms: None,
             host_reclaim: None,
+            host_passes: vec![],
         }
     }
 }
@@ -625,6 +631,11 @@ impl BenchWorkload {
                 "\n[phone.host_reclaim]\ninterval_ms = {:?}\npass_mib = {:?}\nreserve_mib = {:?}\nbacked_mib = {backed:?}\npage_us = {:?}",
                 h.interval_ms, h.pass_mib, h.reserve_mib, h.page_us
             );
+            // The run's own passes, on the timeline's clock, where the scenario follows it.
+            if !slots.is_empty() && !host.host_passes.is_empty() {
+                let list: Vec<String> = host.host_passes.iter().map(|[ms, mib]| format!("[{ms:?}, {mib:?}]")).collect();
+                let _ = writeln!(w, "passes = [{}]", list.join(", "));
+            }
         }
         if host.copy_page_us.is_some()
             || host.copy_write_page_us.is_some()

@@ -264,6 +264,12 @@ impl Scenario {
             range_f64("phone.host_reclaim.reserve_mib", h.reserve_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
             range_f64("phone.host_reclaim.backed_mib", h.backed_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
             range_f64("phone.host_reclaim.page_us", h.page_us, 0.0, 1e6)?;
+            let mut prev = 0.0;
+            for (i, [ms, mib]) in h.passes.iter().enumerate() {
+                range_f64(&format!("phone.host_reclaim.passes[{i}] ms"), *ms, prev, 1e9)?;
+                range_f64(&format!("phone.host_reclaim.passes[{i}] MiB"), *mib, 0.0, (MAX_BYTES >> 20) as f64)?;
+                prev = *ms;
+            }
         }
         let cp = &self.cells_params;
         range_u64("cells.total", cp.total.into(), 0, MAX_CELLS.into())?;

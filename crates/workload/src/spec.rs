@@ -254,6 +254,12 @@ pub struct HostReclaimSpec {
     pub backed_mib: f64,
     /// CPU time an allocation pays per 4 KiB page the host took back (µs).
     pub page_us: f64,
+    /// The passes as a run measured them, `[ms, MiB]` each (ms since the run's start, in
+    /// order): where given, each reports up to its MiB of the backed free memory at its time
+    /// and the model's own schedule of passes is off (`bench predict --measured-passes`,
+    /// docs/twin.md twin27). Empty: the model schedules its passes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<[f64; 2]>,
 }
 
 impl Phone {

@@ -16,17 +16,24 @@
 //! page beyond them is one the host must fault in, allocate and zero again: the allocating task
 //! pays [`HostReclaim::page_ns`] of CPU for it (the guest's vCPU stalls in the host's fault).
 //!
+//! A ledger can instead replay the passes a run measured ([`FreeLedger::scripted`]: each at
+//! its time, reporting what the kernel reported, as far as the model's backed memory goes):
+//! a control for the rest of the model, which then meets the host's passes where the real
+//! run met them (docs/twin.md, twin27).
+//!
 //! Driven by its owner: [`FreeLedger::observe`] after anything may have freed pages (it
 //! compares the page cache's running count of removals), [`FreeLedger::take`] on each
 //! allocation, [`FreeLedger::pass`] when the pass it asked for is due.
 //!
 //! # Invariants
-//! - `backed` never falls below the reserve through a pass (only allocations take it lower).
-//! - A pass is pending (`pending`) exactly while the owner holds a timer for it: `observe` asks
-//!   for one only when none is pending and none is running (a free while a pass runs asks for
-//!   the one after it), `pass` for the next only when memory above the reserve is left.
-//! - Every pass starts at least [`PAGE_REPORTING_DELAY_NS`] (or the interval, if shorter) after
-//!   the free or the pass that asked for it.
+//! - `backed` never falls below the reserve through a modelled pass (only allocations, and a
+//!   scripted pass reporting what was measured, take it lower).
+//! - Outside a scripted ledger, a pass is pending (`pending`) exactly while the owner holds a
+//!   timer for it: `observe` asks for one only when none is pending and none is running (a free
+//!   while a pass runs asks for the one after it), `pass` for the next only when memory above
+//!   the reserve is left; every pass starts at least [`PAGE_REPORTING_DELAY_NS`] (or the
+//!   interval, if shorter) after the free or the pass that asked for it.
+//! - A scripted ledger's passes come at their measured times, in order, one timer at a time.
 //! - Every page allocated is either backed or counted in `refaulted`; every page reported is
 //!   counted in `reported`.
 //!
@@ -93,6 +100,9 @@ pub struct FreeLedger {
     pub reported: u64,
     /// Pages allocated from reported memory over the run (each paid `page_ns`).
     pub refaulted: u64,
+    /// Passes as a run measured them ([`Self::scripted`]): at each time, the pages it
+    /// reported, in order; the model's own schedule is off while this is `Some`.
+    script: Option<std::collections::VecDeque<(SimTime, u64)>>,
 }
 
 impl FreeLedger {
@@ -107,7 +117,20 @@ impl FreeLedger {
             active_until: SimTime::ZERO,
             reported: 0,
             refaulted: 0,
+            script: None,
         }
+    }
+
+    /// A ledger whose passes are the ones a run measured (`passes`: each pass's time and the
+    /// pages it reported, in order) instead of the kernel's schedule: frees ask for nothing,
+    /// and each pass reports up to its pages of the backed free memory, the reserve included
+    /// (what the kernel reported is the measurement). Returns the ledger and the time of its
+    /// first pass for the owner to schedule.
+    pub fn scripted(cfg: HostReclaim, backed: u64, passes: &[(SimTime, u64)]) -> (Self, Option<SimTime>) {
+        let mut l = Self::new(cfg, backed);
+        l.script = Some(passes.iter().copied().collect());
+        let first = passes.first().map(|p| p.0);
+        (l, first)
     }
 
     /// The page cache has removed `removed` pages over the run so far: those new since the last
@@ -116,7 +139,7 @@ impl FreeLedger {
         let freed = removed.saturating_sub(self.seen);
         self.seen = self.seen.max(removed);
         self.backed += freed;
-        if freed == 0 {
+        if freed == 0 || self.script.is_some() {
             return None;
         }
         if self.pending {
@@ -155,6 +178,14 @@ impl FreeLedger {
     /// above the reserve (the budget ran out); a free while it runs asks for one through
     /// [`Self::observe`].
     pub fn pass(&mut self, now: SimTime) -> Option<SimTime> {
+        if let Some(script) = self.script.as_mut() {
+            // A measured pass: what it reported, as far as the model's backed memory goes.
+            let (_, pages) = script.pop_front().unwrap_or((now, 0));
+            let report = pages.min(self.backed);
+            self.backed -= report;
+            self.reported += report;
+            return script.front().map(|p| p.0.max(now));
+        }
         let report = self.backed.saturating_sub(self.cfg.reserve_pages).min(self.cfg.pass_pages);
         self.backed -= report;
         self.reported += report;
@@ -232,6 +263,20 @@ mod tests {
         assert_eq!(l.take(145), 0);
         assert_eq!(l.pass(t(2_000)), None, "15 backed pages: 5 reported, the reserve stays");
         assert_eq!((l.backed, l.reported), (10, 5));
+    }
+
+    #[test]
+    fn scripted_passes_report_what_was_measured_at_their_times_and_frees_ask_for_none() {
+        let (mut l, first) = FreeLedger::scripted(CFG, 0, &[(t(1_000), 30), (t(5_000), 500)]);
+        assert_eq!(first, Some(t(1_000)));
+        assert_eq!(l.observe(t(0), 200), None, "a free schedules nothing: the passes are the run's");
+        assert_eq!(l.backed, 210, "the reserve and the free");
+        assert_eq!(l.pass(t(1_000)), Some(t(5_000)), "the next measured pass");
+        assert_eq!((l.backed, l.reported), (180, 30), "what was measured");
+        assert_eq!(l.take(100), 0);
+        assert_eq!(l.pass(t(5_000)), None, "the last one");
+        assert_eq!((l.backed, l.reported), (0, 110), "no more than the model's backed memory, the reserve not kept");
+        assert_eq!(l.take(10), 10);
     }
 
     #[test]

@@ -210,19 +210,30 @@ impl World {
             knobs: Default::default(),
             knob_specs: sc.knobs.clone(),
             agent: None,
-            host: sc.phone.host_reclaim.as_ref().map(|h| {
-                let pages = |mib: f64| (mib * 256.0).round() as u64;
-                forefront_model::mm::host::FreeLedger::new(
-                    forefront_model::mm::host::HostReclaim {
-                        interval_ns: (h.interval_ms * 1e6).round() as u64,
-                        pass_pages: pages(h.pass_mib),
-                        reserve_pages: pages(h.reserve_mib),
-                        page_ns: (h.page_us * 1e3).round() as u64,
-                    },
-                    pages(h.backed_mib),
-                )
-            }),
+            host: None,
         };
+        if let Some(h) = sc.phone.host_reclaim.as_ref() {
+            use forefront_model::mm::host::{FreeLedger, HostReclaim};
+            let pages = |mib: f64| (mib * 256.0).round() as u64;
+            let cfg = HostReclaim {
+                interval_ns: (h.interval_ms * 1e6).round() as u64,
+                pass_pages: pages(h.pass_mib),
+                reserve_pages: pages(h.reserve_mib),
+                page_ns: (h.page_us * 1e3).round() as u64,
+            };
+            w.host = Some(if h.passes.is_empty() {
+                FreeLedger::new(cfg, pages(h.backed_mib))
+            } else {
+                // The passes a run measured, each at its time (twin27).
+                let passes: Vec<(SimTime, u64)> =
+                    h.passes.iter().map(|[ms, mib]| (SimTime::ZERO.after((ms * 1e6).round() as u64), pages(*mib))).collect();
+                let (l, first) = FreeLedger::scripted(cfg, pages(h.backed_mib), &passes);
+                if let Some(t) = first {
+                    w.q.schedule(t, Ev::HostReport);
+                }
+                l
+            });
+        }
         if w.ui.enabled {
             w.cpu.record_latencies();
         }
