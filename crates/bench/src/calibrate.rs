@@ -655,8 +655,8 @@ pub struct CopyProbe {
 }
 
 /// The calibration's copy step without its cold pass's timing, for `bench run` to take
-/// beside its samples: the page copy's cost moves over seconds on this VM (0.26–0.60 µs a
-/// page within minutes, docs/twin.md twin27), so a calibration taken minutes before a run
+/// beside its samples: the page copy's cost moves from minute to minute on this VM (0.26–0.51 µs a
+/// page, docs/twin.md twin27), so a calibration taken minutes before a run
 /// need not describe it. `path` is a file of [`COPY_PROBE_MIB`] MiB, written once (by
 /// [`make_probe_file`]); whether or not it is cached, one untimed pass of 1 MiB `write()`s
 /// over it caches every page and an `fdatasync` cleans them, then a timed pass of 1 MiB

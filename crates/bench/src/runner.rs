@@ -682,7 +682,7 @@ pub fn run(plan: &Plan, progress: &mut dyn FnMut(Progress)) -> Result<Report, Be
         }
     }
 
-    // The page copy's cost moves over seconds on a VM: probed beside the samples (twin27).
+    // The page copy's cost moves from minute to minute on a VM: probed beside the samples (twin27).
     let probe_file = work.path.join("copy-probe.dat");
     crate::calibrate::make_probe_file(&probe_file)?;
     let mut copy_probes = vec![];

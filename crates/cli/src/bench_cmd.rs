@@ -335,8 +335,8 @@ struct PredictOpts {
     no_timeline: bool,
     /// Take the page-copy costs from the device file's calibration even where the report
     /// carries the run's own probes of them (`copy_probes`, from twin27 on): by default their
-    /// medians are the simulator's copy costs, since on a VM the copy's cost moves over
-    /// seconds and a calibration minutes before a run need not describe it (docs/twin.md,
+    /// medians are the simulator's copy costs, since on a VM the copy's cost moves from minute
+    /// to minute and a calibration minutes before a run need not describe it (docs/twin.md,
     /// twin27).
     #[arg(long)]
     calibrated_copy: bool,
