@@ -654,6 +654,17 @@ pub struct CopyProbe {
     pub read_page_us: f64,
 }
 
+impl CopyProbe {
+    /// The probes' medians, each direction's own (`None` without probes).
+    pub fn medians(probes: &[CopyProbe]) -> Option<CopyProbe> {
+        if probes.is_empty() {
+            return None;
+        }
+        let of = |f: fn(&CopyProbe) -> f64| median(probes.iter().map(f).collect());
+        Some(CopyProbe { write_page_us: of(|p| p.write_page_us), read_page_us: of(|p| p.read_page_us) })
+    }
+}
+
 /// The calibration's copy step without its cold pass's timing, for `bench run` to take
 /// beside its samples: the page copy's cost moves from minute to minute on this VM (0.26–0.51 µs a
 /// page, docs/twin.md twin27), so a calibration taken minutes before a run

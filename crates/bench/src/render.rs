@@ -99,18 +99,17 @@ pub fn table(r: &Report) -> String {
             cpu.join("; ")
         );
     }
-    if !r.copy_probes.is_empty() {
-        let spread = |f: fn(&crate::calibrate::CopyProbe) -> f64| {
-            let mut v: Vec<f64> = r.copy_probes.iter().map(f).collect();
-            v.sort_by(|a, b| a.total_cmp(b));
-            format!("{:.3} ({:.3}-{:.3})", crate::stats::quantile(&v, 0.5), v[0], v[v.len() - 1])
+    if let Some(m) = crate::calibrate::CopyProbe::medians(&r.copy_probes) {
+        let spread = |median: f64, f: fn(&crate::calibrate::CopyProbe) -> f64| {
+            let (lo, hi) = r.copy_probes.iter().map(f).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+            format!("{median:.3} ({lo:.3}-{hi:.3})")
         };
         let _ = writeln!(
             s,
             "page copy probed before each of {} blocks, us per 4 KiB page, median (min-max): write {}, read {} (bench predict's copy costs)",
             r.copy_probes.len(),
-            spread(|p| p.write_page_us),
-            spread(|p| p.read_page_us)
+            spread(m.write_page_us, |p| p.write_page_us),
+            spread(m.read_page_us, |p| p.read_page_us)
         );
     }
     for m in ["agent", "agent-bfq"] {

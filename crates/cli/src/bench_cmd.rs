@@ -904,14 +904,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
     // Where the run probed the copy itself (twin27), the probes' medians instead.
     let probes = copy_probes(what, saved)?;
     let probed = !o.calibrated_copy && !probes.is_empty();
-    if probed {
-        let median = |f: fn(&forefront_bench::calibrate::CopyProbe) -> f64| {
-            let mut v: Vec<f64> = probes.iter().map(f).collect();
-            v.sort_by(|a, b| a.total_cmp(b));
-            forefront_bench::stats::quantile(&v, 0.5)
-        };
-        host.copy_page_us = Some(median(|p| p.read_page_us));
-        host.copy_write_page_us = Some(median(|p| p.write_page_us));
+    if let Some(m) = forefront_bench::calibrate::CopyProbe::medians(&probes).filter(|_| probed) {
+        host.copy_page_us = Some(m.read_page_us);
+        host.copy_write_page_us = Some(m.write_page_us);
     }
     let copy_source = if probed {
         format!("the run's probes (median of {})", probes.len())

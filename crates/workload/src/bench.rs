@@ -718,16 +718,7 @@ impl BenchWorkload {
             let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
             let _ = writeln!(w, "    {{ op = \"think\", ms = {:?} }},", ramp.max(100.0));
             let _ = writeln!(w, "    {{ op = \"drop_caches\", app = \"app\", inodes = true }},");
-            let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
-            let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
-            match self.fg {
-                Fg::Launch => self.launch_ops(w, host.fg_compute_ms.unwrap_or(LAUNCH_COMPUTE_MS)),
-                Fg::Switch => self.switch_ops(w, host.fg_compute_ms.unwrap_or(SWITCH_COMPUTE_MS)),
-                Fg::Replay => unreachable!("`--fg replay` is refused at the top of this function"),
-            }
-            let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
-            let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
-            let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
+            self.operation_ops(w, host, true);
             let _ = writeln!(w, "  ] }},\n]");
         }
 
@@ -824,7 +815,6 @@ impl BenchWorkload {
     /// memory each drop frees is what the bench's freed. The workers run throughout, where the
     /// bench's are stopped between samples and absent from an `alone` one.
     fn scheduled_ops(&self, w: &mut String, host: &Host, slots: &[(bool, BenchSample)]) {
-        let fg = fg_name(self.fg);
         for (measured, s) in slots {
             let dropped = s.dropped_ms.unwrap_or(s.window_ms);
             let _ = writeln!(w, "  {{ op = \"sleep_until\", ms = {dropped:?} }},");
@@ -842,21 +832,29 @@ impl BenchWorkload {
             } else {
                 let _ = writeln!(w, "  {{ op = \"sleep_until\", ms = {:?} }},", s.op_ms);
             }
-            let _ = writeln!(w, "  {{ op = \"foreground\", app = \"app\" }},");
-            if *measured {
-                let _ = writeln!(w, "  {{ op = \"phase_begin\", name = \"{fg}\" }},");
-            }
-            match self.fg {
-                Fg::Launch => self.launch_ops(w, host.fg_compute_ms.unwrap_or(LAUNCH_COMPUTE_MS)),
-                Fg::Switch => self.switch_ops(w, host.fg_compute_ms.unwrap_or(SWITCH_COMPUTE_MS)),
-                Fg::Replay => unreachable!("`--fg replay` is refused before"),
-            }
-            if *measured {
-                let _ = writeln!(w, "  {{ op = \"phase_end\", name = \"{fg}\" }},");
-                let _ = writeln!(w, "  {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
-            }
-            let _ = writeln!(w, "  {{ op = \"foreground\", app = \"shell\" }},");
+            self.operation_ops(w, host, *measured);
         }
+    }
+
+    /// One sample's operation, from the app's coming to the foreground to the shell's: a
+    /// measured one inside its phase, and closing its background window (opened by the caller
+    /// at the workers' start).
+    fn operation_ops(&self, w: &mut String, host: &Host, measured: bool) {
+        let fg = fg_name(self.fg);
+        let _ = writeln!(w, "    {{ op = \"foreground\", app = \"app\" }},");
+        if measured {
+            let _ = writeln!(w, "    {{ op = \"phase_begin\", name = \"{fg}\" }},");
+        }
+        match self.fg {
+            Fg::Launch => self.launch_ops(w, host.fg_compute_ms.unwrap_or(LAUNCH_COMPUTE_MS)),
+            Fg::Switch => self.switch_ops(w, host.fg_compute_ms.unwrap_or(SWITCH_COMPUTE_MS)),
+            Fg::Replay => unreachable!("`--fg replay` is refused at the top of `scenario_toml`"),
+        }
+        if measured {
+            let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{fg}\" }},");
+            let _ = writeln!(w, "    {{ op = \"phase_end\", name = \"{}\" }},", crate::BG_WINDOW_PHASE);
+        }
+        let _ = writeln!(w, "    {{ op = \"foreground\", app = \"shell\" }},");
     }
 
     fn launch_ops(&self, w: &mut String, compute_ms: f64) {
