@@ -148,10 +148,11 @@ pub fn syscall_scenario(
     }
     let files =
         sizes.into_iter().map(|(path, size)| FileSpec { path, size: Bytes(size), owner: FG_APP.into(), cached: false }).collect();
-    let mut apps = vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0 }];
+    let mut apps =
+        vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0, alive_s: vec![] }];
     let bg_apps = u32::from(!bg_threads.is_empty());
     if !bg_threads.is_empty() {
-        apps.push(AppSpec { name: BG_APP.into(), role: Role::Bg, threads: bg_threads, start_jitter_ms: 0.0 });
+        apps.push(AppSpec { name: BG_APP.into(), role: Role::Bg, threads: bg_threads, start_jitter_ms: 0.0, alive_s: vec![] });
     }
     let span = ms(sorted.last().expect("non-empty").time_ns - t0) / 1e3;
     let sc = Scenario {
@@ -256,7 +257,7 @@ pub fn block_scenario(
         bg_apps: 0,
         phone: Phone::default(),
         files: Vec::new(),
-        apps: vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0 }],
+        apps: vec![AppSpec { name: FG_APP.into(), role: Role::Fg, threads: fg_threads, start_jitter_ms: 0.0, alive_s: vec![] }],
         bg_cells: 0,
         cells: Vec::new(),
         cells_params: Default::default(),

@@ -12,6 +12,7 @@
 //! | `io` | requests: submission, dispatch, completion |
 //! | `priority` | the policy seam: QASIO, FG inheritance, the allocation gate, reclaim order |
 //! | `knobs` | the agent's kernel knobs: ioprio and BFQ weight, freezer, CPU weight and idle, write-back hold |
+//! | `life` | apps whose processes live in windows (`alive_s`): started anew, killed |
 //! | `record` | `--trace-out` records, the timeline, byte counts |
 //! | `outcome` | what a run produces |
 //! | `ui`, `cells` | the framework's interactive path, Cells |
@@ -44,6 +45,7 @@ mod build;
 mod cells;
 mod io;
 mod knobs;
+mod life;
 mod ops;
 mod outcome;
 mod priority;
@@ -82,6 +84,8 @@ pub enum Ev {
     Sample,
     /// The scenario's `[[knob]]` of this index takes effect.
     Knob(u32),
+    /// A window of life of this app starts (`true`) or ends (`alive_s`).
+    Life(u32, bool),
     /// The agent looks at its pause (`agent` policy; generation: stale ones are ignored).
     AgentTick(u64),
     /// The guest's free page reporting pass (`[phone.host_reclaim]`).
@@ -231,6 +235,7 @@ impl World {
                     self.q.schedule(t, Ev::FlusherTimer);
                 }
                 Ev::Knob(i) => self.apply_knob(i as usize),
+                Ev::Life(app, start) => self.life_event(app as usize, start),
                 Ev::Sample => {
                     self.close_bucket();
                     self.q.schedule(now.after(BUCKET_MS * 1_000_000), Ev::Sample);

@@ -1,8 +1,9 @@
 //! The kernel knobs of a desktop agent in the simulator (issue #29): the cgroup freezer, ioprio
 //! classes carried on requests to BFQ and mq-deadline, BFQ group weights, cgroup `cpu.idle`,
-//! and the write-back knobs (`dirty_bytes`, periodic write-back, the agent's hold). Each test
-//! runs the whole simulator with the knob on and off and asserts the difference the kernel's
-//! documentation promises.
+//! and the write-back knobs (`dirty_bytes`, periodic write-back, the agent's hold); and an app's
+//! windows of life (`alive_s`: started anew, killed at the freezer's stopping points), as
+//! `forefront bench` starts and kills its workers. Each test runs the whole simulator with the
+//! knob on and off and asserts the difference the kernel's documentation promises.
 
 use forefront_policy::Policy;
 use forefront_sim::{run, RunConfig};
@@ -207,4 +208,56 @@ fn dropping_a_templates_caches_reaches_every_instance() {
     let second = fg_read("bg", "/data/bg1");
     assert!(first > 3.0 * cached, "the template's drop reaches worker 0: {first} ms vs {cached} ms cached");
     assert!(second > 3.0 * cached, "and worker 1: {second} ms vs {cached} ms cached");
+}
+
+/// `alive_s` (an app's processes live in windows: `forefront bench`'s workers): a BG reader
+/// reads only inside its windows — nothing before the first, nothing between them once the
+/// call in progress at the kill has finished, nothing after the last — and reads in each.
+#[test]
+fn an_app_lives_only_in_its_windows_and_is_killed_at_their_ends() {
+    let fg = "{ op = 'sleep', ms = 3000.0 }";
+    let lives = scenario(fg, BG_READER, "", 10.0);
+    let mut windows = lives.clone();
+    windows.apps.iter_mut().find(|a| a.name == "bg").unwrap().alive_s = vec![[0.5, 1.0], [2.0, 2.5]];
+    let all = run(&cfg(lives, 2));
+    let some = run(&cfg(windows, 2));
+    assert!(bg_rate(&all, 0.0, 0.5) > 50.0 && bg_rate(&all, 1.1, 2.0) > 50.0, "without windows it reads throughout");
+    assert_eq!(bg_rate(&some, 0.0, 0.5), 0.0, "not started before its first window");
+    assert!(bg_rate(&some, 0.6, 1.0) > 50.0, "reads in the first window: {:.1} MB/s", bg_rate(&some, 0.6, 1.0));
+    assert_eq!(bg_rate(&some, 1.1, 2.0), 0.0, "killed between the windows");
+    assert!(bg_rate(&some, 2.1, 2.5) > 50.0, "started again: {:.1} MB/s", bg_rate(&some, 2.1, 2.5));
+    assert_eq!(bg_rate(&some, 2.6, 3.0), 0.0, "killed after the last");
+}
+
+/// A window's start runs the program anew from its first op, as a new process: a reader
+/// restarted at 2 s reads its file's first pages again — cached by the first window, so at
+/// the page cache's speed, many times the device's — where one that merely resumed (the
+/// freezer, thawed at 2 s) reads on into pages it has not read, at the device's speed. And a
+/// program that had ended (one pass of a small file) runs again in the next window.
+#[test]
+fn a_restarted_app_begins_its_program_anew_as_a_new_process() {
+    let fg = "{ op = 'sleep', ms = 3000.0 }";
+    let mut lives = scenario(fg, BG_READER, "", 10.0);
+    lives.apps.iter_mut().find(|a| a.name == "bg").unwrap().alive_s = vec![[0.2, 1.0], [2.0, 2.5]];
+    let knobs = "[[knob]]\nat_s = 1.0\napp = 'bg'\nfrozen = true\n[[knob]]\nat_s = 2.0\napp = 'bg'\nfrozen = false\n";
+    let frozen = scenario(fg, BG_READER, knobs, 10.0);
+    let (restarted, resumed) = (run(&cfg(lives, 1)), run(&cfg(frozen, 1)));
+    let first = bg_rate(&restarted, 0.3, 1.0);
+    let (again, on) = (bg_rate(&restarted, 2.0, 2.3), bg_rate(&resumed, 2.0, 2.3));
+    assert!(first > 50.0 && on > 50.0, "both read from the device: {first:.1}, {on:.1} MB/s");
+    assert!(again > 3.0 * on, "restarted: its first pages again, cached ({again:.1} MB/s); resumed: new pages ({on:.1} MB/s)");
+
+    // A program that ends within its window (a 4 MiB file read once) runs again in the next.
+    let small = "{ op = 'repeat', times = 1, ops = [{ op = 'read', path = '/data/small{i}', len = '4MiB', chunk = '256KiB' }] }";
+    let file = "[[file]]\npath = '/data/small{i}'\nsize = '4MiB'\nowner = 'bg'\n";
+    let mut ends = scenario(fg, small, file, 10.0);
+    let bg = ends.apps.iter_mut().find(|a| a.name == "bg").unwrap();
+    bg.alive_s = vec![[0.2, 1.0], [2.0, 2.5]];
+    // Unwrapped from the helper's endless loop: the program is the one pass.
+    let forefront_workload::Op::Repeat { ops, .. } = bg.threads[0].ops[0].clone() else { panic!("the helper's loop") };
+    bg.threads[0].ops = ops;
+    let r = run(&cfg(ends, 1));
+    let mib = |from: f64, to: f64| bg_rate(&r, from, to) * (to - from);
+    assert!((3.5..=4.5).contains(&mib(0.2, 1.0)), "first window: one pass ({:.2} MB)", mib(0.2, 1.0));
+    assert!((3.5..=4.5).contains(&mib(2.0, 2.5)), "second window: one pass again ({:.2} MB)", mib(2.0, 2.5));
 }

@@ -62,6 +62,7 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
                 role: Role::Fg,
                 threads: vec![ThreadSpec { name: "main".into(), background_priority: false, nice: 0, ops: fg_ops }],
                 start_jitter_ms: 0.0,
+                alive_s: vec![],
             },
             AppSpec {
                 name: "bg".into(),
@@ -73,6 +74,7 @@ fn scenario(fg: Vec<Op>, bg: Vec<Op>) -> Scenario {
                     ops: vec![Op::Repeat { times: 0, ops: bg }],
                 }],
                 start_jitter_ms: 5.0,
+                alive_s: vec![],
             },
         ],
         bg_cells: 0,

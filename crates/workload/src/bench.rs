@@ -46,12 +46,14 @@
 //!   bench interleaves the modes, one sample each per round, and a VM host's reclaim follows the
 //!   drops (below); a mode's scenario then follows the run's timeline event by event
 //!   (`sleep_until`), each sample's drop and operation at its time, the other modes' samples
-//!   unmeasured ([`BenchWorkload::timeline`]); without one, the mode's samples follow one
-//!   another at the ramp's period;
+//!   unmeasured ([`BenchWorkload::timeline`]), and the workers live as the bench's do: started
+//!   anew at each sample's window, killed at its end, absent from the `alone` samples (the
+//!   scenario's `alive_s`, twin28); without one, the mode's samples follow one another at the
+//!   ramp's period;
 //! - what is not the bench's: the bench restarts its workers and drops every cache before
-//!   each sample, the scenario keeps its workers running (at their place in their files, and
-//!   through the gaps between samples and the `alone` ones) and drops their files' clean pages
-//!   with the sample's drop; a switch's database grows by its new rows in the bench, while the
+//!   each sample, the steady loop (without a timeline) keeps its workers running (at their
+//!   place in their files, and through the gaps between samples) and drops their files' clean
+//!   pages with the sample's drop; a switch's database grows by its new rows in the bench, while the
 //!   scenario's checkpoint rewrites the same pages each time; the random extra before each
 //!   operation (its phase against the workers' I/O cycle: before the drop in the steady loop,
 //!   where it makes the samples up to 150 ms further apart than the bench's; taken from the
@@ -498,6 +500,10 @@ pub struct BenchSample {
     pub end_ms: f64,
 }
 
+/// The bench mode without a background (`forefront_bench::runner::Mode::Alone`'s name): its
+/// samples start no workers.
+pub const ALONE_MODE: &str = "alone";
+
 /// The prefix of a bench workload's name where a scenario is named (`sim sweep`'s
 /// `scenario = "bench:launch/update"`).
 pub const NAMED_PREFIX: &str = "bench:";
@@ -621,10 +627,17 @@ impl BenchWorkload {
         if host.fs_journal == Some(false) {
             let _ = writeln!(w, "journal = false");
         }
+        // The fixture writes its files just before the first sample, so they are cached when
+        // its drop frees them. Along a timeline they start so, in the page cache, and the first
+        // drop frees them as the bench's did (its workers start only at the first window, twin28);
+        // in the steady loop, whose workers run from the start, they count as backed free
+        // memory instead.
+        let fixture_cached = !slots.is_empty();
         if let Some(h) = host.host_reclaim {
             // The fixture's files, cached as it wrote them, are what the first sample's drop
             // frees: backed memory then (later samples free what the one before cached).
             let files = (self.bg_procs as u64 * self.bg_file_bytes + self.app.code_bytes + db_bytes(&self.app)) >> 20;
+            let files = if fixture_cached { 0 } else { files };
             let backed = (h.reserve_mib + files as f64).min(host.page_cache_mib as f64);
             let _ = writeln!(
                 w,
@@ -657,11 +670,12 @@ impl BenchWorkload {
             let _ = writeln!(w, "copy_write_page_us = {c:?}");
         }
 
+        let cached = if fixture_cached { "\ncached = true" } else { "" };
         for (name, size) in code_file_sizes(&self.app) {
-            let _ = writeln!(w, "\n[[file]]\npath = \"/app/code/{name}\"\nsize = {size}\nowner = \"app\"");
+            let _ = writeln!(w, "\n[[file]]\npath = \"/app/code/{name}\"\nsize = {size}\nowner = \"app\"{cached}");
         }
         let db = db_bytes(&self.app);
-        let _ = writeln!(w, "\n[[file]]\npath = \"/app/data/app.db\"\nsize = {db}\nowner = \"app\"");
+        let _ = writeln!(w, "\n[[file]]\npath = \"/app/data/app.db\"\nsize = {db}\nowner = \"app\"{cached}");
         if self.fg == Fg::Switch {
             // Written by the switch: created (truncated) by each one.
             for (name, size) in [("state.bin", SWITCH_STATE_BYTES), ("photo.jpg", SWITCH_PHOTO_BYTES)] {
@@ -726,8 +740,21 @@ impl BenchWorkload {
         // alternates update, upload as the bench's workers do.
         for k in self.templates() {
             let n = k.name();
-            let _ = writeln!(w, "\n[[file]]\npath = \"/bg/{n}{{i}}.dat\"\nsize = {}\nowner = \"{n}\"", self.bg_file_bytes);
-            let _ = writeln!(w, "\n[[app]]\nname = \"{n}\"\nrole = \"bg\"\n[[app.thread]]\nname = \"{n}\"\nops = [");
+            let _ =
+                writeln!(w, "\n[[file]]\npath = \"/bg/{n}{{i}}.dat\"\nsize = {}\nowner = \"{n}\"{cached}", self.bg_file_bytes);
+            let _ = writeln!(w, "\n[[app]]\nname = \"{n}\"\nrole = \"bg\"");
+            // Along a timeline the workers live as the bench's do: started at each sample's
+            // window (after its drop) and killed at its end, absent from the `alone` samples
+            // (`forefront_bench::runner::one_sample`; docs/twin.md, twin28).
+            let lives: Vec<String> = slots
+                .iter()
+                .filter(|(_, s)| s.mode != ALONE_MODE)
+                .map(|(_, s)| format!("[{:?}, {:?}]", s.window_ms / 1000.0, s.end_ms / 1000.0))
+                .collect();
+            if !lives.is_empty() {
+                let _ = writeln!(w, "alive_s = [{}]", lives.join(", "));
+            }
+            let _ = writeln!(w, "[[app.thread]]\nname = \"{n}\"\nops = [");
             let _ = writeln!(w, "  {{ op = \"repeat\", times = 0, ops = [");
             let f = format!("/bg/{n}{{i}}.dat");
             match k {
@@ -812,8 +839,9 @@ impl BenchWorkload {
     /// started; at its operation's start, the operation. A measured sample has its window (from
     /// the workers' start) and its headline phase, and the random phase extra is taken from its
     /// ramp rather than added; another mode's is only its drop and its operation, so that the
-    /// memory each drop frees is what the bench's freed. The workers run throughout, where the
-    /// bench's are stopped between samples and absent from an `alone` one.
+    /// memory each drop frees is what the bench's freed. The workers live from each window to
+    /// its sample's end, in every mode's sample but the `alone` ones (`alive_s`, written with
+    /// the workers' templates).
     fn scheduled_ops(&self, w: &mut String, host: &Host, slots: &[(bool, BenchSample)]) {
         for (measured, s) in slots {
             let dropped = s.dropped_ms.unwrap_or(s.window_ms);
@@ -1151,6 +1179,10 @@ mod tests {
         assert_eq!(count(r#"op = "foreground", app = "app""#), 5);
         assert_eq!(count("op = \"read\", path = \"/app/code/part000.so\""), 5, "{text}");
         assert!(!text.contains("op = \"repeat\", times = 2,"), "no steady loop beside the timeline");
+        // The workers live from each window to its sample's end, warm-up included, never in an
+        // `alone` sample.
+        let bg = s.apps.iter().find(|a| a.name == "update").expect("the workers");
+        assert_eq!(bg.alive_s, vec![[0.81, 3.1], [3.71, 6.0], [6.21, 8.5]], "{text}");
     }
 
     #[test]

@@ -51,6 +51,34 @@ fn range_f64(key: &str, v: f64, lo: f64, hi: f64) -> Result<(), String> {
     }
 }
 
+/// `app[i].alive_s`: windows in order and apart, within a run's longest duration, and only
+/// for an app whose end the run does not wait for.
+fn check_alive(i: usize, a: &crate::AppSpec) -> Result<(), String> {
+    if a.alive_s.is_empty() {
+        return Ok(());
+    }
+    if a.role == Role::Fg {
+        return Err(format!("app[{i}].alive_s: the fg app `{}` lives for the whole run (the run waits for it)", a.name));
+    }
+    if a.start_jitter_ms > 0.0 {
+        return Err(format!("app[{i}].alive_s: give either alive_s or start_jitter_ms for app `{}`, not both", a.name));
+    }
+    let mut prev_end = 0.0;
+    for (k, &[from, to]) in a.alive_s.iter().enumerate() {
+        let key = format!("app[{i}].alive_s[{k}]");
+        range_f64(&format!("{key}[0]"), from, 0.0, MAX_MS / 1000.0)?;
+        range_f64(&format!("{key}[1]"), to, 0.0, MAX_MS / 1000.0)?;
+        if to <= from {
+            return Err(format!("{key}: the window must end after it starts, got [{from}, {to}] s"));
+        }
+        if k > 0 && from <= prev_end {
+            return Err(format!("{key}: the window must start after the one before ends ({prev_end} s), got {from} s"));
+        }
+        prev_end = to;
+    }
+    Ok(())
+}
+
 fn range_u64(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if (lo..=hi).contains(&v) {
         Ok(())
@@ -82,6 +110,7 @@ impl Scenario {
                 return Err(format!("app[{i}]: app `{}` has no thread", a.name));
             }
             range_f64(&format!("app[{i}].start_jitter_ms"), a.start_jitter_ms, 0.0, MAX_MS)?;
+            check_alive(i, a)?;
             for (j, t) in a.threads.iter().enumerate() {
                 if !(-20..=19).contains(&t.nice) {
                     return Err(format!("app[{i}].thread[{j}].nice must be in -20..=19, got {}", t.nice));
@@ -556,6 +585,28 @@ pub fn op_name(op: &Op) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_of_life_out_of_order_or_on_the_fg_app_are_refused_at_their_line() {
+        let sc = |fg_alive: &str, bg_alive: &str| {
+            format!(
+                "name = 't'\ndescription = 'd'\nheadline = 'x'\ndevice = 'galaxy-s5-emmc'\nduration_s = 5.0\n\
+                 [[app]]\nname = 'fg'\nrole = 'fg'\n{fg_alive}\n[[app.thread]]\nname = 'm'\nops = [{{ op = 'phase_begin', name = 'x' }}, {{ op = 'phase_end', name = 'x' }}]\n\
+                 [[app]]\nname = 'bg'\nrole = 'bg'\n{bg_alive}\n[[app.thread]]\nname = 'w'\nops = [{{ op = 'sleep', ms = 1.0 }}]\n"
+            )
+        };
+        let err = |text: String| crate::Scenario::parse("t.toml", &text).unwrap_err().to_string();
+        crate::Scenario::parse("t.toml", &sc("", "alive_s = [[0.5, 1.0], [2.0, 2.5]]")).unwrap_or_else(|e| panic!("{e}"));
+        let e = err(sc("", "alive_s = [[0.5, 1.0], [0.9, 2.5]]"));
+        assert!(e.contains("app[1].alive_s[1]: the window must start after the one before ends (1 s), got 0.9 s"), "{e}");
+        assert!(e.contains("t.toml:16"), "the line of the key: {e}");
+        let e = err(sc("", "alive_s = [[1.0, 0.5]]"));
+        assert!(e.contains("app[1].alive_s[0]: the window must end after it starts"), "{e}");
+        let e = err(sc("", "alive_s = [[-1.0, 0.5]]"));
+        assert!(e.contains("app[1].alive_s[0][0] must be a number in [0, 3600]"), "{e}");
+        let e = err(sc("alive_s = [[0.0, 1.0]]", ""));
+        assert!(e.contains("app[0].alive_s: the fg app `fg` lives for the whole run"), "{e}");
+    }
 
     #[test]
     fn templates_match_numbers_and_each_other() {

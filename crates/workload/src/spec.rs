@@ -401,6 +401,14 @@ pub struct AppSpec {
     /// Start each background instance after a random delay in [0, start_jitter_ms).
     #[serde(default)]
     pub start_jitter_ms: f64,
+    /// The windows the app's processes live in (`[start_s, end_s]` of simulated time, in order,
+    /// each ending before the next starts): at each start every thread begins its program anew
+    /// as a new process (a new pid, as `exec` gives), at each end it is killed, stopping where
+    /// the freezer would (before its next op or its next `read()`/`write()` call; a call in
+    /// progress finishes) — `forefront bench` starts its workers at each sample and kills them
+    /// at its end. Empty (the default): from the start to the run's end. Not for the `fg` app.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alive_s: Vec<[f64; 2]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -259,6 +259,8 @@ impl World {
         // cell's apps (`Scenario::instances`).
         let mut jitter = streams.stream("workload.start");
         let mut starts: Vec<(Tid, SimTime)> = Vec::new();
+        // Per app, its windows of life (`alive_s`; none for the kernel's).
+        let mut lives: Vec<Vec<[f64; 2]>> = vec![vec![]];
         for (uid, inst) in (10_000..).zip(&instances) {
             let spec = inst.spec;
             let app = w.apps.len();
@@ -266,7 +268,10 @@ impl World {
             let mut a = App::new(&name, uid, spec.role, &spec.name, inst.cell);
             a.headline = spec.role == Role::Fg && inst.cell.is_none_or(|c| cell_list[c].role == forefront_workload::CellRole::Fg);
             w.apps.push(a);
-            let start = if spec.start_jitter_ms > 0.0 {
+            lives.push(spec.alive_s.clone());
+            let start = if let Some(&[from, _]) = spec.alive_s.first() {
+                SimTime::from_secs_f64(from)
+            } else if spec.start_jitter_ms > 0.0 {
                 SimTime::from_secs_f64(jitter.gen_range(0.0..spec.start_jitter_ms) / 1e3)
             } else {
                 SimTime::ZERO
@@ -334,6 +339,7 @@ impl World {
             w.q.schedule(wb, Ev::FlusherTimer);
         }
         w.schedule_knobs();
+        w.schedule_lives(&lives);
         w.q.schedule(SimTime::from_secs_f64(w.phone.fs.commit_interval_s), Ev::CommitTimer);
         w.q.schedule(SimTime::from_ms(BUCKET_MS), Ev::Sample);
         // Kernel threads start idle (blocked on their wake-up).
@@ -371,6 +377,7 @@ impl World {
             span: None,
             zero_steps: 0,
             user_burst: false,
+            life: Default::default(),
         });
         tid
     }

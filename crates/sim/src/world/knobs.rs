@@ -33,8 +33,9 @@
 //!   `dirty_writeback_centisecs` (simplification: at once). It is not a full write-back pass:
 //!   the agent leaves `dirty_writeback_centisecs` alone because writing it starts one.
 //!
-//! Invariants: a task blocked by the freezer waits on `Blocker::Idle` with its knob `frozen`
-//! set, and only there; `saved` holds the thresholds exactly while write-back is held.
+//! Invariants: a user task waits on `Blocker::Idle` only where the freezer stopped it (its
+//! knob `frozen` set) or where it died (`super::life`: the freezer's stopping points are a
+//! kill's too); `saved` holds the thresholds exactly while write-back is held.
 
 use forefront_engine::SimTime;
 use forefront_model::block::Request;
@@ -46,6 +47,7 @@ use forefront_model::wait::Blocker;
 
 use forefront_model::fs::ext4::{self, FileOp};
 
+use super::life::AtStop;
 use super::tasks::{Exec, Kind};
 use super::{World, BG_GROUP};
 use crate::Cat;
@@ -100,6 +102,11 @@ impl Knobs {
 
     pub(super) fn held(&self) -> bool {
         self.saved.is_some()
+    }
+
+    /// `tid` is no longer inside a chunked op (its op was abandoned: `super::life`).
+    pub(super) fn forget_call(&mut self, tid: Tid) {
+        self.at_call.retain(|&t| t != tid);
     }
 }
 
@@ -185,6 +192,9 @@ impl World {
     /// now blocked; the caller returns `After::Block`).
     #[inline]
     pub(super) fn frozen_before_op(&mut self, tid: Tid) -> bool {
+        if self.life_pending(tid) && self.stop_point(tid) == AtStop::Parked {
+            return true; // killed (`super::life`); a restart goes on to its first op
+        }
         if !self.knobs.frozen(tid) {
             return false;
         }
@@ -198,6 +208,14 @@ impl World {
     pub(super) fn continue_frozen(&mut self, tid: Tid) -> (u64, After) {
         if let Some(i) = self.knobs.at_call.iter().position(|&t| t == tid) {
             self.knobs.at_call.swap_remove(i);
+            match self.stop_point(tid) {
+                AtStop::Parked => return (0, After::Block),
+                AtStop::Restarted => return (0, After::Step),
+                AtStop::Go => {}
+            }
+            if !self.knobs.frozen(tid) {
+                return self.continue_op(tid); // the call starts: nothing holds it
+            }
             self.block_on(tid, Blocker::Idle, Cat::Sleep);
             return (0, After::Block);
         }

@@ -80,7 +80,7 @@ impl World {
             self.rec_span_end(tid);
         }
         // The cgroup freezer stops a task here, between ops (a scenario's `[[knob]]` or the
-        // agent's pause).
+        // agent's pause), and a kill (`super::life`).
         if self.frozen_before_op(tid) {
             return (0, After::Block);
         }
@@ -120,6 +120,13 @@ impl World {
         }
     }
 
+    /// A pid for a new process: one no app's task has (theirs are app indices) and no earlier
+    /// one was given.
+    pub(super) fn new_pid(&self) -> u32 {
+        let last = self.tasks.iter().map(|t| t.pid).max().unwrap_or(0);
+        last.max(EXEC_PID_BASE) + 1
+    }
+
     /// The channel named `name` (created on first use, numbered in creation order).
     pub(super) fn chan(&mut self, name: String) -> Chan {
         let next = self.chans.len() as u32;
@@ -149,9 +156,7 @@ impl World {
                 (sys, After::Step)
             }
             Op::Exec => {
-                // A pid no app's task has (theirs are app indices) and no earlier exec gave.
-                let last = self.tasks.iter().map(|t| t.pid).max().unwrap_or(0);
-                self.tasks[tid as usize].pid = last.max(EXEC_PID_BASE) + 1;
+                self.tasks[tid as usize].pid = self.new_pid();
                 (sys, After::Step)
             }
             Op::Creat { path } => {
@@ -348,7 +353,7 @@ impl World {
     }
 
     pub(super) fn continue_op(&mut self, tid: Tid) -> (u64, After) {
-        if self.knobs.frozen(tid) {
+        if self.knobs.frozen(tid) || self.life_pending(tid) {
             return self.continue_frozen(tid);
         }
         if matches!(self.tasks[tid as usize].exec, Exec::File(FileOp::Read { .. } | FileOp::Write { .. }))

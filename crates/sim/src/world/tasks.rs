@@ -99,6 +99,8 @@ pub(super) struct Task {
     /// The burst its last step returned is user code (an `Op::Compute`); every other burst is
     /// kernel code (a system call's work, a kernel thread's): the CPU model's preemption points.
     pub(super) user_burst: bool,
+    /// Where it is in its app's windows of life (`super::life`).
+    pub(super) life: super::life::Life,
 }
 
 /// A phase begun and not yet ended: (name, start, blocked ns per category, CPU (running,
