@@ -20,7 +20,7 @@
 //! | `folio` | a 64 MiB file read sequentially in 1 MiB `read()`s (cold), then `POSIX_FADV_DONTNEED` over each aligned range of one size, for each power of two from 4 KiB to 4 MiB, the pages left cached counted (`mincore`) | `dontneed_folio_kib` (the smallest range size that drops at least nine tenths of the file: the folio the file system caches a sequential read in, `[phone] readahead_folio_kib` for `bench predict`: docs/twin.md, twin25); `dontneed_1m_kept_pct` (the share the bench's uploaders' 1 MiB drops leave cached) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
-//! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them | `host_reclaim_page_us`, `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us` |
+//! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them; then the same for cold reads (dropped and read at once, dropped and read once reporting has settled again, each 1 MiB `read()`'s CPU time) | `host_reclaim_page_us`, `host_reclaim_read_page_us` (twin28), `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us`, `host_recycled_read_1m_cpu_us` |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
 //! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
@@ -905,12 +905,61 @@ fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
         check_interrupt()?;
         Ok(t_call)
     };
+    // One pass of 1 MiB read()s over the file: the calling thread's CPU µs per call (a cold
+    // read's device wait is not CPU time; the host's fault on a page it fills is, here).
+    let read_pass = |buf: &mut [u8]| -> Result<Vec<f64>, BenchError> {
+        let mut cpu_call = Vec::with_capacity(file_mib);
+        for o in (0..len).step_by(MIB) {
+            let c = thread_cpu_us();
+            f.read_exact_at(buf, o as u64).map_err(io(&path, "read"))?;
+            cpu_call.push(thread_cpu_us() - c);
+        }
+        check_interrupt()?;
+        Ok(cpu_call)
+    };
     pass(&mut buf)?;
     f.sync_data().map_err(io(&path, "fdatasync"))?;
     drop_cache()?;
     let recycled = median(pass(&mut buf)?);
     f.sync_data().map_err(io(&path, "fdatasync"))?;
     drop_cache()?;
+    let (interval_ms, pass_mib) = settle_reporting()?;
+    let calls = pass(&mut buf)?;
+    // The same for reads: a cold read at once over memory just freed (recycled), then one once
+    // reporting has settled again.
+    f.sync_data().map_err(io(&path, "fdatasync"))?;
+    drop_cache()?;
+    let read_recycled = median(read_pass(&mut buf)?);
+    drop_cache()?;
+    settle_reporting()?;
+    let reads = read_pass(&mut buf)?;
+    drop(f);
+    std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
+    // A call that took memory the host had taken back pays its fault on 256 pages (~3 ms here,
+    // against ~0.15 ms recycled): four times the recycled median tells the two apart.
+    let (slow, fast): (Vec<f64>, Vec<f64>) = calls.iter().partition(|&&t| t > 4.0 * recycled);
+    // No slow call: the rewrite never reached memory the host had taken back (its file smaller
+    // than what the host left backed): the fault is not measured (NaN), not 0.
+    let page_us = if slow.is_empty() { f64::NAN } else { ((median(slow) - recycled) / (MIB / KIB4) as f64).max(0.0) };
+    // Reads the same way, on their CPU time (~2.2 ms a call against ~0.07 recycled here).
+    let slow_reads: Vec<f64> = reads.iter().copied().filter(|&t| t > 4.0 * read_recycled).collect();
+    let read_page_us =
+        if slow_reads.is_empty() { f64::NAN } else { ((median(slow_reads) - read_recycled) / (MIB / KIB4) as f64).max(0.0) };
+    Ok(Some(HostFigures {
+        page_us,
+        read_page_us,
+        reserve_mib: fast.len() as f64,
+        pass_mib,
+        interval_ms,
+        recycled_us: recycled,
+        read_recycled_cpu_us: read_recycled,
+    }))
+}
+
+/// After a drop: wait for the host's reporting to settle, following the passes where the
+/// kernel counts them (see [`host_reclaim`]). Returns the shortest interval between two passes
+/// and the most one reported (MiB), where counted.
+fn settle_reporting() -> Result<(Option<f64>, Option<f64>), BenchError> {
     let freed = Instant::now();
     let root = Path::new("/");
     let (mut interval_ms, mut pass_mib) = (None, None);
@@ -942,16 +991,7 @@ fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
     } else {
         std::thread::sleep(std::time::Duration::from_secs_f64(HOST_BLIND_WAIT_S));
     }
-    let calls = pass(&mut buf)?;
-    drop(f);
-    std::fs::remove_file(&path).map_err(io(&path, "remove"))?;
-    // A call that took memory the host had taken back pays its fault on 256 pages (~3 ms here,
-    // against ~0.15 ms recycled): four times the recycled median tells the two apart.
-    let (slow, fast): (Vec<f64>, Vec<f64>) = calls.iter().partition(|&&t| t > 4.0 * recycled);
-    // No slow call: the rewrite never reached memory the host had taken back (its file smaller
-    // than what the host left backed): the fault is not measured (NaN), not 0.
-    let page_us = if slow.is_empty() { f64::NAN } else { ((median(slow) - recycled) / (MIB / KIB4) as f64).max(0.0) };
-    Ok(Some(HostFigures { page_us, reserve_mib: fast.len() as f64, pass_mib, interval_ms, recycled_us: recycled }))
+    Ok((interval_ms, pass_mib))
 }
 
 /// [`host_reclaim`]'s figures.
@@ -960,6 +1000,8 @@ struct HostFigures {
     /// CPU per 4 KiB page of a write into memory the host took back, beyond a recycled one (µs;
     /// NaN where no call of the rewrite met such memory).
     page_us: f64,
+    /// The same for a cold read's page, on the reading thread's CPU time (µs; NaN likewise).
+    read_page_us: f64,
     /// The rewrite's fast MiB: free memory the host still backed once reporting settled.
     reserve_mib: f64,
     /// The most one pass reported (MiB), where the kernel counts it.
@@ -968,6 +1010,8 @@ struct HostFigures {
     interval_ms: Option<f64>,
     /// The recycled rewrite's median 1 MiB call (µs).
     recycled_us: f64,
+    /// The recycled cold read's median 1 MiB call, its CPU time (µs).
+    read_recycled_cpu_us: f64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1112,10 +1156,12 @@ fn one_rep(
         let nan = f64::NAN;
         f.extend([
             ("host_reclaim_page_us", h.map_or(nan, |h| h.page_us)),
+            ("host_reclaim_read_page_us", h.map_or(nan, |h| h.read_page_us)),
             ("host_reclaim_reserve_mib", h.map_or(nan, |h| h.reserve_mib)),
             ("host_reclaim_pass_mib", h.and_then(|h| h.pass_mib).unwrap_or(nan)),
             ("host_reclaim_interval_ms", h.and_then(|h| h.interval_ms).unwrap_or(nan)),
             ("host_recycled_write_1m_us", h.map_or(nan, |h| h.recycled_us)),
+            ("host_recycled_read_1m_cpu_us", h.map_or(nan, |h| h.read_recycled_cpu_us)),
         ]);
     }
 
@@ -1252,6 +1298,8 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "host_reclaim_pass_mib" => m("the most one free page reporting pass reported after the host step's drop (MiB; the kernel's page_reporting reported_kib, sampled every 5 ms, its changes within 500 ms one pass; [phone.host_reclaim] pass_mib)".into()),
         "host_reclaim_interval_ms" => m("the shortest time between two such passes (ms; the kernel's PAGE_REPORTING_DELAY is 2 s; [phone.host_reclaim] interval_ms)".into()),
         "host_recycled_write_1m_us" => m(format!("median 1 MiB write() over the {HOST_FILE_MIB} MiB host-step file's pages just dropped (POSIX_FADV_DONTNEED): memory freed moments before, us")),
+        "host_reclaim_read_page_us" => d("(median CPU time of the 1 MiB read()s of the host step's cold read after reporting settled that took memory the host had taken back (over 4x host_recycled_read_1m_cpu_us) - host_recycled_read_1m_cpu_us) / 256 pages, at least 0 (not written if none did): the host's fault per 4 KiB page allocated for a read (the simulator's [phone.host_reclaim] read_page_us, for bench predict; twin28)"),
+        "host_recycled_read_1m_cpu_us" => m(format!("median CPU time (CLOCK_THREAD_CPUTIME_ID) of a 1 MiB read() of the {HOST_FILE_MIB} MiB host-step file read cold at once after its drop: memory freed moments before, us")),
         n if n.starts_with("read_1m_depth") || n.starts_with("write_1m_depth") => m(format!(
             "MB/s of {} random 1 MiB O_DIRECT {}s from {} threads",
             depth.min(BW_DEPTH) * BW_OPS,

@@ -58,6 +58,7 @@ enum BenchCommand {
         page: writeback_page_us, passed on too), and on a VM whose balloon reports free pages to its \
         host, the host's reclaim of free memory (step `host`: a 768 MiB file dropped and rewritten \
         once reporting has settled: host_reclaim_page_us, _reserve_mib, _pass_mib, _interval_ms, \
+        and dropped and read cold the same way: host_reclaim_read_page_us, a read's page, twin28; \
         which `bench predict` models; docs/twin.md, twin24), and the folio the file system caches a \
         sequential read in (step `folio`: POSIX_FADV_DONTNEED over aligned ranges of each size of a \
         64 MiB file just read: dontneed_folio_kib, the uploaders' per-chunk drop in `bench predict`; \
@@ -932,6 +933,8 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 pass_mib,
                 reserve_mib,
                 page_us,
+                // A page allocated for a read, where measured (files from twin28 on).
+                read_page_us: calibrated("host_reclaim_read_page_us"),
             })
         }
         _ => None,
@@ -1045,6 +1048,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "host_free_page_reporting": reporting,
             "host_reclaim": host.host_reclaim.map(|h| serde_json::json!({
                 "interval_ms": h.interval_ms, "pass_mib": h.pass_mib, "reserve_mib": h.reserve_mib, "page_us": h.page_us,
+                "read_page_us": h.read_page_us,
             })),
             "host_passes": if host.host_passes.is_empty() { "model" } else { "measured" },
             "preempt": host.preempt.name(),
@@ -1257,8 +1261,15 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
         (_, Some(h)) => {
             let _ = writeln!(
                 s,
-                "host: free memory the host takes back, modelled from the calibration (docs/twin.md, twin24): a reporting pass every {:.0} ms hands up to {:.0} MiB of the guest's free memory to the host, {:.0} MiB stays backed, and each 4 KiB page allocated from memory the host took back costs {:.2} us more",
-                h.interval_ms, h.pass_mib, h.reserve_mib, h.page_us
+                "host: free memory the host takes back, modelled from the calibration (docs/twin.md, twin24): a reporting pass every {:.0} ms hands up to {:.0} MiB of the guest's free memory to the host, {:.0} MiB stays backed, and each 4 KiB page allocated from memory the host took back costs {:.2} us more for a write(), {}",
+                h.interval_ms,
+                h.pass_mib,
+                h.reserve_mib,
+                h.page_us,
+                match h.read_page_us {
+                    Some(r) => format!("{r:.2} us for a read (twin28)"),
+                    None => "the same for a read (not measured: a calibration from before twin28)".to_owned(),
+                }
             );
         }
         (Some(true), None) => {

@@ -323,6 +323,7 @@ mod tests {
                 pass_mib: 768.0,
                 reserve_mib: 4.0,
                 page_us: 14.0,
+                read_page_us: None,
             }),
             ..Host::default()
         };
@@ -353,6 +354,7 @@ mod tests {
             pass_mib: 768.0,
             reserve_mib: 4.0,
             page_us: 14.0,
+            read_page_us: None,
         };
         let run = |pass_ms: f64| {
             let host = Host { host_reclaim: Some(figures), host_passes: vec![[pass_ms, 768.0]], ..Host::default() };

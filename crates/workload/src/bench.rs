@@ -433,8 +433,11 @@ pub struct HostReclaimFigures {
     pub pass_mib: f64,
     /// Free memory that stays backed (MiB).
     pub reserve_mib: f64,
-    /// CPU per 4 KiB page allocated from memory the host took back (µs).
+    /// CPU per 4 KiB page a `write()` allocates from memory the host took back (µs).
     pub page_us: f64,
+    /// The same for a page allocated for a read (µs), where measured (twin28); `None`:
+    /// `page_us`.
+    pub read_page_us: Option<f64>,
 }
 
 impl Default for Host {
@@ -644,6 +647,9 @@ impl BenchWorkload {
                 "\n[phone.host_reclaim]\ninterval_ms = {:?}\npass_mib = {:?}\nreserve_mib = {:?}\nbacked_mib = {backed:?}\npage_us = {:?}",
                 h.interval_ms, h.pass_mib, h.reserve_mib, h.page_us
             );
+            if let Some(r) = h.read_page_us {
+                let _ = writeln!(w, "read_page_us = {r:?}");
+            }
             // The run's own passes, on the timeline's clock, where the scenario follows it.
             if !slots.is_empty() && !host.host_passes.is_empty() {
                 let list: Vec<String> = host.host_passes.iter().map(|[ms, mib]| format!("[{ms:?}, {mib:?}]")).collect();
@@ -1032,10 +1038,16 @@ mod tests {
         let setup = SimSetup { scheduler: "deadline".into(), background: true, launches: 2, mode: None };
         let stock = w(Bg::Update).scenario("x", &Host::default(), &setup).unwrap();
         assert_eq!(stock.phone.host_reclaim, None, "not measured: no host model");
-        let h = HostReclaimFigures { interval_ms: 2300.0, pass_mib: 588.0, reserve_mib: 16.0, page_us: 15.0 };
+        let h = HostReclaimFigures {
+            interval_ms: 2300.0,
+            pass_mib: 588.0,
+            reserve_mib: 16.0,
+            page_us: 15.0,
+            read_page_us: Some(8.0),
+        };
         let s = w(Bg::Update).scenario("x", &Host { host_reclaim: Some(h), ..Host::default() }, &setup).unwrap();
         let r = s.phone.host_reclaim.expect("[phone.host_reclaim]");
-        assert_eq!((r.interval_ms, r.pass_mib, r.reserve_mib, r.page_us), (2300.0, 588.0, 16.0, 15.0));
+        assert_eq!((r.interval_ms, r.pass_mib, r.reserve_mib, r.page_us, r.read_page_us), (2300.0, 588.0, 16.0, 15.0, Some(8.0)));
         // The reserve plus the two workers' files and the app's, which the fixture cached.
         let files = (2 * w(Bg::Update).bg_file_bytes + AppSpec::default().code_bytes + db_bytes(&AppSpec::default())) >> 20;
         assert_eq!(r.backed_mib, 16.0 + files as f64);

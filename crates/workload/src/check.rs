@@ -293,6 +293,9 @@ impl Scenario {
             range_f64("phone.host_reclaim.reserve_mib", h.reserve_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
             range_f64("phone.host_reclaim.backed_mib", h.backed_mib, 0.0, (MAX_BYTES >> 20) as f64)?;
             range_f64("phone.host_reclaim.page_us", h.page_us, 0.0, 1e6)?;
+            if let Some(r) = h.read_page_us {
+                range_f64("phone.host_reclaim.read_page_us", r, 0.0, 1e6)?;
+            }
             let mut prev = 0.0;
             for (i, [ms, mib]) in h.passes.iter().enumerate() {
                 range_f64(&format!("phone.host_reclaim.passes[{i}] ms"), *ms, prev, 1e9)?;

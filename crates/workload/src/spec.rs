@@ -252,8 +252,12 @@ pub struct HostReclaimSpec {
     /// Free memory backed when the run starts (MiB; at least the reserve): what was freed just
     /// before it, such as the page cache a previous run left for its first drop to free.
     pub backed_mib: f64,
-    /// CPU time an allocation pays per 4 KiB page the host took back (µs).
+    /// CPU time an allocation pays per 4 KiB page the host took back (µs): a page a `write()`
+    /// allocates.
     pub page_us: f64,
+    /// The same for a page allocated for a read (µs; twin28); absent: `page_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_page_us: Option<f64>,
     /// The passes as a run measured them, `[ms, MiB]` each (ms since the run's start, in
     /// order): where given, each reports up to its MiB of the backed free memory at its time
     /// and the model's own schedule of passes is off (`bench predict --measured-passes`,

@@ -268,7 +268,7 @@ pub fn read<K: Ext4 + ?Sized>(
                 // Up to the next cached page, the end wanted, or 256 pages.
                 let next_cached = cx.page_cache().next_cached(file, idx).unwrap_or(u32::MAX);
                 let n = (next_cached.min(want_end + 1) - idx).min(256);
-                if !reclaim::alloc(cx, tid, u64::from(n), &k.reclaim, &mut cost) {
+                if !reclaim::alloc(cx, tid, u64::from(n), true, &k.reclaim, &mut cost) {
                     set_read(cx, tid, file, pos, end, call);
                     return (cost, After::Block);
                 }
@@ -362,7 +362,7 @@ fn read_window<K: Ext4 + ?Sized>(
     }
     let missing = (end - first) - cx.page_cache().cached_count(file, first, end);
     let mut cost = 0;
-    if missing > 0 && !reclaim::alloc(cx, tid, u64::from(missing), &k.reclaim, &mut cost) {
+    if missing > 0 && !reclaim::alloc(cx, tid, u64::from(missing), true, &k.reclaim, &mut cost) {
         return (cost, false);
     }
     let mut i = first;
@@ -504,7 +504,7 @@ pub fn write<K: Ext4 + ?Sized>(
                 cx.page_cache().mark_accessed(p);
             }
             None => {
-                if !reclaim::alloc(cx, tid, 1, &k.reclaim, &mut cost) {
+                if !reclaim::alloc(cx, tid, 1, false, &k.reclaim, &mut cost) {
                     set(cx, pos, meta_done);
                     return (cost, After::Block);
                 }

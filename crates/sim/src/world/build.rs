@@ -220,6 +220,7 @@ impl World {
                 pass_pages: pages(h.pass_mib),
                 reserve_pages: pages(h.reserve_mib),
                 page_ns: (h.page_us * 1e3).round() as u64,
+                read_page_ns: (h.read_page_us.unwrap_or(h.page_us) * 1e3).round() as u64,
             };
             w.host = Some(if h.passes.is_empty() {
                 FreeLedger::new(cfg, pages(h.backed_mib))
