@@ -63,8 +63,9 @@
 //!   page a `write()` allocates (its copy's first touch), and one allocated for a read (the
 //!   device's data fills it): on this VM a cold read's calls on reported memory took 8.1–8.7
 //!   µs a page more than on recycled memory, all of it the reading thread's CPU time, where a
-//!   write took ~15 (twin28; twin24 had charged reads the write's figure). The host's own
-//!   work and its variation over time are not modelled.
+//!   write took ~15, and two calibrations an hour later gave 11.3 and 10.0 for a read, 11.2
+//!   and 15.4 for a write (twin28; twin24 had charged reads the write's figure). The host's
+//!   own work and its variation over time are not modelled.
 //! - Only the page cache allocates here (no anonymous memory, no slab), as in [`super::reclaim`].
 
 use forefront_engine::SimTime;
