@@ -2,21 +2,22 @@
 # twin26: docs/results/twin/tw19/seeds.sh with the order the measurement gives: besides the strict
 # order of the four modes, the pairs of modes whose measured medians' 95 % intervals are apart
 # and how many of them the prediction orders the same (`bench predict`'s JSON `order`).
-# Usage (from the repository root): docs/results/twin/tw26/seeds.sh FOREFRONT RUNS DEVICE [ARGS...] > seeds.txt
+# Usage (from the repository root): [TMPDIR=DIR] docs/results/twin/tw26/seeds.sh FOREFRONT RUNS DEVICE [ARGS...] > seeds.txt
+# Its scratch JSONs go under $TMPDIR (default /tmp; twin28: two variants side by side, each its own).
 set -e
 FF=${1:-target/release/forefront}
 D=$2
 DEV=$3; shift 3
 for seed in 1 2 3 4 5; do
   for bg in update upload copy mixed; do
-    "$FF" bench predict $D/launch-$bg-r15.json --device $DEV --seed $seed --format json "$@" > /tmp/tw26-$bg-$seed.json
+    "$FF" bench predict $D/launch-$bg-r15.json --device $DEV --seed $seed --format json "$@" > ${TMPDIR:-/tmp}/tw26-$bg-$seed.json
   done
   python3 - "$seed" <<'PY'
-import json, sys
+import json, os, sys
 seed = sys.argv[1]
 med = bg = orders = pairs = agree = 0; misses = []; bgmiss = []; wrong = []
 for b in ["update", "upload", "copy", "mixed"]:
-    j = json.load(open(f"/tmp/tw26-{b}-{seed}.json"))
+    j = json.load(open(f"{os.environ.get('TMPDIR', '/tmp')}/tw26-{b}-{seed}.json"))
     ms = {m["mode"]: m for m in j["modes"]}
     for name, m in ms.items():
         r = m["predicted"]["fg_p50_ms"] / m["measured"]["fg_p50_ms"]
