@@ -20,7 +20,7 @@
 //! | `folio` | a 64 MiB file read sequentially in 1 MiB `read()`s (cold), then `POSIX_FADV_DONTNEED` over each aligned range of one size, for each power of two from 4 KiB to 4 MiB, the pages left cached counted (`mincore`) | `dontneed_folio_kib` (the smallest range size that drops at least nine tenths of the file: the folio the file system caches a sequential read in, `[phone] readahead_folio_kib` for `bench predict`: docs/twin.md, twin25); `dontneed_1m_kept_pct` (the share the bench's uploaders' 1 MiB drops leave cached) |
 //! | `large` | reads and writes of `max_sectors_kb` (the largest request the kernel sends: the bench's read-ahead and write-back requests) from [`BW_DEPTH`] threads, at random offsets and as one sequential stream per thread, from huge-page buffers so that each reaches the device whole | `read_max_depth_mb_s`, `write_max_depth_mb_s` (random); `read_max_seq_depth_mb_s`, `write_max_seq_depth_mb_s` (streams): the device's `read_depth_mb_s`/`write_depth_mb_s`; `read_max_request_kib`, `write_max_request_kib`: the mean request the device received |
 //! | `under-load` | 4 KiB random reads at depth 1 while [`LOAD_THREADS`] threads read (then write) `max_sectors_kb` requests back to back | `read_4k_under_{read,write}_load_{p50,p90,mean}_us` and the load's `{read,write}_load_mb_s`: how the host orders a small read behind large transfers already submitted (docs/twin.md) |
-//! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them; then the same for cold reads (dropped and read at once, dropped and read once reporting has settled again, each 1 MiB `read()`'s CPU time) | `host_reclaim_page_us`, `host_reclaim_read_page_us` (twin28), `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us`, `host_recycled_read_1m_cpu_us` |
+//! | `host` | only on a VM whose balloon reports free pages: a 768 MiB file (at most half the file system's free space) written, dropped and rewritten at once (recycled memory), dropped again and rewritten once reporting has settled, each 1 MiB `write()` timed; the kernel's reporting counters followed meanwhile where it has them; then the same for cold reads (dropped and read at once, dropped and read once reporting has settled again, each 1 MiB `read()`'s CPU time); `/proc/buddyinfo` just after the rewrite's drop | `host_reclaim_page_us`, `host_reclaim_read_page_us` (twin28), `host_free_order0_kib` … (the free blocks below `page_reporting_order`, each order's: twin29), `host_reclaim_reserve_mib`, `host_reclaim_pass_mib`, `host_reclaim_interval_ms` (the simulator's `[phone.host_reclaim]`, for `bench predict`: docs/twin.md, twin24), `host_recycled_write_1m_us`, `host_recycled_read_1m_cpu_us` |
 //!
 //! The model's cost formulas ([`forefront_model::flash`]) turn the timings into its fields:
 //! a sequential read of `b` bytes costs `overhead + b / read_seq`, so the 4 KiB and 1 MiB
@@ -923,6 +923,8 @@ fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
     let recycled = median(pass(&mut buf)?);
     f.sync_data().map_err(io(&path, "fdatasync"))?;
     drop_cache()?;
+    // The free blocks reporting never takes, as a drop leaves them (twin29).
+    let fragments = forefront_sysfs::vm::free_below_reporting_order(Path::new("/"));
     let (interval_ms, pass_mib) = settle_reporting()?;
     let calls = pass(&mut buf)?;
     // The same for reads: a cold read at once over memory just freed (recycled), then one once
@@ -953,6 +955,7 @@ fn host_reclaim(s: &Scratch) -> Result<Option<HostFigures>, BenchError> {
         interval_ms,
         recycled_us: recycled,
         read_recycled_cpu_us: read_recycled,
+        fragments,
     }))
 }
 
@@ -994,8 +997,22 @@ fn settle_reporting() -> Result<(Option<f64>, Option<f64>), BenchError> {
     Ok((interval_ms, pass_mib))
 }
 
+/// The names of the figures of the free memory below the reporting order, by order (twin29).
+const HOST_FREE_ORDER: [&str; 10] = [
+    "host_free_order0_kib",
+    "host_free_order1_kib",
+    "host_free_order2_kib",
+    "host_free_order3_kib",
+    "host_free_order4_kib",
+    "host_free_order5_kib",
+    "host_free_order6_kib",
+    "host_free_order7_kib",
+    "host_free_order8_kib",
+    "host_free_order9_kib",
+];
+
 /// [`host_reclaim`]'s figures.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct HostFigures {
     /// CPU per 4 KiB page of a write into memory the host took back, beyond a recycled one (µs;
     /// NaN where no call of the rewrite met such memory).
@@ -1012,6 +1029,9 @@ struct HostFigures {
     recycled_us: f64,
     /// The recycled cold read's median 1 MiB call, its CPU time (µs).
     read_recycled_cpu_us: f64,
+    /// Free pages in blocks of each order below the reporting order just after the drop
+    /// (`/proc/buddyinfo`), where the kernel has them.
+    fragments: Option<Vec<u64>>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1154,6 +1174,7 @@ fn one_rep(
         // NaN: not measured in this repetition (the file system too small for the file).
         let h = host_reclaim(s)?;
         let nan = f64::NAN;
+        let h = h.as_ref();
         f.extend([
             ("host_reclaim_page_us", h.map_or(nan, |h| h.page_us)),
             ("host_reclaim_read_page_us", h.map_or(nan, |h| h.read_page_us)),
@@ -1163,6 +1184,15 @@ fn one_rep(
             ("host_recycled_write_1m_us", h.map_or(nan, |h| h.recycled_us)),
             ("host_recycled_read_1m_cpu_us", h.map_or(nan, |h| h.read_recycled_cpu_us)),
         ]);
+        // The free blocks below the reporting order, each order's KiB (twin29); NaN at the
+        // orders the kernel reports (or where it does not say).
+        let frag = h.and_then(|h| h.fragments.as_ref());
+        f.extend(
+            HOST_FREE_ORDER
+                .iter()
+                .enumerate()
+                .map(|(j, &name)| (name, frag.and_then(|p| p.get(j)).map_or(nan, |&pages| (pages * 4) as f64))),
+        );
     }
 
     f.extend([
@@ -1294,6 +1324,10 @@ fn how(name: &str, depth: usize, ops: usize, big: usize) -> (&'static str, Strin
         "writeback_page_us" => d("(fdatasync_32m_cpu_us - fdatasync_32m_requests x the simulator's submit_request_us, 8 us) / the pages written, at least 0, median of the two passes: a dirty page's write-back (the simulator's [phone.costs] writeback_page_us, for bench predict)"),
         "writeback_32m_mb_s" => m(format!("MB/s of the copy step's fdatasyncs of {COPY_FILE_MIB} MiB of dirty pages (the median duration of the two): the page cache's write-back as the disk takes it, one file's at a time; recorded beside the O_DIRECT streams of the `large` step, not used by the simulator (docs/twin.md, twin24)")),
         "host_reclaim_page_us" => d("(median 1 MiB write() of the host step's last pass that took memory the host had taken back - host_recycled_write_1m_us) / 256 pages, at least 0 (not written if no repetition's rewrite met such memory): the host's fault per 4 KiB page (the simulator's [phone.host_reclaim] page_us, for bench predict)"),
+        n if n.starts_with("host_free_order") => m(format!(
+            "free memory in blocks of order {} (/proc/buddyinfo, all zones) just after the host step's {HOST_FILE_MIB} MiB file was dropped, KiB: blocks below the kernel's page_reporting_order, which reporting never hands to the host and from which the buddy allocator cuts smaller folios first ([phone.host_reclaim] fragments_kib, for bench predict; twin29)",
+            n.trim_start_matches("host_free_order").trim_end_matches("_kib")
+        )),
         "host_reclaim_reserve_mib" => m(format!("the 1 MiB write()s of the host step's last pass as fast as a recycled one (at most 4x its median): free memory the host still backed once reporting settled ({HOST_FILE_MIB} MiB file dropped, then written again after the reporting passes; [phone.host_reclaim] reserve_mib)")),
         "host_reclaim_pass_mib" => m("the most one free page reporting pass reported after the host step's drop (MiB; the kernel's page_reporting reported_kib, sampled every 5 ms, its changes within 500 ms one pass; [phone.host_reclaim] pass_mib)".into()),
         "host_reclaim_interval_ms" => m("the shortest time between two such passes (ms; the kernel's PAGE_REPORTING_DELAY is 2 s; [phone.host_reclaim] interval_ms)".into()),

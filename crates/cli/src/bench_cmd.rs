@@ -935,6 +935,9 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 page_us,
                 // A page allocated for a read, where measured (files from twin28 on).
                 read_page_us: calibrated("host_reclaim_read_page_us"),
+                // The free blocks below the reporting order, where measured (files from
+                // twin29 on): orders 0 up, as far as the file has them.
+                fragments_kib: (0..10).map_while(|j| calibrated(&format!("host_free_order{j}_kib"))).collect(),
             })
         }
         _ => None,
@@ -1048,7 +1051,7 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
             "host_free_page_reporting": reporting,
             "host_reclaim": host.host_reclaim.map(|h| serde_json::json!({
                 "interval_ms": h.interval_ms, "pass_mib": h.pass_mib, "reserve_mib": h.reserve_mib, "page_us": h.page_us,
-                "read_page_us": h.read_page_us,
+                "read_page_us": h.read_page_us, "fragments_kib": h.fragments_kib,
             })),
             "host_passes": if host.host_passes.is_empty() { "model" } else { "measured" },
             "preempt": host.preempt.name(),
@@ -1269,6 +1272,20 @@ fn predict_report(what: &str, saved: &serde_json::Value, o: &PredictOpts) -> any
                 match h.read_page_us {
                     Some(r) => format!("{r:.2} us for a read (twin28)"),
                     None => "the same for a read (not measured: a calibration from before twin28)".to_owned(),
+                }
+            );
+            let _ = writeln!(
+                s,
+                "host: {}",
+                if h.fragments_kib.is_empty() {
+                    "the free blocks below the reporting order not measured (a calibration from before twin29): every folio takes the backed memory first".to_owned()
+                } else {
+                    format!(
+                        "{:.0} MiB free in blocks below the reporting order (orders 0-{}: {} KiB), which reporting never takes: folios smaller than the reporting order are cut from them first (twin29)",
+                        h.fragments_kib.iter().sum::<f64>() / 1024.0,
+                        h.fragments_kib.len() - 1,
+                        h.fragments_kib.iter().map(|k| format!("{k:.0}")).collect::<Vec<_>>().join("/")
+                    )
                 }
             );
         }

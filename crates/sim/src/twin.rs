@@ -324,6 +324,7 @@ mod tests {
                 reserve_mib: 4.0,
                 page_us: 14.0,
                 read_page_us: None,
+                fragments_kib: vec![],
             }),
             ..Host::default()
         };
@@ -355,9 +356,10 @@ mod tests {
             reserve_mib: 4.0,
             page_us: 14.0,
             read_page_us: None,
+            fragments_kib: vec![],
         };
         let run = |pass_ms: f64| {
-            let host = Host { host_reclaim: Some(figures), host_passes: vec![[pass_ms, 768.0]], ..Host::default() };
+            let host = Host { host_reclaim: Some(figures.clone()), host_passes: vec![[pass_ms, 768.0]], ..Host::default() };
             let p = predict(&after(2_600.0), &host, &dev, "mq-deadline", "baseline", 1, 1);
             let Predicted::Ran { bg_window_samples_mb_s: w, host_reclaim: Some(h), .. } = p else { panic!("runs: {p:?}") };
             (w[0], h.refaulted_pages, h.reported_pages)

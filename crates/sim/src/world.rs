@@ -367,14 +367,14 @@ impl ReclaimCtx for World {
         let mut rq = Io { reqs: &mut self.reqs, st: &mut self.st };
         self.prio.reclaim_wait(me, short, &mut rq);
     }
-    fn host_refault_ns(&mut self, n: u64, read: bool) -> u64 {
+    fn host_refault_ns(&mut self, n: u64, read: bool, order: u32) -> u64 {
         if self.host.is_none() {
             return 0;
         }
         // What this step freed (reclaim for this very allocation) is backed already.
         self.host_observe();
         let h = self.host.as_mut().expect("checked");
-        h.take(n) * if read { h.cfg.read_page_ns } else { h.cfg.page_ns }
+        h.take(n, order) * if read { h.cfg.read_page_ns } else { h.cfg.page_ns }
     }
 }
 

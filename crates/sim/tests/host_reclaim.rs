@@ -80,6 +80,51 @@ fn a_cold_read_into_memory_the_host_took_back_pays_the_reads_figure() {
     assert!((writes - expect(PAGE_US)).abs() < 0.05 * expect(PAGE_US), "write figure: extra {writes:.1} ms");
 }
 
+/// twin29: a writer's 1 MiB folios and a reader's small read-ahead folios after the host took
+/// back all the free memory reporting can take: the writer pays for every page, and the reader
+/// too without an inventory of the free blocks below the reporting order, but not with one
+/// (its 4–256 KiB folios are cut from those blocks, which reporting never takes; the writer's
+/// order-8 folios find none of order 8 or above).
+#[test]
+fn small_read_ahead_folios_are_cut_from_the_blocks_reporting_leaves_and_a_writers_are_not() {
+    let run_with = |fragments: &str| {
+        let host = format!(
+            "[phone.host_reclaim]\ninterval_ms = 2000.0\npass_mib = 1024.0\nreserve_mib = 0.0\nbacked_mib = 64.0\npage_us = {PAGE_US}\n{fragments}"
+        );
+        let text = format!(
+            "name = 't'\ndescription = 'd'\nheadline = 'run'\ndevice = 'galaxy-s6-ufs'\nduration_s = 60\n\
+             [phone]\npage_cache_mib = 4096\ndirty_background_ratio = 80.0\ndirty_ratio = 90.0\n\
+             async_read_ahead = true\nread_ahead_kib = 8192\n{host}\
+             [[file]]\npath = '/data/a'\nsize = '64MiB'\nowner = 'fg'\n\
+             [[file]]\npath = '/data/b'\nsize = '32MiB'\nowner = 'fg'\n\
+             [[file]]\npath = '/data/c'\nsize = '3584KiB'\nowner = 'fg'\n\
+             [[app]]\nname = 'fg'\nrole = 'fg'\n[[app.thread]]\nname = 'main'\n\
+             ops = [{{ op = 'foreground', app = 'fg' }}, {{ op = 'write', path = '/data/a', len = '64MiB', chunk = '1MiB' }}, \
+             {{ op = 'fsync', path = '/data/a' }}, {{ op = 'drop_caches', app = 'fg' }}, {{ op = 'sleep', ms = 3000.0 }}, \
+             {{ op = 'phase_begin', name = 'run' }}, {{ op = 'write', path = '/data/b', len = '32MiB', chunk = '1MiB' }}, \
+             {{ op = 'read', path = '/data/c', len = '3584KiB', chunk = '128KiB' }}, {{ op = 'phase_end', name = 'run' }}]\n"
+        );
+        let scenario = Scenario::parse("frag.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+        let cfg = RunConfig {
+            scenario,
+            device: load_device("galaxy-s6-ufs").unwrap(),
+            policy: Policy::by_name("android").unwrap(),
+            bg_apps: 0,
+            seed: 1,
+        };
+        run(&cfg).host_reclaim.expect("host counts").refaulted_pages
+    };
+    // The writer's 32 MiB; the reader's 3.5 MiB: windows of 512 KiB, 1 MiB and 2 MiB in folios
+    // of 4, 16 and 64 KiB.
+    let (writer, reader) = (32 * 256, 896);
+    assert_eq!(run_with(""), writer + reader, "no inventory: every page past the backed memory is the host's");
+    // 16 MiB free in 256 KiB blocks (order 6): enough for the reader, too small a block for the writer.
+    let with = run_with("fragments_kib = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 16384.0]\n");
+    assert_eq!(with, writer, "the reader's folios cut from the free blocks reporting leaves, the writer's not");
+    // Too few such blocks: the reader's last folios meet the host's memory again.
+    assert_eq!(run_with("fragments_kib = [0.0, 0.0, 0.0, 0.0, 2048.0]\n"), writer + reader - 512);
+}
+
 #[test]
 fn memory_freed_moments_before_costs_nothing_more() {
     let plain = run(&cfg(100.0, false));

@@ -108,6 +108,30 @@ pub fn page_reporting_counters(root: &Path) -> Option<ReportingCounters> {
     Some(ReportingCounters { reported_kib: read("reported_kib")?, passes: read("passes")? })
 }
 
+/// The free memory below free page reporting's order, by order: `pages[j]` free pages in
+/// blocks of order `j` (`/proc/buddyinfo`'s count at order `j` times `2^j`, all zones summed)
+/// for every `j` below `page_reporting_order` (the module parameter; the kernel's default,
+/// `pageblock_order`, is 9 on x86-64 with 4 KiB pages). These blocks are never reported: the
+/// buddy allocator cuts small folios from them first (docs/twin.md, twin29). `None` where the
+/// kernel does not report free pages or the files are unreadable.
+pub fn free_below_reporting_order(root: &Path) -> Option<Vec<u64>> {
+    let order: usize = std::fs::read_to_string(root.join("sys/module/page_reporting/parameters/page_reporting_order"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let text = std::fs::read_to_string(root.join("proc/buddyinfo")).ok()?;
+    let mut pages = vec![0u64; order];
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        // "Node 0, zone   Normal   749  1072 ..."
+        let counts = line.split_once("zone")?.1.split_whitespace().skip(1);
+        for (j, c) in counts.enumerate().take(order) {
+            pages[j] += c.parse::<u64>().ok()? << j;
+        }
+    }
+    Some(pages)
+}
+
 /// [`page_reporting_counters`]' figures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReportingCounters {
@@ -132,6 +156,30 @@ mod tests {
         );
         std::fs::write(d.join("passes"), "many\n").unwrap();
         assert_eq!(super::page_reporting_counters(t.path()), None, "unreadable");
+    }
+
+    #[test]
+    fn the_free_blocks_below_the_reporting_order_are_summed_over_zones_in_pages() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("sys/module/page_reporting/parameters");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::create_dir_all(t.path().join("proc")).unwrap();
+        std::fs::write(
+            t.path().join("proc/buddyinfo"),
+            "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n\
+             Node 0, zone    DMA32      2      3      0      2      3      2      1      4      4      2    752 \n\
+             Node 0, zone   Normal    749   1072    430    699   1058    955    683    529    372    230    703 \n",
+        )
+        .unwrap();
+        assert_eq!(super::free_below_reporting_order(t.path()), None, "no reporting order: no reporting");
+        std::fs::write(d.join("page_reporting_order"), "9\n").unwrap();
+        let pages = super::free_below_reporting_order(t.path()).unwrap();
+        assert_eq!(pages.len(), 9, "orders 0..8");
+        assert_eq!(pages[0], 751);
+        assert_eq!(pages[1], (3 + 1072) * 2);
+        assert_eq!(pages[8], (1 + 4 + 372) * 256);
+        std::fs::write(t.path().join("proc/buddyinfo"), "Node 0, zone Normal 1 x 3\n").unwrap();
+        assert_eq!(super::free_below_reporting_order(t.path()), None, "unreadable");
     }
 
     #[test]

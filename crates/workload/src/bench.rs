@@ -425,7 +425,7 @@ pub struct Host {
 }
 
 /// `bench calibrate`'s figures of the host's reclaim of free memory (docs/twin.md, twin24).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostReclaimFigures {
     /// Between reporting passes (ms).
     pub interval_ms: f64,
@@ -438,6 +438,9 @@ pub struct HostReclaimFigures {
     /// The same for a page allocated for a read (µs), where measured (twin28); `None`:
     /// `page_us`.
     pub read_page_us: Option<f64>,
+    /// Free memory in blocks of each order below the reporting order (KiB, index = order),
+    /// where measured (twin29); empty: none.
+    pub fragments_kib: Vec<f64>,
 }
 
 impl Default for Host {
@@ -636,7 +639,7 @@ impl BenchWorkload {
         // in the steady loop, whose workers run from the start, they count as backed free
         // memory instead.
         let fixture_cached = !slots.is_empty();
-        if let Some(h) = host.host_reclaim {
+        if let Some(h) = &host.host_reclaim {
             // The fixture's files, cached as it wrote them, are what the first sample's drop
             // frees: backed memory then (later samples free what the one before cached).
             let files = (self.bg_procs as u64 * self.bg_file_bytes + self.app.code_bytes + db_bytes(&self.app)) >> 20;
@@ -649,6 +652,10 @@ impl BenchWorkload {
             );
             if let Some(r) = h.read_page_us {
                 let _ = writeln!(w, "read_page_us = {r:?}");
+            }
+            if !h.fragments_kib.is_empty() {
+                let list: Vec<String> = h.fragments_kib.iter().map(|k| format!("{k:?}")).collect();
+                let _ = writeln!(w, "fragments_kib = [{}]", list.join(", "));
             }
             // The run's own passes, on the timeline's clock, where the scenario follows it.
             if !slots.is_empty() && !host.host_passes.is_empty() {
@@ -1044,10 +1051,12 @@ mod tests {
             reserve_mib: 16.0,
             page_us: 15.0,
             read_page_us: Some(8.0),
+            fragments_kib: vec![4.0, 8.0, 0.0, 96.0],
         };
         let s = w(Bg::Update).scenario("x", &Host { host_reclaim: Some(h), ..Host::default() }, &setup).unwrap();
         let r = s.phone.host_reclaim.expect("[phone.host_reclaim]");
         assert_eq!((r.interval_ms, r.pass_mib, r.reserve_mib, r.page_us, r.read_page_us), (2300.0, 588.0, 16.0, 15.0, Some(8.0)));
+        assert_eq!(r.fragments_kib, vec![4.0, 8.0, 0.0, 96.0], "the free blocks below the reporting order (twin29)");
         // The reserve plus the two workers' files and the app's, which the fixture cached.
         let files = (2 * w(Bg::Update).bg_file_bytes + AppSpec::default().code_bytes + db_bytes(&AppSpec::default())) >> 20;
         assert_eq!(r.backed_mib, 16.0 + files as f64);

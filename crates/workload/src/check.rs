@@ -296,6 +296,15 @@ impl Scenario {
             if let Some(r) = h.read_page_us {
                 range_f64("phone.host_reclaim.read_page_us", r, 0.0, 1e6)?;
             }
+            if h.fragments_kib.len() > 11 {
+                return Err(format!(
+                    "phone.host_reclaim.fragments_kib: {} orders; the buddy allocator has 11 (0..=10)",
+                    h.fragments_kib.len()
+                ));
+            }
+            for (j, k) in h.fragments_kib.iter().enumerate() {
+                range_f64(&format!("phone.host_reclaim.fragments_kib[{j}]"), *k, 0.0, (MAX_BYTES >> 10) as f64)?;
+            }
             let mut prev = 0.0;
             for (i, [ms, mib]) in h.passes.iter().enumerate() {
                 range_f64(&format!("phone.host_reclaim.passes[{i}] ms"), *ms, prev, 1e9)?;

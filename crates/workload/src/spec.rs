@@ -258,6 +258,12 @@ pub struct HostReclaimSpec {
     /// The same for a page allocated for a read (µs; twin28); absent: `page_us`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_page_us: Option<f64>,
+    /// Free memory in blocks below the kernel's reporting order, KiB per order (index = order;
+    /// `bench calibrate`'s `host_free_order*_kib`, twin29): never reported, and the buddy
+    /// allocator cuts folios smaller than the reporting order from them first. Absent: none
+    /// (every allocation takes the backed memory first, as before twin29).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fragments_kib: Vec<f64>,
     /// The passes as a run measured them, `[ms, MiB]` each (ms since the run's start, in
     /// order): where given, each reports up to its MiB of the backed free memory at its time
     /// and the model's own schedule of passes is off (`bench predict --measured-passes`,

@@ -21,6 +21,14 @@
 //!   been hit (`index == ra->start + ra->size`).
 //! - A random miss reads only the pages asked for and leaves the state alone.
 //!
+//! - **Folios** (twin29): a window's pages are cached in folios of one order, `order` (Linux's
+//!   large folios, `page_cache_ra_order` in `mm/readahead.c`): a new window's of order 0, each
+//!   next one's two orders larger (`new_order += 2`), at most `ilog2` of the window and
+//!   [`MAX_FOLIO_ORDER`] (2 MiB). Measured on this VM's ext4 (docs/twin.md, twin29): the launch's
+//!   code files read in 128 KiB calls sit in 4, 16 and 64 KiB folios, a file read in 1 MiB calls
+//!   in 4 KiB … 1 MiB and then 2 MiB ones. Only the host's reclaim model uses the order
+//!   ([`crate::mm::host`]: small folios are cut from the free blocks reporting leaves alone).
+//!
 //! The ext4 path submits a window's uncached pages as requests cut at `max_sectors_kb` (the
 //! block layer's split) and only the reader's own missing page waits.
 //!
@@ -32,12 +40,17 @@
 //! are left out; the async window is allocated like a sync one (the kernel's `__GFP_NORETRY`
 //! allocation gives up under memory pressure; here the reader waits for reclaim).
 
-/// `struct file_ra_state`: the current window and its async part (pages). `size` = 0: none.
+/// The largest page-cache folio: a PMD's 2 MiB (`MAX_PAGECACHE_ORDER` on x86-64).
+pub const MAX_FOLIO_ORDER: u32 = 9;
+
+/// `struct file_ra_state`: the current window and its async part (pages), and the order of the
+/// folios its pages are cached in (`ra->order`). `size` = 0: none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RaState {
     pub start: u32,
     pub size: u32,
     pub async_size: u32,
+    pub order: u32,
 }
 
 impl RaState {
@@ -56,7 +69,7 @@ impl RaState {
             return self.on_marker(max);
         }
         let size = init_size(req, max);
-        *self = RaState { start: index, size, async_size: if size > req { size - req } else { size } };
+        *self = RaState { start: index, size, async_size: if size > req { size - req } else { size }, order: 0 };
         (self.start, self.size)
     }
 
@@ -65,7 +78,8 @@ impl RaState {
     pub fn on_marker(&mut self, max: u32) -> (u32, u32) {
         let max = max.max(1);
         let size = next_size(self.size, max);
-        *self = RaState { start: self.start.saturating_add(self.size), size, async_size: size };
+        let order = (self.order + 2).min(MAX_FOLIO_ORDER).min(size.max(1).ilog2());
+        *self = RaState { start: self.start.saturating_add(self.size), size, async_size: size, order };
         (self.start, self.size)
     }
 }
@@ -144,5 +158,25 @@ mod tests {
         let mut big = RaState::default();
         assert_eq!(big.on_sync_miss(0, MAX, MAX), (0, MAX));
         assert_eq!(big.marker(), Some(0));
+    }
+
+    #[test]
+    fn each_window_caches_its_pages_in_folios_two_orders_larger_up_to_2_mib() {
+        // 128 KiB reads with read_ahead_kb = 8192: 4 KiB folios, then 16, 64, 256 KiB, 1 MiB, 2 MiB.
+        let mut ra = RaState::default();
+        ra.on_sync_miss(0, 32, MAX);
+        let mut orders = vec![ra.order];
+        for _ in 0..6 {
+            ra.on_marker(MAX);
+            orders.push(ra.order);
+        }
+        assert_eq!(orders, vec![0, 2, 4, 6, 8, 9, 9]);
+        // A window of 4 pages holds no folio above order 2.
+        let mut small = RaState { start: 0, size: 2, async_size: 2, order: 4 };
+        small.on_marker(8);
+        assert_eq!((small.size, small.order), (4, 2));
+        // A new window starts again at order 0.
+        ra.on_sync_miss(100_000, 32, MAX);
+        assert_eq!(ra.order, 0);
     }
 }

@@ -17,6 +17,17 @@
 //! pays [`HostReclaim::page_ns`] of CPU for it, or [`HostReclaim::read_page_ns`] for a page
 //! allocated for a read (the guest's vCPU stalls in the host's fault).
 //!
+//! **Free blocks below the reporting order** (twin29). Reporting takes only blocks of
+//! `page_reporting_order` (9: 2 MiB) and above (`mm/page_reporting.c`); the smaller free blocks
+//! (the *fragments*, free memory between allocations that stay) are never reported, and the
+//! buddy allocator serves a folio of order `k` from the smallest free block of order `k` or
+//! more (`__rmqueue_smallest` in `mm/page_alloc.c`). So a folio smaller than the reporting order
+//! is cut from the fragments while there are any of its order or above, and meets the host's
+//! fault only once they run out; the 1 MiB folios of the workers' 1 MiB `write()`s find few
+//! (order 8, the largest below 9), the launch's 4–64 KiB read-ahead folios many
+//! ([`FreeLedger::with_fragments`]: the inventory `bench calibrate` reads from
+//! `/proc/buddyinfo` after its drop).
+//!
 //! A ledger can instead replay the passes a run measured ([`FreeLedger::scripted`]: each at
 //! its time, reporting what the kernel reported, as far as the model's backed memory goes):
 //! a control for the rest of the model, which then meets the host's passes where the real
@@ -35,8 +46,10 @@
 //!   the reserve is left; every pass starts at least [`PAGE_REPORTING_DELAY_NS`] (or the
 //!   interval, if shorter) after the free or the pass that asked for it.
 //! - A scripted ledger's passes come at their measured times, in order, one timer at a time.
-//! - Every page allocated is either backed or counted in `refaulted`; every page reported is
-//!   counted in `reported`.
+//! - Every page allocated is either backed, cut from the fragments, or counted in `refaulted`;
+//!   every page reported is counted in `reported`.
+//! - The fragments never exceed their inventory (`frag[j] <= frag_home[j]` for every order):
+//!   frees give back what was cut from them before anything else becomes backed memory.
 //!
 //! # Simplifications versus the kernel and the host
 //! - One pool: the kernel reports free blocks of `page_reporting_order` and above per zone and
@@ -67,6 +80,17 @@
 //!   and 15.4 for a write (twin28; twin24 had charged reads the write's figure). The host's
 //!   own work and its variation over time are not modelled.
 //! - Only the page cache allocates here (no anonymous memory, no slab), as in [`super::reclaim`].
+//! - The fragments are counted in pages per order, not blocks: a folio of order `k` takes its
+//!   pages from the lowest order `j >= k` that has any, and the rest of a split block stays
+//!   counted at order `j` (the kernel puts it on the lists below `j`: the same pages, usable by
+//!   the same smaller folios; only a later folio of order exactly `j` could use it here and not
+//!   there). A free gives the pages cut from the fragments back to them first (the freed folio
+//!   merges back into the block it was cut from, whose neighbours are still in use), lowest
+//!   order first; whatever else is freed merges into blocks of the reporting order (backed
+//!   memory). A folio of the reporting order or above, or one that finds no fragment, is taken
+//!   from the backed memory as before; its split remainder is not kept as fragments.
+//! - The inventory is the calibration's, read once after its drop; the kernel's fragments
+//!   change with everything else the machine holds.
 
 use forefront_engine::SimTime;
 
@@ -108,6 +132,12 @@ pub struct FreeLedger {
     pub reported: u64,
     /// Pages allocated from reported memory over the run (each paid `page_ns`).
     pub refaulted: u64,
+    /// Free pages in blocks below the reporting order, by order (index = order), now.
+    pub frag: Vec<u64>,
+    /// The same as measured: what frees restore the fragments to.
+    frag_home: Vec<u64>,
+    /// Pages cut from the fragments over the run.
+    pub from_fragments: u64,
     /// Passes as a run measured them ([`Self::scripted`]): at each time, the pages it
     /// reported, in order; the model's own schedule is off while this is `Some`.
     script: Option<std::collections::VecDeque<(SimTime, u64)>>,
@@ -125,8 +155,21 @@ impl FreeLedger {
             active_until: SimTime::ZERO,
             reported: 0,
             refaulted: 0,
+            frag: Vec::new(),
+            frag_home: Vec::new(),
+            from_fragments: 0,
             script: None,
         }
+    }
+
+    /// The same ledger with an inventory of free blocks below the reporting order: `pages[j]`
+    /// free pages in blocks of order `j` (`/proc/buddyinfo`'s count at order `j` times `2^j`,
+    /// for `j` below `page_reporting_order`). Folios smaller than the reporting order are cut
+    /// from them first ([`Self::take`]).
+    pub fn with_fragments(mut self, pages: &[u64]) -> Self {
+        self.frag = pages.to_vec();
+        self.frag_home = pages.to_vec();
+        self
     }
 
     /// A ledger whose passes are the ones a run measured (`passes`: each pass's time and the
@@ -146,7 +189,15 @@ impl FreeLedger {
     pub fn observe(&mut self, now: SimTime, removed: u64) -> Option<SimTime> {
         let freed = removed.saturating_sub(self.seen);
         self.seen = self.seen.max(removed);
-        self.backed += freed;
+        // What was cut from the fragments goes back to them first (lowest order first).
+        let mut rest = freed;
+        for (j, f) in self.frag.iter_mut().enumerate() {
+            let back = rest.min(self.frag_home[j] - *f);
+            *f += back;
+            rest -= back;
+        }
+        self.backed += rest;
+        let freed = rest;
         if freed == 0 || self.script.is_some() {
             return None;
         }
@@ -171,9 +222,18 @@ impl FreeLedger {
         PAGE_REPORTING_DELAY_NS.min(self.cfg.interval_ns)
     }
 
-    /// `n` pages are allocated: the backed ones first. Returns how many the host must fault
-    /// back (the allocating task's extra CPU time is that times `page_ns`).
-    pub fn take(&mut self, n: u64) -> u64 {
+    /// `n` pages are allocated in folios of `order`: below the reporting order from the
+    /// fragments of that order or above first (lowest first), then the backed ones. Returns how
+    /// many the host must fault back (the allocating task's extra CPU time is that times
+    /// `page_ns`).
+    pub fn take(&mut self, n: u64, order: u32) -> u64 {
+        let mut n = n;
+        for f in self.frag.iter_mut().skip(order as usize) {
+            let cut = n.min(*f);
+            *f -= cut;
+            n -= cut;
+            self.from_fragments += cut;
+        }
         let backed = n.min(self.backed);
         self.backed -= backed;
         let host = n - backed;
@@ -219,8 +279,8 @@ mod tests {
         let mut l = FreeLedger::new(CFG, 0);
         assert_eq!(l.backed, 10, "the reserve is backed from the start");
         assert_eq!(l.observe(t(0), 250), Some(t(2_000)), "a free asks for a pass one interval later");
-        assert_eq!(l.take(200), 0, "taken before any pass: all backed");
-        assert_eq!(l.take(100), 40, "beyond the backed pages the host faults them back");
+        assert_eq!(l.take(200, 9), 0, "taken before any pass: all backed");
+        assert_eq!(l.take(100, 9), 40, "beyond the backed pages the host faults them back");
         assert_eq!((l.backed, l.refaulted), (0, 40));
     }
 
@@ -235,7 +295,7 @@ mod tests {
         assert_eq!(l.pass(t(4_000)), Some(t(6_000)));
         assert_eq!(l.pass(t(6_000)), None, "the reserve is reached");
         assert_eq!((l.backed, l.reported), (10, 300));
-        assert_eq!(l.take(30), 20, "past the reserve every page is the host's");
+        assert_eq!(l.take(30, 9), 20, "past the reserve every page is the host's");
         // Nothing pending: the next free asks for a pass again.
         assert_eq!(l.observe(t(7_000), 320), Some(t(9_000)));
     }
@@ -244,9 +304,9 @@ mod tests {
     fn a_free_while_a_pass_waits_is_covered_by_it() {
         let mut l = FreeLedger::new(CFG, 0);
         assert_eq!(l.observe(t(0), 50), Some(t(2_000)));
-        assert_eq!(l.take(50), 0, "reallocated before the pass");
+        assert_eq!(l.take(50, 9), 0, "reallocated before the pass");
         assert_eq!(l.observe(t(1_000), 110), None, "60 more freed: the waiting pass covers them");
-        assert_eq!(l.take(60), 0);
+        assert_eq!(l.take(60, 9), 0);
         assert_eq!(l.pass(t(2_000)), None, "nothing to report and nothing left: reporting goes idle");
         assert_eq!(l.observe(t(5_000), 300), Some(t(7_000)), "the next free starts it again");
     }
@@ -269,7 +329,7 @@ mod tests {
     fn allocations_between_passes_shrink_what_the_next_pass_finds() {
         let mut l = FreeLedger::new(CFG, 0);
         l.observe(t(0), 150);
-        assert_eq!(l.take(145), 0);
+        assert_eq!(l.take(145, 9), 0);
         assert_eq!(l.pass(t(2_000)), None, "15 backed pages: 5 reported, the reserve stays");
         assert_eq!((l.backed, l.reported), (10, 5));
     }
@@ -282,10 +342,10 @@ mod tests {
         assert_eq!(l.backed, 210, "the reserve and the free");
         assert_eq!(l.pass(t(1_000)), Some(t(5_000)), "the next measured pass");
         assert_eq!((l.backed, l.reported), (180, 30), "what was measured");
-        assert_eq!(l.take(100), 0);
+        assert_eq!(l.take(100, 9), 0);
         assert_eq!(l.pass(t(5_000)), None, "the last one");
         assert_eq!((l.backed, l.reported), (0, 110), "no more than the model's backed memory, the reserve not kept");
-        assert_eq!(l.take(10), 10);
+        assert_eq!(l.take(10, 9), 10);
     }
 
     #[test]
@@ -293,8 +353,35 @@ mod tests {
         // The bench's first sample: the fixture's files were cached just before, so their pages
         // are backed when the sample's drop frees them.
         let mut l = FreeLedger::new(CFG, 500);
-        assert_eq!(l.take(400), 0);
+        assert_eq!(l.take(400, 9), 0);
         assert_eq!(l.observe(t(0), 0), None, "nothing freed: no pass");
-        assert_eq!(l.take(200), 100);
+        assert_eq!(l.take(200, 9), 100);
+    }
+
+    #[test]
+    fn small_folios_are_cut_from_the_fragments_and_meet_the_host_only_once_they_run_out() {
+        // No backed memory beyond the reserve: everything past the fragments is the host's.
+        let mut l = FreeLedger::new(CFG, 0).with_fragments(&[0, 0, 8, 0, 16, 0, 0, 0, 4]);
+        assert_eq!(l.take(6, 0), 0, "order 0 from the lowest order that has any: order 2");
+        assert_eq!(l.frag, vec![0, 0, 2, 0, 16, 0, 0, 0, 4]);
+        assert_eq!(l.take(20, 4), 0, "order 4 from order 4, then order 8");
+        assert_eq!(l.frag, vec![0, 0, 2, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(l.take(8, 8), 0, "the reserve's backed pages");
+        assert_eq!(l.take(4, 8), 2, "a 1 MiB folio cannot use the order-2 fragments: the host's");
+        assert_eq!(l.take(3, 0), 1, "the last two order-2 pages, then the host's");
+        assert_eq!((l.from_fragments, l.refaulted), (28, 3));
+        // The drop: what was cut from the fragments goes back to them first.
+        assert_eq!(l.observe(t(0), 30), None, "28 pages restore the fragments, 2 are backed: below the reserve, no pass");
+        assert_eq!(l.frag, vec![0, 0, 8, 0, 16, 0, 0, 0, 4]);
+        assert_eq!(l.backed, 2);
+        assert_eq!(l.take(4, 9), 2, "the reporting order never uses the fragments");
+    }
+
+    #[test]
+    fn without_an_inventory_every_order_takes_the_backed_memory_first() {
+        let mut a = FreeLedger::new(CFG, 50);
+        let mut b = FreeLedger::new(CFG, 50);
+        assert_eq!(a.take(70, 0), b.take(70, 9));
+        assert_eq!(a.refaulted, 20);
     }
 }

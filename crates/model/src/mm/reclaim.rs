@@ -75,17 +75,24 @@ pub trait Reclaim: Kernel {
     fn release_alloc_waiters(&mut self);
     /// `tid` now waits in reclaim for write-back to free `short` pages.
     fn reclaim_wait(&mut self, tid: Tid, short: u64);
-    /// `n` pages are being allocated, for a read (`read`: the device fills them) or a write:
-    /// the CPU time (ns) the host adds for those it had taken back ([`super::host`]; none
-    /// where no host model is on, the default).
-    fn host_refault_ns(&mut self, _n: u64, _read: bool) -> u64 {
+    /// `n` pages are being allocated in folios of `order`, for a read (`read`: the device fills
+    /// them) or a write: the CPU time (ns) the host adds for those it had taken back
+    /// ([`super::host`]; none where no host model is on, the default).
+    fn host_refault_ns(&mut self, _n: u64, _read: bool, _order: u32) -> u64 {
         0
     }
 }
 
-/// Make room for `n` pages for `tid`, for a read (`read`) or a write, adding the CPU cost to
-/// `cost`. False if the task must wait (it is then registered).
-pub fn alloc<K: Reclaim + ?Sized>(cx: &mut K, tid: Tid, n: u64, read: bool, costs: &ReclaimCosts, cost: &mut u64) -> bool {
+/// Make room for `n` pages for `tid`, in folios of `order`, for a read (`read`) or a write,
+/// adding the CPU cost to `cost`. False if the task must wait (it is then registered).
+pub fn alloc<K: Reclaim + ?Sized>(
+    cx: &mut K,
+    tid: Tid,
+    n: u64,
+    (read, order): (bool, u32),
+    costs: &ReclaimCosts,
+    cost: &mut u64,
+) -> bool {
     if cx.alloc_gate_pauses(tid) {
         return false;
     }
@@ -96,14 +103,14 @@ pub fn alloc<K: Reclaim + ?Sized>(cx: &mut K, tid: Tid, n: u64, read: bool, cost
         cx.wake_kswapd();
     }
     if free >= n + wm.min {
-        *cost += cx.host_refault_ns(n, read);
+        *cost += cx.host_refault_ns(n, read, order);
         return true;
     }
     // Direct reclaim.
     let r = cx.shrink(n + wm.min - free + 32);
     *cost += r.freed * costs.reclaim_page;
     if cx.page_cache().free_pages() >= n {
-        *cost += cx.host_refault_ns(n, read);
+        *cost += cx.host_refault_ns(n, read, order);
         return true;
     }
     // Everything left is dirty or under I/O: wait for write-back to clean some.
@@ -150,7 +157,7 @@ mod tests {
     fn plenty_of_free_memory_allocates_without_reclaim() {
         let mut cx = Fake::with_pages(100_000, 10, 0);
         let mut cost = 0;
-        assert!(alloc(&mut cx, 7, 4, false, &COSTS, &mut cost));
+        assert!(alloc(&mut cx, 7, 4, (false, 0), &COSTS, &mut cost));
         assert_eq!(cost, 4 * COSTS.alloc_page);
         assert!(cx.events.is_empty() && cx.blocked.is_empty());
     }
@@ -160,7 +167,7 @@ mod tests {
         // 10,000-page cache, full of clean pages: reclaim frees what the allocation needs.
         let mut cx = Fake::with_pages(10_000, 10_000, 0);
         let mut cost = 0;
-        assert!(alloc(&mut cx, 7, 8, false, &COSTS, &mut cost));
+        assert!(alloc(&mut cx, 7, 8, (false, 0), &COSTS, &mut cost));
         assert!(cx.pc.free_pages() >= 8);
         assert!(cost > 8 * COSTS.alloc_page, "reclaim work is charged");
         assert_eq!(cx.events, vec!["kswapd"]);
@@ -170,7 +177,7 @@ mod tests {
     fn only_dirty_pages_left_waits_for_write_back() {
         let mut cx = Fake::with_pages(10_000, 0, 10_000);
         let mut cost = 0;
-        assert!(!alloc(&mut cx, 7, 8, false, &COSTS, &mut cost));
+        assert!(!alloc(&mut cx, 7, 8, (false, 0), &COSTS, &mut cost));
         assert_eq!(cx.blocked, vec![(7, Blocker::Alloc)]);
         assert_eq!(cx.events, vec!["kswapd", "writeback", "reclaim_wait"]);
     }
@@ -180,7 +187,7 @@ mod tests {
         let mut cx = Fake::with_pages(10_000, 10_000, 0);
         cx.gate = true;
         let mut cost = 0;
-        assert!(!alloc(&mut cx, 7, 8, false, &COSTS, &mut cost));
+        assert!(!alloc(&mut cx, 7, 8, (false, 0), &COSTS, &mut cost));
         assert_eq!(cost, 0);
         assert!(cx.events.is_empty());
     }

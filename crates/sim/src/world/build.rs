@@ -222,13 +222,16 @@ impl World {
                 page_ns: (h.page_us * 1e3).round() as u64,
                 read_page_ns: (h.read_page_us.unwrap_or(h.page_us) * 1e3).round() as u64,
             };
+            // The free blocks below the reporting order (twin29), KiB per order in pages.
+            let fragments: Vec<u64> = h.fragments_kib.iter().map(|k| (k / 4.0).round() as u64).collect();
             w.host = Some(if h.passes.is_empty() {
-                FreeLedger::new(cfg, pages(h.backed_mib))
+                FreeLedger::new(cfg, pages(h.backed_mib)).with_fragments(&fragments)
             } else {
                 // The passes a run measured, each at its time (twin27).
                 let passes: Vec<(SimTime, u64)> =
                     h.passes.iter().map(|[ms, mib]| (SimTime::ZERO.after((ms * 1e6).round() as u64), pages(*mib))).collect();
                 let (l, first) = FreeLedger::scripted(cfg, pages(h.backed_mib), &passes);
+                let l = l.with_fragments(&fragments);
                 if let Some(t) = first {
                     w.q.schedule(t, Ev::HostReport);
                 }
