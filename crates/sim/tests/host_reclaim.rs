@@ -48,6 +48,18 @@ fn cfg_with(wait_ms: f64, host: Option<&str>, phase: &str) -> RunConfig {
     RunConfig { scenario, device, policy: Policy::by_name("android").unwrap(), bg_apps: 0, seed: 1 }
 }
 
+/// Scenario `text` (named `name` in errors) on the stock UFS device under Android's policy, seed 1.
+fn stock(name: &str, text: &str) -> RunConfig {
+    let scenario = Scenario::parse(name, text).unwrap_or_else(|e| panic!("{e}"));
+    RunConfig {
+        scenario,
+        device: load_device("galaxy-s6-ufs").unwrap(),
+        policy: Policy::by_name("android").unwrap(),
+        bg_apps: 0,
+        seed: 1,
+    }
+}
+
 #[test]
 fn a_write_into_memory_the_host_took_back_pays_its_fault_per_page() {
     let plain = run(&cfg(3000.0, false));
@@ -104,15 +116,7 @@ fn small_read_ahead_folios_are_cut_from_the_blocks_reporting_leaves_and_a_writer
              {{ op = 'phase_begin', name = 'run' }}, {{ op = 'write', path = '/data/b', len = '32MiB', chunk = '1MiB' }}, \
              {{ op = 'read', path = '/data/c', len = '3584KiB', chunk = '128KiB' }}, {{ op = 'phase_end', name = 'run' }}]\n"
         );
-        let scenario = Scenario::parse("frag.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-        let cfg = RunConfig {
-            scenario,
-            device: load_device("galaxy-s6-ufs").unwrap(),
-            policy: Policy::by_name("android").unwrap(),
-            bg_apps: 0,
-            seed: 1,
-        };
-        run(&cfg).host_reclaim.expect("host counts").refaulted_pages
+        run(&stock("frag.toml", &text)).host_reclaim.expect("host counts").refaulted_pages
     };
     // The writer's 32 MiB; the reader's 3.5 MiB: windows of 512 KiB, 1 MiB and 2 MiB in folios
     // of 4, 16 and 64 KiB.
@@ -157,15 +161,7 @@ fn read_twice_mb(drop_behind: bool, folio_kib: u64, chunk: &str) -> f64 {
          {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '{chunk}', drop_behind = {drop_behind} }}, \
          {{ op = 'read', path = '/data/a', len = '64MiB', chunk = '1MiB' }}, {{ op = 'phase_end', name = 'run' }}]\n"
     );
-    let scenario = Scenario::parse("drop.toml", &text).unwrap_or_else(|e| panic!("{e}"));
-    let cfg = RunConfig {
-        scenario,
-        device: load_device("galaxy-s6-ufs").unwrap(),
-        policy: Policy::by_name("android").unwrap(),
-        bg_apps: 0,
-        seed: 1,
-    };
-    run(&cfg).metrics.device_read_mb
+    run(&stock("drop.toml", &text)).metrics.device_read_mb
 }
 
 /// The bench's uploaders drop each chunk after reading it (`drop_behind`): with every page its

@@ -119,7 +119,10 @@ pub fn free_below_reporting_order(root: &Path) -> Option<Vec<u64>> {
         .ok()?
         .trim()
         .parse()
-        .ok()?;
+        .ok()
+        // The buddy allocator's orders are 0..=10 (`MAX_PAGE_ORDER`); anything else is not a
+        // reporting order this reader understands.
+        .filter(|&o| o <= 11)?;
     let text = std::fs::read_to_string(root.join("proc/buddyinfo")).ok()?;
     let mut pages = vec![0u64; order];
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -178,6 +181,9 @@ mod tests {
         assert_eq!(pages[0], 751);
         assert_eq!(pages[1], (3 + 1072) * 2);
         assert_eq!(pages[8], (1 + 4 + 372) * 256);
+        std::fs::write(d.join("page_reporting_order"), "4000000000\n").unwrap();
+        assert_eq!(super::free_below_reporting_order(t.path()), None, "no such order");
+        std::fs::write(d.join("page_reporting_order"), "9\n").unwrap();
         std::fs::write(t.path().join("proc/buddyinfo"), "Node 0, zone Normal 1 x 3\n").unwrap();
         assert_eq!(super::free_below_reporting_order(t.path()), None, "unreadable");
     }

@@ -337,7 +337,6 @@ fn load_inode<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: File
     None
 }
 
-/// `read_ahead_kib` in pages (at least one).
 /// The order of the folio that page `idx` is cached in by a `write()` of bytes `start..end`:
 /// `generic_perform_write` asks `write_begin` for the rest of the call up to the largest folio
 /// (2 MiB) from the folio-aligned position, and `__filemap_get_folio` gives the largest
@@ -356,6 +355,7 @@ pub fn write_folio_order(start: u64, end: u64, idx: u32) -> u32 {
     }
 }
 
+/// `read_ahead_kib` in pages (at least one).
 fn ra_max(k: &Ext4Params) -> u32 {
     (k.read_ahead_kib / 4).clamp(1, u64::from(u32::MAX)) as u32
 }
@@ -526,7 +526,10 @@ pub fn write<K: Ext4 + ?Sized>(
                 cx.page_cache().mark_accessed(p);
             }
             None => {
-                let order = write_folio_order(call_end - chunk, call_end, idx);
+                // The call's folios are cut from its start (a step resumed mid-call keeps the
+                // folio its page belongs to); the last call of an op, shorter than `chunk`, is
+                // cut as if it started a chunk before its end.
+                let order = write_folio_order(call_end.saturating_sub(chunk), call_end, idx);
                 if !reclaim::alloc(cx, tid, 1, (false, order), &k.reclaim, &mut cost) {
                     set(cx, pos, meta_done);
                     return (cost, After::Block);
@@ -1101,6 +1104,9 @@ pub fn meta<K: Ext4 + ?Sized>(cx: &mut K, k: &Ext4Params, tid: Tid, file: FileId
 
 #[cfg(test)]
 mod tests {
+    use forefront_engine::SimTime;
+
+    use super::*;
 
     #[test]
     fn a_write_caches_its_pages_in_the_largest_aligned_folios_that_fit() {
@@ -1112,10 +1118,6 @@ mod tests {
         assert_eq!(orders, vec![0, 1, 1]);
         assert_eq!(write_folio_order(100, 200, 0), 0, "a partial page");
     }
-
-    use forefront_engine::SimTime;
-
-    use super::*;
     use crate::testkit::{ext4_params, Fake};
 
     /// The fake machine at 5 ms, its write-back through ext4's own path.

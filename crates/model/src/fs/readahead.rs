@@ -20,7 +20,6 @@
 //!   marker page was evicted): the next window from the missing page, as if the marker had
 //!   been hit (`index == ra->start + ra->size`).
 //! - A random miss reads only the pages asked for and leaves the state alone.
-//!
 //! - **Folios** (twin29): a window's pages are cached in folios of one order, `order` (Linux's
 //!   large folios, `page_cache_ra_order` in `mm/readahead.c`): a new window's of order 0, each
 //!   next one's two orders larger (`new_order += 2`), at most `ilog2` of the window and
