@@ -23,6 +23,17 @@ lib-101   .000040  128 9032  Seq   0   32  RA  0.16 C
 app-100   .000040  16  2192  Seq   0   144 RM  0.17 C
 ";
 
+/// The tests that run `bench run` on the real disk, one at a time: each bench switches the
+/// disk's I/O scheduler for its `bfq` mode and puts back the one it found, so two at once can
+/// leave the second's "original" (the first's `bfq`) in place, and each test checks that the
+/// scheduler it saw is back (twin29's CI caught the race).
+static REAL_DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// [`REAL_DISK`], whether or not an earlier test panicked while holding it.
+fn real_disk() -> std::sync::MutexGuard<'static, ()> {
+    REAL_DISK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn skip_unless_root(test: &str) -> bool {
     if nix::unistd::geteuid().is_root() && Path::new("/proc/sys/vm/drop_caches").exists() {
         return false;
@@ -70,6 +81,7 @@ fn tiny_replay_under_fio_background_reports_the_interval_and_cleans_up() {
     std::fs::write(&trace, TRACE).unwrap();
     let work = parent.path().join("work");
     std::fs::create_dir(&work).unwrap();
+    let _disk = real_disk();
     let sched = std::fs::read_to_string("/sys/block/vda/queue/scheduler").ok();
     let out = Command::new(BIN)
         .args(["bench", "run", "--fg", "replay", "--trace"])
@@ -132,6 +144,8 @@ fn sigterm_mid_replay_run_stops_the_workers_and_the_sync_loop() {
     let work: PathBuf = parent.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let log = parent.path().join("bench.log");
+    // Its `bfq` mode switches the disk's scheduler too.
+    let _disk = real_disk();
     let mut bench = Kill(Some(
         Command::new(BIN)
             .args(["bench", "run", "--fg", "replay", "--trace"])
@@ -258,6 +272,7 @@ fn a_kept_background_starts_once_per_round_and_mode_a_restarted_one_once_per_sam
     if skip_unless_root(test) {
         return;
     }
+    let _disk = real_disk();
     let sched = std::fs::read_to_string("/sys/block/vda/queue/scheduler").ok();
     // 3 start-ups in rounds of 2: two starts of the writer (rounds of 2 and 1), its three
     // start-ups timed in its steady state.
