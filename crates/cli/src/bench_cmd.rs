@@ -59,6 +59,8 @@ enum BenchCommand {
         host, the host's reclaim of free memory (step `host`: a 768 MiB file dropped and rewritten \
         once reporting has settled: host_reclaim_page_us, _reserve_mib, _pass_mib, _interval_ms, \
         and dropped and read cold the same way: host_reclaim_read_page_us, a read's page, twin28; \
+        and the free blocks below the reporting order just after the drop, from /proc/buddyinfo: \
+        host_free_order0_kib .. (small folios are cut from them first, twin29); \
         which `bench predict` models; docs/twin.md, twin24), and the folio the file system caches a \
         sequential read in (step `folio`: POSIX_FADV_DONTNEED over aligned ranges of each size of a \
         64 MiB file just read: dontneed_folio_kib, the uploaders' per-chunk drop in `bench predict`; \
